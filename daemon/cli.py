@@ -1,0 +1,94 @@
+"""The ``tabled`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from daemon.games import get_game
+from daemon.games.cards import parse_cards
+from daemon.games.errors import RulesError
+from daemon.games.par_sheet import par_sheet
+from daemon.games.par_text import render_par_sheet
+from daemon.games.settle import settle_cards, settle_throw
+from daemon.games.tai_sai import Throw
+
+
+def _cmd_par_sheet(args: argparse.Namespace) -> int:
+    game = get_game(args.game)
+    if game.kind == "dice" and args.decks is not None:
+        raise RulesError(f"game {game.id!r} is played with dice; --decks does not apply")
+    sheet = par_sheet(game, args.layout, args.decks)
+    if args.json:
+        json.dump(sheet.as_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_par_sheet(sheet))
+    return 0
+
+
+def _cmd_settle(args: argparse.Namespace) -> int:
+    game = get_game(args.game)
+    if game.kind == "dice":
+        results = settle_throw(game, args.layout, Throw.of([int(x) for x in args.outcome]))
+    else:
+        results = settle_cards(game, args.layout, parse_cards(args.outcome))
+    json.dump([r.as_dict() for r in results], sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _cmd_docs(args: argparse.Namespace) -> int:
+    from daemon.games.docs import render_games_md  # noqa: PLC0415 - only this command needs it
+
+    text = render_games_md()
+    if args.check:
+        with open(args.output, encoding="utf-8") as f:
+            if f.read() != text:
+                print(f"{args.output} is out of date: run 'tabled rules docs'", file=sys.stderr)
+                return 1
+        return 0
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tabled", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    rules = sub.add_parser("rules", help="the game rules engine")
+    rsub = rules.add_subparsers(dest="rules_command", required=True)
+
+    ps = rsub.add_parser("par-sheet", help="exact game math for every offered bet")
+    ps.add_argument("--game", required=True)
+    ps.add_argument("--layout", required=True, help="the Appendix letter, e.g. P")
+    ps.add_argument("--decks", type=int, help="4-10 for baccarat games (default 8)")
+    ps.add_argument("--json", action="store_true")
+    ps.set_defaults(func=_cmd_par_sheet)
+
+    st = rsub.add_parser("settle", help="settle one round: cards in deal order, or three dice")
+    st.add_argument("--game", required=True)
+    st.add_argument("--layout", required=True)
+    st.add_argument("outcome", nargs="+", help="card codes such as 9H KS, or dice such as 3 3 5")
+    st.set_defaults(func=_cmd_settle)
+
+    dc = rsub.add_parser("docs", help="write docs/games.md from the engine's data")
+    dc.add_argument("--output", default="docs/games.md")
+    dc.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
+    dc.set_defaults(func=_cmd_docs)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except RulesError as exc:
+        print(f"tabled: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Our readings of rule text that admits more than one. Rendered into docs/games.md; tested."""
+
+from daemon.games.model import Decision
+
+TEN_VALUE = Decision(
+    "D1", "RWS 3.2.2, MBS 3.3.2",
+    "RWS gives a ten its face value (10); MBS gives it 0. Do the games differ?",
+    "A ten counts 0 in every game.",
+    "Point Totals are taken modulo 10 (RWS 1.23, MBS 3.4.2), so 10 and 0 give the same total, "
+    "and the Table of Play's Player third-card columns run 0-9, where a ten is 0.",
+)
+PAIR_SAME_RANK = Decision(
+    "D2", "RWS 1.21, 1.33; MBS 1.1.14",
+    "MBS defines a pair as 'the same point value or the same face cards'. Is T-K (both worth 0) "
+    "a pair? Is 10-10?",
+    "A pair is two cards of the same rank, in every game. 10-10, K-K, 7-7 are pairs; "
+    "T-J, T-K, K-Q are not. Suits are ignored. A Twin Tiger Pair is two pairs of the same rank.",
+    "MBS itself says non-identical face cards (KQ, KJ, QJ) are no pair although they share the "
+    "point value 0, so 'same point value' cannot be meant for zero-valued cards; its Twin example "
+    "(10S 10H 10C 10D) and RWS's examples (10, 10 or K, K) pair by rank. For A-9, same point "
+    "value and same rank coincide. One definition then serves all three baccarat games.",
+)
+WU_DALANG = Decision(
+    "D3", "RWS Tiger Buffalo 1.36; Insurance Plus 1.30",
+    "'A side Bet placed on the Player Hand that wins with a Point Total of 1': must the Player "
+    "Hand win, or only total 1?",
+    "The Player Hand must win with a Point Total of 1, which means the Banker Hand has 0.",
+    "The sentence's verb is the hand winning, like Big Buffalo and Player Big 7. The par sheet "
+    "confirms it: at 150 to 1 the winning reading has a house edge of 25.6% (8 decks), while "
+    "'the Player totals 1' happens in 7.45% of rounds and would give players an edge of about "
+    "1,000%.",
+)
+CHAR_SIU_CARDS = Decision(
+    "D4", "RWS 1.3, 1.20, 4.1.13",
+    "Char Siu pays 'based on the total number of cards'. Which cards?",
+    "All cards of both hands: 4, 5 or 6.",
+    "1.3 and 1.20 say 'the total number of cards in Banker Hand and Player Hand'.",
+)
+BANKER_ON_SIX = Decision(
+    "D5", "RWS 1.15, 4.1.1",
+    "Does 'Banker wins on 6 points' (pays 1 to 2) include a three-card six?",
+    "Yes: any Banker win with a Point Total of 6, on two or three cards.",
+    "1.15 says 'when the Banker wins on 6 points' with no card count; the Tiger bets, "
+    "which do care, say so explicitly.",
+)
+DECIDED_BETS = Decision(
+    "D6", "RWS 5.4, MBS 5.17, Tai Sai 5.4",
+    "When has 'an outcome been established i.e. any of the available Bets has conclusively won "
+    "or lost'?",
+    "When at least one bet offered on the table's layout has the same result (win, lose or "
+    "push) for every way the deal could still go on under the Table of Play, taking every rank "
+    "as still available. Insurance bets are not counted: they are offered during the round.",
+    "'Available Bets' are those the layout offers. Treating every rank as available is the "
+    "cautious reading: an outcome is never called established because of a card count the "
+    "dealer cannot see.",
+)
+MBS_TIE_PUSH = Decision(
+    "D7", "MBS 3.16.1",
+    "On a Tie, do Player and Banker wagers lose?",
+    "No: they are returned (push), and the Tie wager wins; Tiger Tie only on a tie of six.",
+    "3.16.1: 'The initial wagers on Player and Banker do not win or lose in this case'.",
+)
+INSURANCE_WINDOWS = Decision(
+    "D8", "RWS Insurance Plus 1.12, 3.12, 4.1.8",
+    "Is a row of the Insurance Plus Pay Table offered when no further card will be drawn "
+    "(e.g. Player 5 + a ten as third card, so 5 after three cards, and Banker 4, who draws "
+    "only on a Player third card of 2-7 and so stands)?",
+    "No. A window opens only when the Table of Play requires another card: after four cards if "
+    "either hand draws, after the Player's third card only if the Banker draws. Within an open "
+    "window every row as printed is offered, including rows that can only win by the tie "
+    "exceptions of 4.2.1.",
+    "1.12 defines Insurance as offered 'before either the Player Hand or Banker Hand or both "
+    "Hands goes into the third card'. When no card follows, the round is decided and an "
+    "insurance bet could only lose.",
+)
+INSURANCE_SETTLEMENT = Decision(
+    "D9", "RWS Insurance Plus 3.11, 3.17, 4.2.1",
+    "How is an insurance bet settled?",
+    "It wins at its row's odds when the insured hand loses, loses when the insured hand wins, "
+    "and is returned on a Tie, except the two scenarios of 4.2.1, where it wins.",
+    "3.11 'paid ... when the Player Hand or Banker Hand loses'; 3.17 and 4.2.1 for ties.",
+)
+FOUR_NUMBER = Decision(
+    "D10", "Tai Sai 4.1.2, 4.1.3",
+    "Four Number Combination: 'wins when three of the numbers in the four number combination "
+    "matches the numbers on the dice'. Does 6-6-5 win 6 5 4 3?",
+    "No. The three dice must show three different numbers, all within the combination.",
+    "Three of the four numbers must match the dice, which needs three different numbers. "
+    "Pay Table 2 lists only four combinations and Pay Table 3 fifteen: both are kept as printed.",
+)
+DOUBLE_SINGLE_AS_PRINTED = Decision(
+    "D11", "Tai Sai 4.1.2, 4.1.3",
+    "The Double Numbers With Single Dice list has 28 combinations; 1-1-2 and 6-6-5 are missing.",
+    "The list is kept exactly as printed: there is no double_single_1_1_2 or double_single_6_6_5 "
+    "bet, so nothing wins on those throws under this bet type.",
+    "The approved document governs. A layout without the bet box cannot take the bet.",
+)
+TRIPLE_RULE = Decision(
+    "D12", "Tai Sai 3.10",
+    "On a triple, 'only the following Bets shall win'. Which bets does that take away?",
+    "Applied as a filter after each bet's own condition: on a triple only Specific Triple, Any "
+    "Triple, Double Dice, Single Dice and Total Sum bets can win. Small, Big, Odd and Even "
+    "already exclude triples; no other bet type can match a triple.",
+    "The clause is encoded once as data and tested over all six triples.",
+)
+TAI_SAI_LAYOUTS = Decision(
+    "D13", "Tai Sai 2.1.1",
+    "Which appendices are playable layouts?",
+    "A (Pay Table 1), C (Pay Table 2) and E (Pay Table 3). B, D and F only show where bets are "
+    "placed and are rejected as layouts.",
+    "2.1.1. Layout labels that contradict the pay tables (e.g. 'ANY TRIPLE 1 WINS 3', "
+    "'Big: 8 to 17') are extraction errors; the numbered pay tables govern.",
+)
+
+BACCARAT_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, WU_DALANG, CHAR_SIU_CARDS, BANKER_ON_SIX,
+                      DECIDED_BETS)
+MBS_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, MBS_TIE_PUSH, DECIDED_BETS)
+INSURANCE_DECISIONS = (*BACCARAT_DECISIONS, INSURANCE_WINDOWS, INSURANCE_SETTLEMENT)
+TAI_SAI_DECISIONS = (FOUR_NUMBER, DOUBLE_SINGLE_AS_PRINTED, TRIPLE_RULE, TAI_SAI_LAYOUTS,
+                     DECIDED_BETS)

@@ -1,0 +1,131 @@
+"""What a rule document says about one game, as data: layouts, pay tables, irregularities."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Generic
+
+from daemon.games.errors import UnknownGameError
+from daemon.games.odds import odds
+from daemon.games.outcome import BetRule, Outcome, PayLine, Verdict
+
+
+class Consequence(StrEnum):
+    VOID = "void"  # the round is void and every bet is returned
+    CONTINUE = "continue"  # play continues and the result stands
+    RECONSTRUCT = "reconstruct"  # cards are put back in order, play continues
+    PLAYER_OPTION = "player_option"  # players may continue or have their bets returned
+    PIT_DECISION = "pit_decision"  # a supervisor decides; the controller records it
+    SETTLE = "settle"  # bets are settled as they lie (limits, walk-aways)
+
+
+@dataclass(frozen=True, slots=True)
+class Irregularity:
+    """One condition of a document's section 5 and what it leads to."""
+
+    code: str
+    clause: str
+    summary: str
+    consequence: Consequence
+    detected_by: str  # "controller": tabled sees it from devices; "pit": people report it
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """How we read text that can be read more than one way."""
+
+    id: str
+    clause: str
+    question: str
+    decision: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    appendix: str
+    positions: str
+    note: str = ""
+
+
+Row = tuple[str | tuple[str, ...], str, str]  # (line key(s), label as printed, odds as printed)
+
+
+def bet_rule(bet: str, clause: str, layouts: Iterable[str], rows: Iterable[Row],
+             predicate: Callable[[Outcome], Verdict]) -> BetRule[Outcome]:
+    lines = tuple(
+        PayLine((keys,) if isinstance(keys, str) else keys, label, odds(text))
+        for keys, label, text in rows
+    )
+    return BetRule(bet, clause, lines, frozenset(layouts), predicate)
+
+
+def appendices(spec: str) -> tuple[str, ...]:
+    """"A, B, C and D" or "A-R" as printed in an applicability list."""
+    spec = spec.replace(" and ", ", ")
+    out: list[str] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if "-" in part:
+            lo, hi = part.split("-")
+            out.extend(chr(c) for c in range(ord(lo), ord(hi) + 1))
+        elif part:
+            out.append(part)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class GameRules(Generic[Outcome]):
+    id: str
+    title: str
+    document: str
+    kind: str  # "baccarat" | "dice"
+    layouts: dict[str, Layout]
+    bets: tuple[BetRule[Outcome], ...]
+    irregularities: tuple[Irregularity, ...]
+    decisions: tuple[Decision, ...]
+    decks: tuple[int, int] | None  # inclusive range the document allows
+    decks_clause: str | None
+    layouts_clause: str
+    has_insurance: bool = False
+
+    def check_layout(self, layout: str) -> str:
+        if layout not in self.layouts:
+            raise UnknownGameError(
+                f"game {self.id!r} has no layout {layout!r}: clause {self.layouts_clause} "
+                f"allows Appendices {', '.join(self.layouts)}"
+            )
+        return layout
+
+    def check_decks(self, decks: int) -> int:
+        if self.decks is None:
+            raise UnknownGameError(f"game {self.id!r} is not played with cards")
+        lo, hi = self.decks
+        if isinstance(decks, bool) or not isinstance(decks, int) or not lo <= decks <= hi:
+            raise UnknownGameError(
+                f"game {self.id!r} is played with {lo} to {hi} decks "
+                f"(clause {self.decks_clause}), not {decks!r}"
+            )
+        return decks
+
+    def offered(self, layout: str) -> tuple[BetRule[Outcome], ...]:
+        self.check_layout(layout)
+        return tuple(rule for rule in self.bets if layout in rule.layouts)
+
+    def rule(self, bet: str, layout: str) -> BetRule[Outcome]:
+        for r in self.offered(layout):
+            if r.bet == bet:
+                return r
+        raise UnknownGameError(f"game {self.id!r} offers no bet {bet!r} on layout {layout!r}")
+
+    def offered_names(self, layout: str) -> tuple[str, ...]:
+        """Every bet a player can make on this layout, insurance included."""
+        names = tuple(r.bet for r in self.offered(layout))
+        return (*names, "player_insurance", "banker_insurance") if self.has_insurance else names
+
+    def irregularity(self, code: str) -> Irregularity:
+        for i in self.irregularities:
+            if i.code == code:
+                return i
+        raise UnknownGameError(f"game {self.id!r} has no irregularity {code!r}")

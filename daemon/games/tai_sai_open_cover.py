@@ -1,0 +1,175 @@
+"""Tai Sai (Open Cover), RWS, Version 5 (w.e.f. 6 Oct 2023).
+
+Source: shared/rules/tai-sai-open-cover-rws-v5.txt. Pay Table 1 is Appendix A, Pay
+Table 2 Appendix C, Pay Table 3 Appendix E (2.1.1, 4.1.1-4.1.3). Combination lists are
+kept as printed (decisions D10, D11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+
+from daemon.games import tai_sai as ts
+from daemon.games.decisions import TAI_SAI_DECISIONS
+from daemon.games.model import Consequence as C
+from daemon.games.model import GameRules, Irregularity, Layout, bet_rule
+from daemon.games.outcome import BetRule, Verdict
+from daemon.games.tai_sai import Throw, parse_combinations
+
+PAY_TABLE_OF_LAYOUT = {"A": "4.1.1", "C": "4.1.2", "E": "4.1.3"}
+
+DOMINOS = "1 4, 1 2, 2 4, 1 3, 2 3, 3 4, 2 5, 2 6, 3 5, 4 5, 3 6, 1 5, 1 6, 4 6, 5 6"
+FOUR_NUMBERS_TABLE_2 = "6 5 4 3, 6 5 3 2, 5 4 3 2, 4 3 2 1"
+FOUR_NUMBERS_TABLE_3 = ("6 5 4 3, 6 5 4 2, 6 5 3 2, 6 4 3 2, 5 4 3 2, 6 5 4 1, 6 5 3 1, 6 4 3 1, "
+                        "5 4 3 1, 6 5 2 1, 6 4 2 1, 5 4 2 1, 6 3 2 1, 5 3 2 1, 4 3 2 1")
+THREE_SINGLES = ("1 2 6, 1 3 5, 2 3 4, 2 5 6, 3 4 6, 1 2 3, 1 3 6, 1 4 5, 2 3 5, 3 5 6, "
+                 "1 2 4, 1 4 6, 2 3 6, 2 4 5, 4 5 6, 1 2 5, 1 3 4, 1 5 6, 2 4 6, 3 4 5")
+DOUBLE_SINGLES = ("1 1 3, 1 1 4, 1 1 5, 1 1 6, 2 2 1, 2 2 3, 2 2 4, 2 2 5, 2 2 6, 3 3 1, "
+                  "3 3 2, 3 3 4, 3 3 5, 3 3 6, 4 4 1, 4 4 2, 4 4 3, 4 4 5, 4 4 6, 5 5 1, "
+                  "5 5 2, 5 5 3, 5 5 4, 5 5 6, 6 6 1, 6 6 2, 6 6 3, 6 6 4")
+TOTAL_PAYS = {4: "62", 17: "62", 5: "31", 16: "31", 6: "18", 15: "18", 7: "12", 14: "12",
+              8: "8", 13: "8", 9: "7", 12: "7", 10: "6", 11: "6"}
+
+
+def _typed(bet_type: str, fn: Callable[[Throw], Verdict]) -> Callable[[Throw], Verdict]:
+    def predicate(t: Throw) -> Verdict:
+        return ts.apply_triple_rule(bet_type, t, fn(t))
+    return predicate
+
+
+def _name(prefix: str, numbers: tuple[int, ...], sep: str = "_") -> str:
+    return prefix + sep.join(str(n) for n in numbers)
+
+
+def _pay_table(clause: str, layout: str) -> list[BetRule[Throw]]:
+    at = (layout,)
+    rules: list[BetRule[Throw]] = [
+        bet_rule("small", clause, at, [("win", "Total Sum of 4-10 except Triple", "1 to 1")],
+                 _typed("small", ts.small)),
+        bet_rule("big", clause, at, [("win", "Total Sum of 11-17 except Triple", "1 to 1")],
+                 _typed("big", ts.big)),
+    ]
+    if layout == "C":
+        rules += [
+            bet_rule("odd", clause, at, [("win", "Odd Value of Total Sum except Triple",
+                                          "1 to 1")], _typed("odd", ts.odd)),
+            bet_rule("even", clause, at, [("win", "Even Value of Total Sum except Triple",
+                                           "1 to 1")], _typed("even", ts.even)),
+        ]
+    for n in range(1, 7):
+        rules.append(bet_rule(f"single_{n}", clause, at, [
+            ("one_die", "Number Bet appearing on 1 dice", "1 to 1"),
+            ("two_dice", "Number Bet appearing on 2 dice", "2 to 1"),
+            ("three_dice", "Number Bet appearing on 3 dice", "12 to 1"),
+        ], _typed("single", partial(ts.single, n))))
+    for n in range(4, 18):
+        rules.append(bet_rule(f"total_{n}", clause, at,
+                              [("win", f"Total Sum of {n}", f"{TOTAL_PAYS[n]} to 1")],
+                              _typed("total", partial(ts.total, n))))
+    for combo in parse_combinations(DOMINOS):
+        a, b = combo
+        rules.append(bet_rule(_name("domino_", combo), clause, at,
+                              [("win", f"Specific Two Dice Combination {a} {b}", "6 to 1")],
+                              _typed("domino", partial(ts.domino, (a, b)))))
+    if layout in ("A", "C"):  # Pay Table 3 prints no Double Dice Bet
+        for n in range(1, 7):
+            rules.append(bet_rule(f"double_{n}", clause, at,
+                                  [("win", f"Two Dice with same specific value {n} {n}",
+                                    "11 to 1")], _typed("double", partial(ts.double, n))))
+    rules.append(bet_rule("any_triple", clause, at,
+                          [("win", "Three Dice with same value", "31 to 1")],
+                          _typed("any_triple", ts.any_triple)))
+    for n in range(1, 7):
+        rules.append(bet_rule(f"triple_{n}", clause, at,
+                              [("win", f"Three Dice with same specific value {n} {n} {n}",
+                                "180 to 1")], _typed("triple", partial(ts.triple, n))))
+    if layout in ("C", "E"):
+        printed = FOUR_NUMBERS_TABLE_2 if layout == "C" else FOUR_NUMBERS_TABLE_3
+        for combo in parse_combinations(printed):
+            rules.append(bet_rule(_name("four_number_", combo, ""), clause, at,
+                                  [("win", "Specific Four Number Combination "
+                                    + " ".join(map(str, combo)), "7 to 1")],
+                                  _typed("four_number", partial(ts.four_number, combo))))
+        for combo in parse_combinations(THREE_SINGLES):
+            rules.append(bet_rule(_name("three_single_", combo), clause, at,
+                                  [("win", "Three Dice Combination "
+                                    + " ".join(map(str, combo)), "30 to 1")],
+                                  _typed("three_single", partial(ts.three_single, combo))))
+        for combo in parse_combinations(DOUBLE_SINGLES):
+            rules.append(bet_rule(_name("double_single_", combo), clause, at,
+                                  [("win", "Double Numbers With Single Dice "
+                                    + " ".join(map(str, combo)), "50 to 1")],
+                                  _typed("double_single", partial(ts.double_single, combo))))
+    return rules
+
+
+BETS = tuple(rule for layout, clause in PAY_TABLE_OF_LAYOUT.items()
+             for rule in _pay_table(clause, layout))
+
+IRREGULARITIES = (
+    Irregularity("differential_exceeded", "5.1", "Bets over the maximum Differential or limit: "
+                 "excess rejected, or settled pro rata (5.1.1, 5.1.2)", C.SETTLE, "pit"),
+    Irregularity("below_minimum", "5.2", "Bet under the minimum: increase or withdraw; if "
+                 "unnoticed it stands (5.2.1)", C.SETTLE, "pit"),
+    Irregularity("player_walked_away", "5.3", "A Player walks away: the Bet is settled",
+                 C.SETTLE, "pit"),
+    Irregularity("technical_interruption_outcome_established", "5.4.1",
+                 "Technical interruption after an outcome is established: play continues",
+                 C.CONTINUE, "controller"),
+    Irregularity("technical_interruption_no_outcome", "5.4.2",
+                 "Technical interruption before any outcome is established: the round is Void",
+                 C.VOID, "controller"),
+    Irregularity("too_few_tumbles", "5.5.1", "The tumbler did not tumble at least three times "
+                 "after activation", C.VOID, "controller"),
+    Irregularity("die_not_flat", "5.5.2", "A die did not come to rest flat on the base",
+                 C.VOID, "controller"),
+    Irregularity("activated_before_no_more_bets", "5.5.3", "The tumbler was activated before "
+                 "\"No more Bets\"", C.VOID, "controller"),
+    Irregularity("damaged_dice", "5.6", "Damaged dice: every affected round is Void", C.VOID,
+                 "pit"),
+    Irregularity("bet_after_no_more_bets", "5.7", "A bet placed, increased or withdrawn after "
+                 "\"No more Bets\" is refused", C.SETTLE, "pit"),
+    Irregularity("error_noticed_late", "5.8", "An error noticed after the next round began "
+                 "does not affect later rounds", C.CONTINUE, "pit"),
+    Irregularity("bets_by_chip_position", "5.9", "Bets settle by chip position at close",
+                 C.SETTLE, "pit"),
+    Irregularity("illumination_failure", "5.10", "Layout lights wrong or dark: bets settle on "
+                 "the dice", C.CONTINUE, "pit"),
+    Irregularity("display_information", "5.11", "Displays are information only; the table "
+                 "prevails", C.CONTINUE, "pit"),
+    Irregularity("void_returns_bets", "5.12", "A Void round returns every Bet", C.VOID,
+                 "controller"),
+    Irregularity("bets_placed_by_staff", "5.13", "Bets placed by Pit Employees for a Player",
+                 C.SETTLE, "pit"),
+    Irregularity("unresolved_irregularity", "5.14", "Anything else: the Table Game Shift "
+                 "Manager or above decides", C.PIT_DECISION, "pit"),
+)
+
+GAME: GameRules[Throw] = GameRules(
+    id="tai-sai-open-cover",
+    title="Tai Sai (Open Cover)",
+    document="Tai Sai (Open Cover) (RWS) Version 5, w.e.f. 6 October 2023",
+    kind="dice",
+    layouts={"A": Layout("A", "", "Pay Table 1 (4.1.1)"),
+             "C": Layout("C", "", "Pay Table 2 (4.1.2)"),
+             "E": Layout("E", "", "Pay Table 3 (4.1.3)")},
+    bets=BETS,
+    irregularities=IRREGULARITIES,
+    decisions=TAI_SAI_DECISIONS,
+    decks=None,
+    decks_clause=None,
+    layouts_clause="2.1.1",
+)
+
+
+def check_throw(tumbles: int, flat: Sequence[bool], activated_before_no_more_bets: bool
+                ) -> Irregularity | None:
+    """5.5: the first condition that voids this throw, or None if it is a valid tumble."""
+    if activated_before_no_more_bets:
+        return GAME.irregularity("activated_before_no_more_bets")
+    if tumbles < ts.MIN_TUMBLES:
+        return GAME.irregularity("too_few_tumbles")
+    if len(flat) != 3 or not all(flat):
+        return GAME.irregularity("die_not_flat")
+    return None

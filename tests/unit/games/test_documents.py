@@ -1,0 +1,79 @@
+"""The engine against the rule documents themselves: every clause and every odds it cites exist.
+
+The documents are kept in docs/rules (copied from shared/rules, the approved source).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from daemon.games import GAMES, insurance_plus
+from daemon.games.docs import render_games_md
+
+ROOT = Path(__file__).resolve().parents[3]
+RULES = ROOT / "docs" / "rules"
+SHARED = ROOT.parent / "shared" / "rules"
+DOCUMENT = {
+    "tiger-buffalo": "tiger-buffalo-rws-v4.txt",
+    "tiger-buffalo-insurance-plus": "tiger-buffalo-insurance-plus-rws.txt",
+    "tiger-baccarat": "tiger-baccarat-mbs-v3.txt",
+    "tai-sai-open-cover": "tai-sai-open-cover-rws-v5.txt",
+}
+
+
+def text(game: str) -> str:
+    return (RULES / DOCUMENT[game]).read_text(encoding="utf-8")
+
+
+def test_docs_rules_is_an_exact_copy_of_shared_rules() -> None:
+    if not SHARED.is_dir():
+        pytest.fail(f"{SHARED} is missing: the approved rules must sit beside the repository")
+    for f in SHARED.iterdir():
+        assert (RULES / f.name).read_bytes() == f.read_bytes(), f"{f.name} differs: re-copy it"
+
+
+def _clause_in(clause: str, doc: str) -> bool:
+    return re.search(rf"(?<![\d.]){re.escape(clause)}(?![\d])", doc) is not None
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_every_cited_clause_exists(game: str) -> None:
+    g, doc = GAMES[game], text(game)
+    cited = {r.clause for r in g.bets} | {i.clause for i in g.irregularities}
+    cited |= {c for c in (g.decks_clause, g.layouts_clause) if c}
+    missing = sorted(c for c in cited if not _clause_in(c, doc))
+    assert not missing, f"{game} cites clauses its document does not have: {missing}"
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_every_pays_appears_in_its_clause(game: str) -> None:
+    """Each pay line's odds is printed in the document (as 'X to Y')."""
+    g, doc = GAMES[game], text(game)
+    for rule in g.bets:
+        for line in rule.pay_lines:
+            assert f"{line.odds.win} to {line.odds.stake}" in doc, (rule.bet, line.label)
+
+
+def test_rws_ip_4_1_8_odds_appear_in_the_document() -> None:
+    doc = text("tiger-buffalo-insurance-plus")
+    for row in insurance_plus.ROWS:
+        assert f"{row.odds.win} to {row.odds.stake}" in doc
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_every_section_5_clause_is_encoded(game: str) -> None:
+    """Each top-level clause of section 5 (5.1, 5.2, ...) has at least one irregularity."""
+    doc = text(game)
+    section5 = doc[doc.rindex("5. Irregularities"):]  # the first is the table of contents
+    section5 = section5[:section5.index("Appendix")] if "Appendix" in section5 else section5
+    top = set(re.findall(r"(?m)^\s*-?\s*(5\.\d+)\s", section5))
+    encoded = {".".join(i.clause.split(".")[:2]) for i in GAMES[game].irregularities}
+    assert top and top <= encoded, sorted(top - encoded)
+
+
+def test_games_md_is_generated_from_the_engine() -> None:
+    assert (ROOT / "docs" / "games.md").read_text(encoding="utf-8") == render_games_md(), (
+        "docs/games.md is out of date: run 'tabled rules docs'")
