@@ -15,6 +15,7 @@ from daemon.games.decisions import TAI_SAI_DECISIONS
 from daemon.games.model import Consequence as C
 from daemon.games.model import GameRules, Irregularity, Layout, bet_rule
 from daemon.games.outcome import BetRule, Verdict
+from daemon.games.rws_section5 import irregularities
 from daemon.games.tai_sai import Throw, parse_combinations
 
 PAY_TABLE_OF_LAYOUT = {"A": "4.1.1", "C": "4.1.2", "E": "4.1.3"}
@@ -107,19 +108,14 @@ def _pay_table(clause: str, layout: str) -> list[BetRule[Throw]]:
 BETS = tuple(rule for layout, clause in PAY_TABLE_OF_LAYOUT.items()
              for rule in _pay_table(clause, layout))
 
-IRREGULARITIES = (
-    Irregularity("differential_exceeded", "5.1", "Bets over the maximum Differential or limit: "
-                 "excess rejected, or settled pro rata (5.1.1, 5.1.2)", C.SETTLE, "pit"),
-    Irregularity("below_minimum", "5.2", "Bet under the minimum: increase or withdraw; if "
-                 "unnoticed it stands (5.2.1)", C.SETTLE, "pit"),
-    Irregularity("player_walked_away", "5.3", "A Player walks away: the Bet is settled",
-                 C.SETTLE, "pit"),
-    Irregularity("technical_interruption_outcome_established", "5.4.1",
-                 "Technical interruption after an outcome is established: play continues",
-                 C.CONTINUE, "controller"),
-    Irregularity("technical_interruption_no_outcome", "5.4.2",
-                 "Technical interruption before any outcome is established: the round is Void",
-                 C.VOID, "controller"),
+IRREGULARITIES = irregularities({
+    "differential_exceeded": "5.1", "below_minimum": "5.2", "player_walked_away": "5.3",
+    "technical_interruption_outcome_established": "5.4.1",
+    "technical_interruption_no_outcome": "5.4.2", "bet_after_no_more_bets": "5.7",
+    "error_noticed_late": "5.8", "bets_by_chip_position": "5.9", "display_information": "5.11",
+    "void_returns_bets": "5.12", "bets_placed_by_staff": "5.13",
+    "unresolved_irregularity": "5.14",
+}, own=(
     Irregularity("too_few_tumbles", "5.5.1", "The tumbler did not tumble at least three times "
                  "after activation", C.VOID, "controller"),
     Irregularity("die_not_flat", "5.5.2", "A die did not come to rest flat on the base",
@@ -128,23 +124,9 @@ IRREGULARITIES = (
                  "\"No more Bets\"", C.VOID, "controller"),
     Irregularity("damaged_dice", "5.6", "Damaged dice: every affected round is Void", C.VOID,
                  "pit"),
-    Irregularity("bet_after_no_more_bets", "5.7", "A bet placed, increased or withdrawn after "
-                 "\"No more Bets\" is refused", C.SETTLE, "pit"),
-    Irregularity("error_noticed_late", "5.8", "An error noticed after the next round began "
-                 "does not affect later rounds", C.CONTINUE, "pit"),
-    Irregularity("bets_by_chip_position", "5.9", "Bets settle by chip position at close",
-                 C.SETTLE, "pit"),
     Irregularity("illumination_failure", "5.10", "Layout lights wrong or dark: bets settle on "
                  "the dice", C.CONTINUE, "pit"),
-    Irregularity("display_information", "5.11", "Displays are information only; the table "
-                 "prevails", C.CONTINUE, "pit"),
-    Irregularity("void_returns_bets", "5.12", "A Void round returns every Bet", C.VOID,
-                 "controller"),
-    Irregularity("bets_placed_by_staff", "5.13", "Bets placed by Pit Employees for a Player",
-                 C.SETTLE, "pit"),
-    Irregularity("unresolved_irregularity", "5.14", "Anything else: the Table Game Shift "
-                 "Manager or above decides", C.PIT_DECISION, "pit"),
-)
+))
 
 GAME: GameRules[Throw] = GameRules(
     id="tai-sai-open-cover",

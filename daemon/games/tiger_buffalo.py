@@ -9,16 +9,8 @@ from __future__ import annotations
 from daemon.games import baccarat_bets as p
 from daemon.games.baccarat import Coup
 from daemon.games.decisions import BACCARAT_DECISIONS
-from daemon.games.model import (
-    Consequence as C,
-)
-from daemon.games.model import (
-    GameRules,
-    Irregularity,
-    Layout,
-    appendices,
-    bet_rule,
-)
+from daemon.games.model import GameRules, Layout, appendices, bet_rule
+from daemon.games.rws_section5 import irregularities
 
 ALL = appendices("A-R")
 
@@ -89,57 +81,18 @@ BETS = (
              char_siu_rows("Banker", "Player"), p.banker_char_siu),
 )
 
-IRREGULARITIES = (
-    Irregularity("differential_exceeded", "5.1", "Bets over the maximum Differential: excess "
-                 "rejected, or settled pro rata (5.1.1, 5.1.2)", C.SETTLE, "pit"),
-    Irregularity("below_minimum", "5.2", "Bet under the minimum: increase or withdraw; "
-                 "if unnoticed it stands (5.2.1)", C.SETTLE, "pit"),
-    Irregularity("player_walked_away", "5.3", "A Player walks away: the Bet is settled",
-                 C.SETTLE, "pit"),
-    Irregularity("technical_interruption_outcome_established", "5.4.1",
-                 "Technical interruption after an outcome is established: play continues",
-                 C.CONTINUE, "controller"),
-    Irregularity("technical_interruption_no_outcome", "5.4.2",
-                 "Technical interruption before any outcome is established: the round is Void",
-                 C.VOID, "controller"),
-    Irregularity("card_not_of_set", "5.5.1", "A card that is not of the set in play",
-                 C.VOID, "controller"),
-    Irregularity("deck_shortage_or_excess", "5.5.2", "A shortage or excess of cards in the deck",
-                 C.VOID, "controller"),
-    Irregularity("incorrect_card_count", "5.5.3", "A hand dealt an incorrect number of cards "
-                 "that cannot be Reconstructed", C.VOID, "controller"),
-    Irregularity("insufficient_cards", "5.5.4", "Not enough cards to complete the round",
-                 C.VOID, "controller"),
-    Irregularity("not_shuffled", "5.5.5", "The cards were not shuffled", C.VOID, "controller"),
-    Irregularity("previous_rounds_stand", "5.6", "Once the next round has begun, earlier "
-                 "outcomes stand", C.CONTINUE, "controller"),
-    Irregularity("bet_after_no_more_bets", "5.7", "A bet placed, increased or withdrawn after "
-                 "\"No more Bets\" is refused", C.SETTLE, "pit"),
-    Irregularity("excess_card", "5.8", "Card(s) drawn in excess or exposed: Reconstructed or "
-                 "used in the next round; options of 5.13 if no outcome (5.8.1)",
-                 C.RECONSTRUCT, "controller"),
-    Irregularity("wrong_hand", "5.9", "Cards dealt to the wrong area or person: Reconstructed; "
-                 "options of 5.13 unless an outcome is established", C.RECONSTRUCT, "pit"),
-    Irregularity("face_up_card", "5.10", "A card dealt face up where cards are dealt face down: "
-                 "play continues; options of 5.13 if no outcome", C.CONTINUE, "controller"),
-    Irregularity("simultaneous_draw", "5.11", "Two or more cards drawn at once: the Pit "
-                 "Supervisor decides the order; a dealing error with the options of 5.13 "
-                 "(5.11.1); the cards may be replaced (5.11.2)", C.PIT_DECISION, "controller"),
-    Irregularity("error_noticed_late", "5.12", "An error noticed after the next round began "
-                 "does not affect later rounds", C.CONTINUE, "pit"),
-    Irregularity("dealing_error", "5.13", "Any other dealing error: continue, continue "
-                 "Reconstructed, or have the Bet returned", C.PLAYER_OPTION, "controller"),
-    Irregularity("bets_by_chip_position", "5.14", "Bets settle by chip position at close",
-                 C.SETTLE, "pit"),
-    Irregularity("display_information", "5.15", "Displays are information only; the table "
-                 "prevails", C.CONTINUE, "pit"),
-    Irregularity("void_returns_bets", "5.16", "A Void round returns every Bet", C.VOID,
-                 "controller"),
-    Irregularity("bets_placed_by_staff", "5.17", "Bets placed by Pit Employees for a Player",
-                 C.SETTLE, "pit"),
-    Irregularity("unresolved_irregularity", "5.18", "Anything else: the Table Game Shift "
-                 "Manager decides", C.PIT_DECISION, "pit"),
-)
+IRREGULARITIES = irregularities({
+    "differential_exceeded": "5.1", "below_minimum": "5.2", "player_walked_away": "5.3",
+    "technical_interruption_outcome_established": "5.4.1",
+    "technical_interruption_no_outcome": "5.4.2", "card_not_of_set": "5.5.1",
+    "deck_shortage_or_excess": "5.5.2", "incorrect_card_count": "5.5.3",
+    "insufficient_cards": "5.5.4", "not_shuffled": "5.5.5", "previous_rounds_stand": "5.6",
+    "bet_after_no_more_bets": "5.7", "excess_card": "5.8", "wrong_hand": "5.9",
+    "face_up_card": "5.10", "simultaneous_draw": "5.11", "error_noticed_late": "5.12",
+    "dealing_error": "5.13", "bets_by_chip_position": "5.14", "display_information": "5.15",
+    "void_returns_bets": "5.16", "bets_placed_by_staff": "5.17",
+    "unresolved_irregularity": "5.18",
+}, options_clause="5.13")
 
 GAME: GameRules[Coup] = GameRules(
     id="tiger-buffalo",
