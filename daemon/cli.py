@@ -55,6 +55,26 @@ def _cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_protocol_docs(args: argparse.Namespace) -> int:
+    from pathlib import Path  # noqa: PLC0415
+
+    from firmware_protocols import spec  # noqa: PLC0415
+
+    stale = []
+    for device in spec.DEVICES:
+        path = Path(args.directory) / f"{device}.md"
+        text = spec.render(device)
+        if args.check:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                stale.append(str(path))
+        else:
+            path.write_text(text, encoding="utf-8")
+    if stale:
+        print(f"out of date: {', '.join(stale)}: run 'tabled protocols docs'", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tabled", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -78,6 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     dc.add_argument("--output", default="docs/games.md")
     dc.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
     dc.set_defaults(func=_cmd_docs)
+
+    protocols = sub.add_parser("protocols", help="the device wire protocols")
+    psub = protocols.add_subparsers(dest="protocols_command", required=True)
+    pd = psub.add_parser("docs", help="write the device specs (shoe.md, ...) from the codecs")
+    pd.add_argument("--directory", default="firmware_protocols")
+    pd.add_argument("--check", action="store_true", help="exit 1 if a spec is out of date")
+    pd.set_defaults(func=_cmd_protocol_docs)
     return parser
 
 

@@ -1,0 +1,93 @@
+"""One end of a device link: decoder + link layer + message catalogue. Sans-I/O.
+
+The host drivers and the HIL simulators both use it, so both ends parse the same way.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from firmware_protocols.framing import DecodeError, Decoder, Frame
+from firmware_protocols.link import Delivered, Link, LinkEvent
+from firmware_protocols.wire import Catalogue, Message, MessageError
+
+RAW_HISTORY = 100  # like Klipper: keep the last frames for post-mortem dumps
+
+
+@dataclass(frozen=True, slots=True)
+class RawFrame:
+    at: float
+    direction: str  # "rx" | "tx"
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class BadMessage:
+    """A frame that arrived intact but whose payload does not match its message."""
+
+    msg: int
+    payload: bytes
+    error: str
+
+
+EndpointEvent = Message | LinkEvent | DecodeError | BadMessage
+
+
+class Endpoint:
+    def __init__(self, catalogue: Catalogue, link: Link) -> None:
+        self.catalogue = catalogue
+        self.link = link
+        self.decoder = Decoder(link.version)
+        self.history: deque[RawFrame] = deque(maxlen=RAW_HISTORY)
+        self._now = 0.0
+
+    def connect(self, now: float) -> None:
+        self.link.connect(now)
+
+    def send(self, message: Message, now: float) -> None:
+        self.link.send(message.MSG_ID, message.to_bytes(), now)
+
+    def feed(self, data: bytes, now: float) -> list[EndpointEvent]:
+        """Bytes from the line -> messages and link events, in order."""
+        self._now = now
+        events: list[EndpointEvent] = []
+        for item in self.decoder.feed(data):
+            if isinstance(item, DecodeError):
+                events.append(item)
+                continue
+            self.history.append(RawFrame(now, "rx", item.to_bytes()))
+            events += self._link_events(self.link.receive(item, now))
+        return events
+
+    def poll(self, now: float) -> list[EndpointEvent]:
+        self._now = now
+        return self._link_events(self.link.poll(now))
+
+    def take_output(self) -> bytes:
+        frames = self.link.take_output()
+        for f in frames:
+            self.history.append(RawFrame(self._now, "tx", f))
+        return b"".join(frames)
+
+    def _link_events(self, events: list[LinkEvent]) -> list[EndpointEvent]:
+        out: list[EndpointEvent] = []
+        for e in events:
+            if isinstance(e, Delivered):
+                try:
+                    out.append(self.catalogue.decode(e.msg, e.payload))
+                except MessageError as exc:
+                    out.append(BadMessage(e.msg, e.payload, str(exc)))
+            else:
+                out.append(e)
+        return out
+
+    def dump(self) -> list[str]:
+        """The last frames, oldest first, as 'rx 12.345 7e01...' lines for the log."""
+        return [f"{r.direction} {r.at:.3f} {r.data.hex()}" for r in self.history]
+
+
+def decode_frame_bytes(catalogue: Catalogue, data: bytes) -> Message:
+    """A whole DATA frame in hex examples -> its message (for specs and tests)."""
+    frame = Frame.from_bytes(data)
+    return catalogue.decode(frame.msg, frame.payload)

@@ -1,0 +1,161 @@
+"""Framing: byte vectors fed whole, split and byte by byte; garbage; bad CRC; versions."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from firmware_protocols.framing import (
+    MAX_PAYLOAD,
+    SOF,
+    DecodeError,
+    Decoder,
+    Frame,
+    FrameError,
+    Kind,
+    crc16,
+)
+
+# Vectors assembled by hand from the spec's table, checksummed by bitwise_crc below.
+VECTORS = [
+    (Frame(Kind.DATA, 1, 0, 0x20, b"hello"), "7e 01 00 01 00 20 05 47 68 65 6c 6c 6f 8b 35"),
+    (Frame(Kind.ACK, 0, 5, 0, b""), "7e 01 01 00 05 00 00 11 b2 5a"),
+    (Frame(Kind.RST, payload=bytes.fromhex("0000abcd")),
+     "7e 01 03 00 00 00 04 e6 00 00 ab cd 84 c4"),
+]
+
+
+def bitwise_crc(data: bytes) -> int:
+    """CRC-16/CCITT-FALSE written out bit by bit, independent of binascii."""
+    c = 0xFFFF
+    for b in data:
+        c ^= b << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) & 0xFFFF if c & 0x8000 else (c << 1) & 0xFFFF
+    return c
+
+
+def test_crc16_ccitt_false_check_value() -> None:
+    assert crc16(b"123456789") == bitwise_crc(b"123456789") == 0x29B1
+
+
+@pytest.mark.parametrize(("frame", "hexed"), VECTORS)
+def test_vector_checksums_are_right(frame: Frame, hexed: str) -> None:
+    raw = bytes.fromhex(hexed)
+    assert raw[7] == bitwise_crc(raw[1:7]) & 0xFF
+    assert int.from_bytes(raw[-2:], "big") == bitwise_crc(raw[1:-2])
+
+
+@pytest.mark.parametrize(("frame", "hexed"), VECTORS)
+def test_vector_encodes_exactly(frame: Frame, hexed: str) -> None:
+    assert frame.to_bytes().hex(" ") == hexed
+
+
+def _frames(items: list[Frame | DecodeError]) -> list[Frame]:
+    return [i for i in items if isinstance(i, Frame)]
+
+
+@pytest.mark.parametrize(("frame", "hexed"), VECTORS)
+def test_vector_decodes_whole_split_and_byte_by_byte(frame: Frame, hexed: str) -> None:
+    data = bytes.fromhex(hexed)
+    assert _frames(Decoder().feed(data)) == [frame]
+    half = Decoder()
+    assert half.feed(data[: len(data) // 2]) == []
+    assert _frames(half.feed(data[len(data) // 2:])) == [frame]
+    one = Decoder()
+    got: list[Frame | DecodeError] = []
+    for b in data:
+        got += one.feed(bytes([b]))
+    assert got == [frame]
+
+
+def test_garbage_in_front_is_reported_and_skipped() -> None:
+    frame = VECTORS[0][0]
+    out = Decoder().feed(b"\x00\xff" + bytes([SOF]) + b"junk" + frame.to_bytes())
+    assert _frames(out) == [frame]
+    assert [e.reason for e in out if isinstance(e, DecodeError)] == ["garbage"]
+
+
+def test_bad_crc_then_good_frame() -> None:
+    good = VECTORS[0][0].to_bytes()
+    bad = bytearray(good)
+    bad[10] ^= 0x01
+    out = Decoder().feed(bytes(bad) + good)
+    assert _frames(out) == [VECTORS[0][0]]
+    assert isinstance(out[0], DecodeError) and out[0].reason == "bad_crc"
+
+
+def test_false_start_with_valid_header_does_not_stall_a_good_frame() -> None:
+    """A garbage start byte whose header check passes by chance must not hold a frame back."""
+    head = bytes([1, 0, 0, 0, 0, 200])
+    fake = bytes([SOF]) + head + bytes([crc16(head) & 0xFF])
+    good = VECTORS[0][0]
+    assert _frames(Decoder().feed(fake + good.to_bytes())) == [good]
+
+
+def test_truncated_frame_then_good_frame() -> None:
+    good = VECTORS[0][0].to_bytes()
+    out = Decoder().feed(good[:9] + good)
+    assert _frames(out) == [VECTORS[0][0]]
+
+
+def test_unsupported_version_is_reported_not_delivered() -> None:
+    v2 = Frame(Kind.DATA, 0, 0, 0x20, b"x", version=2).to_bytes()
+    out = Decoder().feed(v2 + VECTORS[0][0].to_bytes())
+    assert isinstance(out[0], DecodeError) and out[0].reason == "unsupported_version"
+    assert "version 2" in out[0].detail
+    assert _frames(out) == [VECTORS[0][0]]
+
+
+def test_unknown_kind_is_reported() -> None:
+    body = bytes([1, 9, 0, 0, 0, 0])
+    raw = bytes([SOF]) + body + bytes([crc16(body) & 0xFF])
+    raw += crc16(raw[1:]).to_bytes(2, "big")
+    out = Decoder().feed(raw)
+    assert [e.reason for e in out if isinstance(e, DecodeError)] == ["bad_kind"]
+
+
+@pytest.mark.parametrize("kwargs", [{"seq": 256}, {"msg": -1}, {"payload": bytes(MAX_PAYLOAD + 1)}])
+def test_invalid_frames_cannot_be_built(kwargs: dict[str, object]) -> None:
+    with pytest.raises(FrameError):
+        Frame(Kind.DATA, **kwargs)  # type: ignore[arg-type]
+
+
+def test_from_bytes_wants_exactly_one_frame() -> None:
+    with pytest.raises(DecodeError, match="not_one_frame"):
+        Frame.from_bytes(VECTORS[0][0].to_bytes() * 2)
+
+
+frames = st.builds(Frame, st.sampled_from(list(Kind)), st.integers(0, 255), st.integers(0, 255),
+                   st.integers(0, 255), st.binary(max_size=MAX_PAYLOAD))
+
+
+@given(frames)
+def test_round_trip(frame: Frame) -> None:
+    assert _frames(Decoder().feed(frame.to_bytes())) == [frame]
+
+
+@given(st.binary(max_size=2000), st.lists(st.integers(1, 50), max_size=20))
+def test_arbitrary_bytes_never_crash(data: bytes, cuts: list[int]) -> None:
+    d = Decoder()
+    pos = 0
+    for c in [*cuts, len(data)]:
+        for item in d.feed(data[pos:pos + c]):
+            assert isinstance(item, Frame | DecodeError)
+        pos += c
+    assert d.pending <= 2000
+
+
+@given(st.lists(st.tuples(st.binary(max_size=40).map(lambda b: b.replace(bytes([SOF]), b"")),
+                          frames), max_size=12),
+       st.integers(1, 64))
+def test_every_frame_is_recovered_after_garbage(pairs: list[tuple[bytes, Frame]],
+                                                chunk: int) -> None:
+    """Garbage without a start byte between frames never costs a frame, however it is split."""
+    stream = b"".join(g + f.to_bytes() for g, f in pairs)
+    d = Decoder()
+    got: list[Frame] = []
+    for i in range(0, len(stream), chunk):
+        got += _frames(d.feed(stream[i:i + chunk]))
+    assert got == [f for _, f in pairs]
