@@ -1,0 +1,81 @@
+"""Benchmark: frame decoder throughput against the 115200 baud line rate.
+
+Run: .venv/bin/python -m bench.decoder [--repeat N]
+Feeds a stream of card_drawn frames (the shoe's busiest message) in 64-byte reads, as a
+serial port delivers them, and one byte at a time (the worst case); also through the
+whole Endpoint (decoder + link + message decode). Prints medians; writes
+bench/results/decoder.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from firmware_protocols import shoe
+from firmware_protocols.endpoint import Endpoint
+from firmware_protocols.framing import Decoder, Frame, Kind
+from firmware_protocols.link import Link
+
+LINE_BYTES_PER_S = 115200 / 10  # 8N1: ten bits on the wire per byte
+FRAMES = 20_000
+
+
+def _stream() -> tuple[bytes, int]:
+    out = bytearray()
+    for i in range(FRAMES):
+        msg = shoe.CardDrawn(i % 65536, "TD", 99, 0xC0FFEE, False, False)
+        out += Frame(Kind.DATA, i % 256, 0, msg.MSG_ID, msg.to_bytes()).to_bytes()
+    return bytes(out), FRAMES
+
+
+def _decode(stream: bytes, chunk: int) -> float:
+    d = Decoder()
+    t0 = time.perf_counter()
+    for i in range(0, len(stream), chunk):
+        d.feed(stream[i:i + chunk])
+    elapsed = time.perf_counter() - t0
+    assert d.frames == FRAMES
+    return elapsed
+
+
+def _endpoint(stream: bytes) -> float:
+    ep = Endpoint(shoe.CATALOGUE, Link(1))
+    ep.link.peer_boot, ep.link.state = 2, ep.link.state.ESTABLISHED  # skip the handshake
+    t0 = time.perf_counter()
+    n = 0
+    for i in range(0, len(stream), 64):
+        n += len(ep.feed(stream[i:i + 64], 0.0))
+        ep.take_output()
+    elapsed = time.perf_counter() - t0
+    assert n == FRAMES, n
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    stream, frames = _stream()
+    rows = []
+    for name, run in (("decoder, 64-byte reads", lambda: _decode(stream, 64)),
+                      ("decoder, byte by byte", lambda: _decode(stream, 1)),
+                      ("endpoint (decode+link+message), 64-byte reads", lambda: _endpoint(stream))):
+        med = statistics.median(run() for _ in range(args.repeat))
+        fps, bps = frames / med, len(stream) / med
+        rows.append({"case": name, "frames": frames, "bytes": len(stream),
+                     "median_s": round(med, 4), "frames_per_s": round(fps),
+                     "bytes_per_s": round(bps), "ratio_to_115200_baud": round(bps / LINE_BYTES_PER_S, 1)})
+        print(f"{name:<48} {fps:>10,.0f} frames/s {bps:>12,.0f} B/s "
+              f"= {bps / LINE_BYTES_PER_S:6.1f} x line rate (median of {args.repeat})")
+    out = Path(__file__).parent / "results" / "decoder.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

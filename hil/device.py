@@ -1,0 +1,152 @@
+"""The device side of a link, shared by every simulator. Sans-I/O: time is passed in.
+
+A simulator subclasses SimDevice, answers its own commands in ``handle`` and emits
+events. Timed behaviour (a shuffle taking seconds, a tumbling dome) is scheduled with
+``after``; ``poll(now)`` runs what is due. Transports (hil/ports.py) move the bytes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from firmware_protocols.common import (
+    CommandResult,
+    CommandResultCode,
+    DeviceKind,
+    DeviceState,
+    Fault,
+    FaultCleared,
+    Heartbeat,
+    Identify,
+    IdentifyReply,
+    Status,
+    StatusReply,
+)
+from firmware_protocols.endpoint import Endpoint
+from firmware_protocols.framing import PROTOCOL_VERSION
+from firmware_protocols.link import Link
+from firmware_protocols.wire import Catalogue, Message
+
+HEARTBEAT_INTERVAL = 1.0
+
+
+@dataclass(frozen=True)
+class Identity:
+    kind: DeviceKind
+    model: str
+    firmware: str
+    serial: str
+
+
+class SimDevice:
+    def __init__(self, catalogue: Catalogue, identity: Identity, *, seed: int = 0,
+                 protocol_version: int = PROTOCOL_VERSION, speed: float = 1.0) -> None:
+        self.catalogue = catalogue
+        self.identity = identity
+        self.rng = random.Random(seed)
+        self.protocol_version = protocol_version
+        self.speed = speed  # >1 runs timed behaviour faster (tests, benchmarks)
+        self.state = DeviceState.READY
+        self.fault = 0
+        self.booted_at = 0.0
+        self.received: list[Message] = []  # every host command, for assertions
+        self._timers: list[tuple[float, int, Callable[[float], None]]] = []
+        self._tie = itertools.count()
+        self._next_heartbeat = 0.0
+        self.endpoint = self._new_endpoint()
+
+    def _new_endpoint(self) -> Endpoint:
+        link = Link(self.rng.getrandbits(32), version=self.protocol_version)
+        return Endpoint(self.catalogue, link)
+
+    # -- the line ---------------------------------------------------------------------
+
+    def start(self, now: float) -> None:
+        """Power on: open a link session (RST) and start heartbeats."""
+        self.booted_at = now
+        self._next_heartbeat = now + HEARTBEAT_INTERVAL
+        self.endpoint.connect(now)
+
+    def reboot(self, now: float) -> None:
+        """Firmware reboot mid-stream: a new boot id, sequence numbers restart, timers die."""
+        self._timers.clear()
+        self.endpoint = self._new_endpoint()
+        self.state, self.fault = DeviceState.READY, 0
+        self.on_reboot()
+        self.start(now)
+
+    def feed(self, data: bytes, now: float) -> None:
+        for event in self.endpoint.feed(data, now):
+            if isinstance(event, Message):
+                self.received.append(event)
+                self._dispatch(event, now)
+        self.poll(now)
+
+    def poll(self, now: float) -> None:
+        self.endpoint.poll(now)
+        while self._timers and self._timers[0][0] <= now:
+            _, _, action = heapq.heappop(self._timers)
+            action(now)
+        if now >= self._next_heartbeat and self.endpoint.link.state == "established":
+            self.emit(Heartbeat(self._uptime_ms(now), int(self.state), self.fault), now)
+            self._next_heartbeat = now + HEARTBEAT_INTERVAL
+
+    def take_output(self) -> bytes:
+        return self.endpoint.take_output()
+
+    def next_deadline(self) -> float:
+        candidates = [self._next_heartbeat]
+        if self._timers:
+            candidates.append(self._timers[0][0])
+        link_due = self.endpoint.link.next_deadline()
+        if link_due is not None:
+            candidates.append(link_due)
+        return min(candidates)
+
+    # -- behaviour ----------------------------------------------------------------------
+
+    def emit(self, message: Message, now: float) -> None:
+        self.endpoint.send(message, now)
+
+    def after(self, delay: float, action: Callable[[float], None], now: float) -> None:
+        heapq.heappush(self._timers, (now + delay / self.speed, next(self._tie), action))
+
+    def reply(self, tag: int, now: float, result: CommandResultCode = CommandResultCode.OK,
+              detail: str = "") -> None:
+        self.emit(CommandResult(tag, int(result), detail), now)
+
+    def raise_fault(self, code: int, detail: str, now: float) -> None:
+        self.state, self.fault = DeviceState.FAULT, code
+        self.emit(Fault(code, detail), now)
+
+    def clear_fault(self, now: float) -> None:
+        if self.fault:
+            self.emit(FaultCleared(self.fault), now)
+        self.state, self.fault = DeviceState.READY, 0
+
+    def _dispatch(self, msg: Message, now: float) -> None:
+        if isinstance(msg, Identify):
+            i = self.identity
+            self.emit(IdentifyReply(msg.tag, int(i.kind), i.model, i.firmware,
+                                    self.protocol_version, i.serial), now)
+        elif isinstance(msg, Status):
+            self.emit(StatusReply(msg.tag, int(self.state), self.fault, self.state.name.lower()),
+                      now)
+        elif msg.SENDER == "host":
+            self.handle(msg, now)
+        # Events sent by a confused host are ignored, as firmware would.
+
+    def handle(self, msg: Message, now: float) -> None:
+        """Device-specific commands; the default refuses them."""
+        tag = getattr(msg, "tag", 0)
+        self.reply(tag, now, CommandResultCode.UNKNOWN_COMMAND, f"{msg.NAME} not supported")
+
+    def on_reboot(self) -> None:
+        """Reset device-specific state on a reboot."""
+
+    def _uptime_ms(self, now: float) -> int:
+        return int((now - self.booted_at) * 1000) & 0xFFFFFFFF

@@ -1,0 +1,88 @@
+"""A simulated dice tumbler: armed by the controller, activated by button or command,
+tumbles, then settles on scripted dice (or random ones)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from firmware_protocols import tumbler as proto
+from firmware_protocols.common import CommandResultCode, DeviceKind, DeviceState
+from firmware_protocols.wire import Message
+from hil.device import Identity, SimDevice
+
+TUMBLE_SECONDS = 0.4
+SETTLE_SECONDS = 0.8
+
+
+@dataclass(frozen=True)
+class Throw:
+    dice: tuple[int, int, int]
+    tumbles: int = 3
+    tilt: tuple[int, int, int] = (0, 0, 0)  # tenths of a degree
+
+    @property
+    def flat(self) -> tuple[int, int, int]:
+        limit = proto.FLAT_TILT_LIMIT_DECIDEG
+        return (int(self.tilt[0] <= limit), int(self.tilt[1] <= limit),
+                int(self.tilt[2] <= limit))
+
+
+class TumblerSim(SimDevice):
+    def __init__(self, *, serial: str = "TM0001", seed: int = 0, speed: float = 1.0,
+                 protocol_version: int = 1) -> None:
+        super().__init__(proto.CATALOGUE,
+                         Identity(DeviceKind.TUMBLER, "SIM-TUMBLER", "1.0.0", serial),
+                         seed=seed, speed=speed, protocol_version=protocol_version)
+        self.armed = False
+        self.scripted: list[Throw] = []
+
+    def script(self, throw: Throw) -> None:
+        self.scripted.append(throw)
+
+    def handle(self, msg: Message, now: float) -> None:
+        if isinstance(msg, proto.Arm):
+            self.armed = msg.armed
+            self.reply(msg.tag, now)
+        elif isinstance(msg, proto.TumbleNow):
+            if not self.armed:
+                self.reply(msg.tag, now, CommandResultCode.WRONG_STATE, "not armed")
+            elif self.state is not DeviceState.READY:
+                self.reply(msg.tag, now, CommandResultCode.BUSY, "tumbling or faulted")
+            else:
+                self.reply(msg.tag, now)
+                self._activate(2, now)
+        else:
+            super().handle(msg, now)
+
+    def press_button(self, now: float) -> None:
+        """The dealer's button. It works even when disarmed, as on real hardware; the
+        controller sees ``armed=False`` and voids the round (Tai Sai 5.5.3)."""
+        if self.state is DeviceState.READY:
+            self._activate(1, now)
+
+    def _activate(self, source: int, now: float) -> None:
+        throw = self.scripted.pop(0) if self.scripted else Throw(
+            (self.rng.randint(1, 6), self.rng.randint(1, 6), self.rng.randint(1, 6)))
+        self.emit(proto.Activated(source, self.armed), now)
+        self.armed = False  # one activation per arming
+        self.state = DeviceState.BUSY
+        for n in range(1, throw.tumbles + 1):
+            self.after(TUMBLE_SECONDS * n, self._tumble_event(n), now)
+
+        def settle(at: float) -> None:
+            self.state = DeviceState.READY
+            self.emit(proto.Settled(throw.dice, throw.tilt, throw.flat, 97), at)
+
+        self.after(TUMBLE_SECONDS * throw.tumbles + SETTLE_SECONDS, settle, now)
+
+    def _tumble_event(self, n: int) -> Callable[[float], None]:
+        def emit(at: float) -> None:
+            self.emit(proto.Tumble(n), at)
+        return emit
+
+    def open_dome(self, now: float) -> None:
+        self.raise_fault(proto.TumblerFault.DOME_OPEN, "dome open", now)
+
+    def on_reboot(self) -> None:
+        self.armed = False
