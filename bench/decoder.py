@@ -13,6 +13,7 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from firmware_protocols import shoe
@@ -61,14 +62,18 @@ def main() -> None:
     args = parser.parse_args()
     stream, frames = _stream()
     rows = []
-    for name, run in (("decoder, 64-byte reads", lambda: _decode(stream, 64)),
-                      ("decoder, byte by byte", lambda: _decode(stream, 1)),
-                      ("endpoint (decode+link+message), 64-byte reads", lambda: _endpoint(stream))):
+    cases: list[tuple[str, Callable[[], float]]] = [
+        ("decoder, 64-byte reads", lambda: _decode(stream, 64)),
+        ("decoder, byte by byte", lambda: _decode(stream, 1)),
+        ("endpoint (decode+link+message), 64-byte reads", lambda: _endpoint(stream)),
+    ]
+    for name, run in cases:
         med = statistics.median(run() for _ in range(args.repeat))
         fps, bps = frames / med, len(stream) / med
         rows.append({"case": name, "frames": frames, "bytes": len(stream),
                      "median_s": round(med, 4), "frames_per_s": round(fps),
-                     "bytes_per_s": round(bps), "ratio_to_115200_baud": round(bps / LINE_BYTES_PER_S, 1)})
+                     "bytes_per_s": round(bps),
+                     "ratio_to_115200_baud": round(bps / LINE_BYTES_PER_S, 1)})
         print(f"{name:<48} {fps:>10,.0f} frames/s {bps:>12,.0f} B/s "
               f"= {bps / LINE_BYTES_PER_S:6.1f} x line rate (median of {args.repeat})")
     out = Path(__file__).parent / "results" / "decoder.json"
