@@ -9,6 +9,14 @@ PYTHON=${PYTHON:-python3}
 .venv/bin/python -m pip install --quiet --upgrade pip
 if [ "${1:-}" = "dev" ]; then
     .venv/bin/python -m pip install --quiet -e '.[dev]'
+    # Tests that stop and restart a broker run their own mosquitto on a free port.
+    if ! command -v mosquitto >/dev/null && [ ! -x /usr/sbin/mosquitto ]; then
+        if [ "$(id -u)" = 0 ]; then
+            apt-get update -qq && apt-get install -y -qq mosquitto >/dev/null
+        else
+            echo "mosquitto is missing: sudo apt-get install mosquitto" >&2; exit 1
+        fi
+    fi
 else
     .venv/bin/python -m pip install --quiet -e .
 fi

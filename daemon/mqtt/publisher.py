@@ -1,0 +1,177 @@
+"""Publishes the outbox to the broker: QoS 1, one entry at a time, in order.
+
+aiomqtt drops unacknowledged publishes when a connection ends, so tabled never relies
+on it to keep anything: an outbox entry is marked delivered only after ``publish``
+returns, which for QoS 1 is when the broker's PUBACK arrived. Whatever was not
+acknowledged is sent again after a reconnect or a restart (at least once; consumers
+de-duplicate by ``seq``). Entries that waited through an outage or a restart carry
+``"replayed": true``: those pending when the process started, and those created before
+a connection that followed a failure.
+
+Each connection is a session with a counter from the journal (like Sparkplug's bdSeq).
+The retained status is "online" with that counter (birth), and the will is "offline"
+with the same counter, so a late will is told apart from the current session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import ssl
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiomqtt
+
+from daemon.store.journal import Journal, JournalError, OutboxEntry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BrokerSettings:
+    host: str = "127.0.0.1"
+    port: int = 1883
+    username: str | None = None
+    password: str | None = None
+    tls: ssl.SSLContext | None = None
+    client_id: str = "tabled"
+    keepalive: int = 15
+    publish_timeout: float = 5.0
+    backoff_initial: float = 0.2
+    backoff_max: float = 10.0
+
+
+@dataclass
+class PublisherStats:
+    delivered: int = 0
+    replayed: int = 0
+    connects: int = 0
+    errors: int = 0
+    last_error: str = ""
+    connected: bool = False
+
+
+@dataclass
+class Publisher:
+    journal: Journal
+    broker: BrokerSettings
+    status_topic: str
+    status: Callable[[str, int], Mapping[str, Any]]  # (state, session) -> status payload
+    retained: Callable[[], list[tuple[str, Mapping[str, Any]]]] = list  # republished on connect
+    stats: PublisherStats = field(default_factory=PublisherStats)
+
+    def __post_init__(self) -> None:
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._client: aiomqtt.Client | None = None
+        # Outbox ids at or below this mark lived through a restart or an outage.
+        self._replay_upto = self.journal.max_outbox_id(pending_only=True)
+        self._disrupted = False
+
+    def wake(self) -> None:
+        """New outbox entries exist."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        """Publish a clean "offline" and disconnect (a kill leaves that to the will)."""
+        self._stopping = True
+        self._wake.set()
+
+    async def run(self) -> None:
+        backoff = self.broker.backoff_initial
+        while not self._stopping:
+            session = self.journal.next_session()
+            try:
+                await self._session(session)
+                backoff = self.broker.backoff_initial
+            except* aiomqtt.MqttError as group:
+                exc = group.exceptions[0]
+                self._disrupted = True
+                self.stats.errors += 1
+                self.stats.last_error = str(exc)
+                self.stats.connected = False
+                log.warning("mqtt connection lost or refused: %s; retrying in %.1fs", exc,
+                            backoff)
+            if not self._stopping and self._disrupted:
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, self.broker.backoff_max)
+
+    def _payload(self, state: str, session: int) -> str:
+        return json.dumps(dict(self.status(state, session)), separators=(",", ":"),
+                          sort_keys=True)
+
+    async def _session(self, session: int) -> None:
+        b = self.broker
+        will = aiomqtt.Will(self.status_topic, self._payload("offline", session), qos=1,
+                            retain=True)
+        client = aiomqtt.Client(
+            b.host, b.port, username=b.username, password=b.password, identifier=b.client_id,
+            will=will, keepalive=b.keepalive, tls_context=b.tls, timeout=b.publish_timeout)
+        async with client, asyncio.TaskGroup() as tg:
+            # aiomqtt's publish() does not notice a dropped connection until its timeout;
+            # the message iterator does, at once. When the watcher raises, the TaskGroup
+            # cancels the publishing side, and the outbox keeps what was not acknowledged.
+            watcher = tg.create_task(self._watch(client))
+            await self._publish_session(client, session)
+            watcher.cancel()
+
+    async def _watch(self, client: aiomqtt.Client) -> None:
+        async for _message in client.messages:
+            pass  # no subscriptions yet; the daemon's command handler will consume here
+
+    async def _publish_session(self, client: aiomqtt.Client, session: int) -> None:
+        self._client = client
+        if self._disrupted:
+            self._replay_upto = self.journal.max_outbox_id()
+            self._disrupted = False
+        self.stats.connects += 1
+        self.stats.connected = True
+        await client.publish(self.status_topic, self._payload("online", session), qos=1,
+                             retain=True)
+        for topic, payload in self.retained():
+            await client.publish(topic, json.dumps(payload, sort_keys=True), qos=1,
+                                 retain=True)
+        while not self._stopping:
+            await self._drain(client)
+            if self._stopping:
+                break
+            self._wake.clear()
+            if self.journal.pending_count():
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await self._wake.wait()
+        await client.publish(self.status_topic, self._payload("offline", session), qos=1,
+                             retain=True)
+        self.stats.connected = False
+
+    async def _drain(self, client: aiomqtt.Client) -> None:
+        last = 0
+        while True:
+            batch = self.journal.pending(limit=200, after=last)
+            if not batch:
+                return
+            for entry in batch:
+                await self._publish(client, entry)
+                last = entry.id
+
+    async def _publish(self, client: aiomqtt.Client, entry: OutboxEntry) -> None:
+        payload = entry.payload
+        if entry.id <= self._replay_upto or entry.attempts:
+            body = json.loads(payload)
+            if isinstance(body, dict) and "replayed" in body:
+                body["replayed"] = True
+                payload = json.dumps(body, separators=(",", ":"), sort_keys=True)
+                self.stats.replayed += 1
+        try:
+            await client.publish(entry.topic, payload, qos=entry.qos, retain=entry.retain)
+        except aiomqtt.MqttError:
+            with contextlib.suppress(JournalError):
+                self.journal.mark_attempt(entry.id)
+            raise
+        self.journal.mark_delivered(entry.id)
+        self.stats.delivered += 1

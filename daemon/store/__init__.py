@@ -1,0 +1,1 @@
+"""Durable state: the journal of everything that happened, and the outbox of what to publish."""

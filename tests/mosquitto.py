@@ -1,0 +1,74 @@
+"""A private Mosquitto broker for tests that stop, restart or cut off the broker.
+
+It listens on a free loopback port; the shared broker on 1883 is never touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Mosquitto:
+    def __init__(self, workdir: Path, port: int | None = None, extra_conf: str = "",
+                 persistent: bool = False) -> None:
+        binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+        if not Path(binary).exists():
+            raise RuntimeError("mosquitto is not installed: scripts/setup.sh dev installs it")
+        self.binary = binary
+        self.port = port or free_port()
+        self.conf = workdir / f"mosquitto-{self.port}.conf"
+        self.log = workdir / f"mosquitto-{self.port}.log"
+        persistence = "persistence false\n"
+        self._data: Path | None = None
+        if persistent:
+            # Started as root, mosquitto drops to its own user; give it a directory it can
+            # write, or it cannot save sessions across a restart.
+            # pytest's own tmp tree is 0700, so the data directory lives beside it.
+            data = Path(tempfile.mkdtemp(prefix="tabled-mosquitto-"))
+            data.chmod(0o777)
+            self._data = data
+            persistence = f"persistence true\npersistence_location {data}/\n"
+        self.conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
+                             f"{persistence}{extra_conf}", encoding="utf-8")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        out = self.log.open("ab")
+        self.proc = subprocess.Popen([self.binary, "-c", str(self.conf)], stdout=out,
+                                     stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"mosquitto exited: {self.log.read_text()[-500:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("mosquitto did not start listening")
+
+    def cleanup(self) -> None:
+        self.stop()
+        if self._data is not None:
+            shutil.rmtree(self._data, ignore_errors=True)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
