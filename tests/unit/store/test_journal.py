@@ -1,0 +1,73 @@
+"""Journal and outbox on a real SQLite file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from daemon.store.journal import DuplicateResultError, Journal, JournalError, Publish
+
+
+def test_wal_and_full_sync(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    assert j._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert j._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+
+
+def test_event_and_its_publishes_are_one_transaction(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    with pytest.raises(TypeError):  # a payload that cannot be serialised
+        j.append("card", {"ok": 1}, publish=(Publish("t", {"bad": object()}),))
+    assert j.records() == [] and j.pending() == []
+
+
+def test_one_result_per_round_and_seq_never_reused(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    assert j.record_result("a", {"replayed": False}, "t/results")["seq"] == 1
+    with pytest.raises(DuplicateResultError):
+        j.record_result("a", {"replayed": False}, "t/results")
+    assert j.record_result("b", {"replayed": False}, "t/results")["seq"] == 2
+    j.close()
+    assert Journal(tmp_path / "j.db").record_result("c", {}, "t/results")["seq"] == 3
+
+
+def test_outbox_order_and_delivery(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    for n in range(5):
+        j.append("e", {"n": n}, publish=(Publish("t", {"n": n}),))
+    ids = [e.id for e in j.pending()]
+    assert ids == sorted(ids)
+    j.mark_delivered(ids[0])
+    j.mark_attempt(ids[1])
+    assert [e.id for e in j.pending()] == ids[1:]
+    assert j.pending()[0].attempts == 1
+    assert j.max_outbox_id(pending_only=True) == ids[-1]
+
+
+def test_session_counter_survives_reopen(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    assert [j.next_session(), j.next_session()] == [1, 2]
+    j.close()
+    assert Journal(tmp_path / "j.db").next_session() == 3
+
+
+def test_disk_full_is_a_clear_error_and_records_nothing(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    j.append("e", {"n": 0})
+    pages = j._db.execute("PRAGMA page_count").fetchone()[0]
+    j._db.execute(f"PRAGMA max_page_count={pages}")  # the disk is now full
+    before = len(j.records())
+    with pytest.raises(JournalError, match="full"):
+        for n in range(10_000):
+            j.append("e", {"n": n, "pad": "x" * 500})
+    j._db.execute("PRAGMA max_page_count=1073741823")
+    after = j.records()
+    assert len(after) >= before and all(r.body.get("n") is not None for r in after)
+
+
+def test_corrupt_file_is_refused_with_its_path(tmp_path: Path) -> None:
+    bad = tmp_path / "j.db"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(JournalError, match=str(bad)):
+        Journal(bad)
