@@ -75,6 +75,21 @@ def _cmd_protocol_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_config_check(args: argparse.Namespace) -> int:
+    from daemon.config import ConfigError, load_config  # noqa: PLC0415
+
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"tabled: {exc}", file=sys.stderr)
+        return 2
+    devices = ", ".join(f"{k}={v}" for k, v in cfg.devices.items())
+    print(f"{args.config}: ok: table {cfg.table_id}, {cfg.game} layout {cfg.layout}"
+          f"{f', {cfg.decks} decks' if cfg.decks else ''}; {devices}; broker "
+          f"{'mqtts' if cfg.broker.tls else 'mqtt'}://{cfg.broker.host}:{cfg.broker.port}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tabled", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -105,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
     pd.add_argument("--directory", default="firmware_protocols")
     pd.add_argument("--check", action="store_true", help="exit 1 if a spec is out of date")
     pd.set_defaults(func=_cmd_protocol_docs)
+
+    config = sub.add_parser("config", help="the table config")
+    csub = config.add_subparsers(dest="config_command", required=True)
+    cc = csub.add_parser("check", help="validate a table config and say what it sets up")
+    cc.add_argument("--config", default="/etc/tabled/table.toml")
+    cc.set_defaults(func=_cmd_config_check)
     return parser
 
 

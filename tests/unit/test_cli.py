@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,15 @@ def test_console_script_runs_as_a_process() -> None:
                           capture_output=True, text=True, check=False, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["layout"] == "C"
+
+
+def test_config_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "table.toml"
+    bad.write_text('[table]\nid = "t1"\ngame = "tiger-buffalo"\nlayout = "Q"\ndecks = 11\n',
+                   encoding="utf-8")
+    assert main(["config", "check", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "table.decks: 11 is outside 4-10" in err
+    assert "devices.shoe: missing" in err
+    root = Path(__file__).resolve().parents[2]
+    assert main(["config", "check", "--config", str(root / "systemd/table.example.toml")]) == 0

@@ -1,0 +1,137 @@
+"""The table config: every mistake reported at once, each naming its key."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from daemon.config import ConfigError, load_config, parse_config
+from daemon.device_url import DeviceUrlError, SerialUrl, SocketUrl, UsbUrl, parse_device_url
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def good() -> dict[str, Any]:
+    return {
+        "table": {"id": "bac-07", "game": "tiger-buffalo", "layout": "P", "decks": 8},
+        "devices": {"shoe": "serial:///dev/tabled/shoe?baud=115200",
+                    "shuffler": "usb://1d50:6178?serial=SF0001"},
+        "broker": {"url": "mqtt://127.0.0.1:1883"},
+        "journal": {"path": "/tmp/j.db"},
+    }
+
+
+def problems(data: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        parse_config(data)
+    return err.value.problems
+
+
+def test_the_example_config_is_valid() -> None:
+    cfg = load_config(ROOT / "systemd" / "table.example.toml")
+    assert (cfg.table_id, cfg.game, cfg.layout, cfg.decks) == ("bac-07", "tiger-buffalo", "P", 8)
+    assert cfg.devices["shoe"] == SerialUrl("/dev/tabled/shoe", 115200)
+    assert cfg.topic_prefix == "tables"
+
+
+def test_defaults() -> None:
+    data = good()
+    del data["broker"], data["journal"]
+    cfg = parse_config(data)
+    assert (cfg.broker.host, cfg.broker.port, cfg.broker.tls) == ("127.0.0.1", 1883, False)
+    assert cfg.broker.client_id == "tabled-bac-07"
+    assert str(cfg.journal_path) == "/var/lib/tabled/journal.db"
+
+
+@pytest.mark.parametrize(("patch", "expected"), [
+    ({"table": {"game": "blackjack"}}, "table.game: unknown game 'blackjack'"),
+    ({"table": {"layout": "Z"}}, "table.layout: game 'tiger-buffalo' has no layout 'Z'"),
+    ({"table": {"decks": 12}}, "table.decks: 12 is outside 4-10 (tiger-buffalo clause 2.2.1)"),
+    ({"table": {"decks": "8"}}, "table.decks: '8' is outside 4-10"),
+    ({"table": {"id": "bac 07/x"}}, "table.id: 'bac 07/x' may use letters"),
+    ({"table": {"colour": "red"}}, "table.colour: unknown key"),
+    ({"devices": {"shoe": "serial://dev/ttyUSB0"}}, "devices.shoe: 'serial://dev/ttyUSB0': "
+                                                     "serial URLs name an absolute device path"),
+    ({"devices": {"tumbler": "serial:///dev/tty0"}}, "devices.tumbler: tiger-buffalo does not "
+                                                     "use a tumbler"),
+    ({"broker": {"url": "mqtt://10.1.2.3"}}, "broker.url: plaintext MQTT to 10.1.2.3"),
+    ({"broker": {"url": "http://x"}}, "broker.url: 'http://x' must be mqtt://"),
+    ({"broker": {"password_file": "/nonexistent/pw"}}, "broker.password_file: cannot read"),
+    ({"broker": {"ca_file": "/nonexistent/ca.pem", "url": "mqtts://b.example"}},
+     "broker.ca_file: /nonexistent/ca.pem does not exist"),
+    ({"mqtt": {"topic_prefix": "tables/#"}}, "mqtt.topic_prefix: 'tables/#' may not contain"),
+    ({"extra": {}}, "extra: unknown section"),
+])
+def test_each_mistake_names_its_key(patch: dict[str, dict[str, Any]], expected: str) -> None:
+    data = good()
+    for section, values in patch.items():
+        data.setdefault(section, {}).update(values)
+    found = problems(data)
+    assert any(p.startswith(expected) for p in found), found
+
+
+def test_all_mistakes_are_reported_together() -> None:
+    data = good()
+    data["table"]["decks"] = 3
+    del data["devices"]["shuffler"]
+    data["broker"]["url"] = "mqtt://broker.example"
+    found = problems(data)
+    assert len(found) == 3
+    assert "devices.shuffler: missing; tiger-buffalo needs shoe and shuffler" in found
+
+
+def test_tai_sai_needs_a_tumbler_and_no_decks() -> None:
+    data = {"table": {"id": "ts-1", "game": "tai-sai-open-cover", "layout": "E", "decks": 8}}
+    found = problems(data)
+    assert "table.decks: tai-sai-open-cover is played with dice; remove this key" in found
+    assert "devices.tumbler: missing; tai-sai-open-cover needs tumbler" in found
+
+
+def test_remote_plaintext_can_be_allowed_explicitly() -> None:
+    data = good()
+    data["broker"] = {"url": "mqtt://10.1.2.3", "allow_plaintext_remote": True}
+    assert parse_config(data).broker.host == "10.1.2.3"
+
+
+def test_unreadable_and_invalid_toml_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[table\nid=", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+
+
+def test_example_toml_parses_as_toml() -> None:
+    tomllib.loads((ROOT / "systemd" / "table.example.toml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("url", "parsed"), [
+    ("serial:///dev/tabled/shoe?baud=115200", SerialUrl("/dev/tabled/shoe", 115200)),
+    ("serial:///dev/ttyUSB0", SerialUrl("/dev/ttyUSB0", 115200)),
+    ("usb://1d50:6178", UsbUrl(0x1D50, 0x6178)),
+    ("usb://1d50:6178?serial=SF1&sim=127.0.0.1:7001", UsbUrl(0x1D50, 0x6178, "SF1",
+                                                            ("127.0.0.1", 7001))),
+    ("socket://127.0.0.1:7001", SocketUrl("127.0.0.1", 7001)),
+])
+def test_device_urls(url: str, parsed: object) -> None:
+    assert parse_device_url(url) == parsed
+    assert parse_device_url(str(parsed)) == parsed
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("serial:///dev/x?baud=12345", "baud 12345 is not one of"),
+    ("serial:///dev/x?parity=E", "unknown option(s) parity"),
+    ("usb://1d5:6178", "four hex digits"),
+    ("usb://zzzz:6178", "four hex digits"),
+    ("socket://host", "expected host:port"),
+    ("socket://host:99999", "expected host:port"),
+    ("tcp://host:1", "the scheme must be"),
+])
+def test_bad_device_urls(url: str, message: str) -> None:
+    with pytest.raises(DeviceUrlError) as err:
+        parse_device_url(url)
+    assert message in str(err.value)
