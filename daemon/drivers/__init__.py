@@ -1,0 +1,1 @@
+"""Device drivers: handshake, heartbeat supervision, reconnect with backoff, frame dumps."""

@@ -1,0 +1,294 @@
+"""One device: open its port, handshake, supervise it, reconnect when it goes away.
+
+A session is: open the transport, start a link session, IDENTIFY, check the kind and the
+protocol version, then deliver messages until something ends it. It ends on a
+transport error (unplugged), a link failure, a missed heartbeat, a firmware reboot
+(peer reset), or a wrong protocol version; the reason and the last raw frames are
+logged, and the driver reconnects with backoff without restarting the daemon. After a
+reboot the device is identified again before any command is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from daemon.device_url import DeviceUrl
+from daemon.transports import Transport, TransportError, open_transport
+from firmware_protocols.common import (
+    CommandResult,
+    DeviceKind,
+    Fault,
+    FaultCleared,
+    Heartbeat,
+    Identify,
+    IdentifyReply,
+    StatusReply,
+)
+from firmware_protocols.endpoint import BadMessage, Endpoint, EndpointEvent
+from firmware_protocols.framing import PROTOCOL_VERSION, DecodeError
+from firmware_protocols.link import Link, LinkFailed, PeerReset
+from firmware_protocols.wire import Catalogue, Message
+
+log = logging.getLogger(__name__)
+
+TICK = 0.05
+
+
+class DeviceState(StrEnum):
+    CONNECTING = "connecting"
+    HANDSHAKING = "handshaking"
+    READY = "ready"
+    LOST = "lost"
+    INCOMPATIBLE = "incompatible"  # wrong device kind or protocol version
+
+
+class SessionEndedError(Exception):
+    """Why a device session ended; the driver reconnects."""
+
+    def __init__(self, reason: str, state: DeviceState = DeviceState.LOST) -> None:
+        super().__init__(reason)
+        self.state = state
+
+
+class DeviceNotReadyError(RuntimeError):
+    pass
+
+
+@dataclass
+class DeviceStatus:
+    name: str
+    url: str
+    state: DeviceState = DeviceState.CONNECTING
+    model: str = ""
+    firmware: str = ""
+    serial: str = ""
+    protocol_version: int = 0
+    fault: int = 0
+    detail: str = ""
+    sessions: int = 0
+    decode_errors: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["state"] = self.state.value
+        return d
+
+
+@dataclass
+class DeviceDriver:
+    name: str
+    url: DeviceUrl
+    catalogue: Catalogue
+    kind: DeviceKind
+    on_message: Callable[[Message], None] = lambda m: None
+    on_status: Callable[[DeviceStatus], None] = lambda s: None
+    heartbeat_timeout: float = 3.5
+    handshake_timeout: float = 3.0
+    command_timeout: float = 3.0
+    backoff_initial: float = 0.2
+    backoff_max: float = 5.0
+    status: DeviceStatus = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.status = DeviceStatus(self.name, str(self.url))
+        self._tags = itertools.cycle(range(1, 256))
+        self._pending: dict[int, asyncio.Future[Message]] = {}
+        self._transport: Transport | None = None
+        self._endpoint: Endpoint | None = None
+        self._ready = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._last_rx = 0.0
+
+    # -- public ---------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return self.status.state is DeviceState.READY
+
+    async def wait_ready(self, timeout: float | None = None) -> None:
+        async with asyncio.timeout(timeout):
+            await self._ready.wait()
+
+    async def command(self, message: Message) -> Message:
+        """Send a host command (its tag is set here) and return the device's answer."""
+        if not self.ready or self._endpoint is None:
+            raise DeviceNotReadyError(f"{self.name} is {self.status.state.value}: "
+                                      f"{self.status.detail or 'not ready'}")
+        return await self._request(message)
+
+    async def run(self) -> None:
+        backoff = self.backoff_initial
+        while True:
+            reached_ready = False
+            try:
+                await self._session()
+            except* SessionEndedError as group:
+                exc = group.exceptions[0]
+                assert isinstance(exc, SessionEndedError)
+                reached_ready = self.status.sessions > 0 and self._ready.is_set()
+                self._end(exc.state, str(exc))
+            except* TransportError as group:
+                reached_ready = self._ready.is_set()
+                self._end(DeviceState.LOST, str(group.exceptions[0]))
+            except* Exception as group:  # a bug or an unforeseen device error: keep running
+                log.exception("%s: session failed unexpectedly", self.name,
+                              exc_info=group.exceptions[0])
+                reached_ready = self._ready.is_set()
+                self._end(DeviceState.LOST, f"{self.name}: unexpected error: "
+                                            f"{group.exceptions[0]!r}")
+            if reached_ready:
+                backoff = self.backoff_initial
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, self.backoff_max)
+
+    # -- a session ------------------------------------------------------------------------
+
+    def _set(self, state: DeviceState, detail: str = "") -> None:
+        self.status.state = state
+        self.status.detail = detail
+        self.on_status(self.status)
+
+    def _end(self, state: DeviceState, reason: str) -> None:
+        self._ready.clear()
+        for fut in self._pending.values():
+            if not fut.done():
+                fut.set_exception(DeviceNotReadyError(f"{self.name}: {reason}"))
+        self._pending.clear()
+        dump = self._endpoint.dump() if self._endpoint else []
+        log.warning("%s: %s; last %d frames:\n%s", self.name, reason, len(dump),
+                    "\n".join(dump[-20:]))
+        self._set(state, reason)
+
+    async def _session(self) -> None:
+        self._set(DeviceState.CONNECTING)
+        transport = await open_transport(self.name, self.url)
+        self._transport = transport
+        try:
+            now = self._loop.time()
+            self._endpoint = Endpoint(self.catalogue, Link(random.getrandbits(32)))
+            self._endpoint.connect(now)
+            self._last_rx = now
+            self._set(DeviceState.HANDSHAKING)
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(self._reader(transport))
+                tg.create_task(self._ticker(transport))
+                await self._flush()
+                await self._handshake()
+                await asyncio.Event().wait()  # until the reader or ticker ends the session
+        finally:
+            self._transport = None
+            await transport.close()
+
+    async def _handshake(self) -> None:
+        try:
+            reply = await self._request(Identify(0), timeout=self.handshake_timeout)
+        except TimeoutError:
+            raise SessionEndedError(f"{self.name}: no answer to IDENTIFY within "
+                               f"{self.handshake_timeout}s") from None
+        if not isinstance(reply, IdentifyReply):
+            raise SessionEndedError(f"{self.name}: unexpected answer to IDENTIFY: {reply.NAME}")
+        if reply.kind != self.kind:
+            raise SessionEndedError(f"{self.name}: the device at {self.url} is a "
+                               f"{_kind_name(reply.kind)}, not a {self.kind.name.lower()}",
+                               DeviceState.INCOMPATIBLE)
+        if reply.protocol_version != PROTOCOL_VERSION:
+            raise SessionEndedError(f"{self.name}: device speaks protocol version "
+                               f"{reply.protocol_version}; tabled speaks {PROTOCOL_VERSION}",
+                               DeviceState.INCOMPATIBLE)
+        s = self.status
+        s.model, s.firmware, s.serial = reply.model, reply.firmware, reply.serial
+        s.protocol_version, s.sessions = reply.protocol_version, s.sessions + 1
+        self._ready.set()
+        self._set(DeviceState.READY)
+        log.info("%s ready: %s firmware %s serial %s", self.name, s.model, s.firmware, s.serial)
+
+    async def _request(self, message: Message, timeout: float | None = None) -> Message:
+        assert self._endpoint is not None
+        tag = next(self._tags)
+        if hasattr(message, "tag"):
+            message = type(message)(**{**message.__dict__, "tag": tag})
+        fut: asyncio.Future[Message] = self._loop.create_future()
+        self._pending[tag] = fut
+        self._endpoint.send(message, self._loop.time())
+        await self._flush()
+        try:
+            async with asyncio.timeout(timeout or self.command_timeout):
+                return await fut
+        finally:
+            self._pending.pop(tag, None)
+
+    async def _flush(self) -> None:
+        if self._endpoint is not None and self._transport is not None:
+            data = self._endpoint.take_output()
+            if data:
+                await self._transport.write(data)
+
+    async def _reader(self, transport: Transport) -> None:
+        while True:
+            data = await transport.read()
+            assert self._endpoint is not None
+            self._handle(self._endpoint.feed(data, self._loop.time()))
+            await self._flush()
+
+    async def _ticker(self, transport: Transport) -> None:
+        while True:
+            await asyncio.sleep(TICK)
+            assert self._endpoint is not None
+            now = self._loop.time()
+            self._handle(self._endpoint.poll(now))
+            await self._flush()
+            silent = now - self._last_rx
+            if self.ready and silent > self.heartbeat_timeout:
+                raise SessionEndedError(f"{self.name}: no heartbeat for {silent:.1f}s")
+
+    def _handle(self, events: list[EndpointEvent]) -> None:
+        for e in events:
+            if isinstance(e, Message):
+                self._last_rx = self._loop.time()
+                self._on_message(e)
+            elif isinstance(e, DecodeError):
+                self.status.decode_errors += 1
+                if e.reason == "unsupported_version":
+                    raise SessionEndedError(f"{self.name}: {e.detail}", DeviceState.INCOMPATIBLE)
+            elif isinstance(e, BadMessage):
+                log.warning("%s: malformed message 0x%02X: %s", self.name, e.msg, e.error)
+            elif isinstance(e, PeerReset):
+                raise SessionEndedError(f"{self.name}: the device restarted (firmware reboot); "
+                                   f"{len(e.lost)} unacknowledged message(s) discarded")
+            elif isinstance(e, LinkFailed):
+                raise SessionEndedError(f"{self.name}: link failed: {e.reason}")
+
+    def _on_message(self, msg: Message) -> None:
+        tag = getattr(msg, "tag", None)
+        if msg.SENDER == "device" and tag is not None and tag in self._pending:
+            fut = self._pending[tag]
+            if not fut.done():
+                fut.set_result(msg)
+            if isinstance(msg, IdentifyReply | StatusReply | CommandResult):
+                return
+        if isinstance(msg, Heartbeat | StatusReply):
+            if msg.fault != self.status.fault:
+                self.status.fault = msg.fault
+                self.on_status(self.status)
+        elif isinstance(msg, Fault):
+            self.status.fault = msg.code
+            self.status.detail = msg.detail
+            self.on_status(self.status)
+        elif isinstance(msg, FaultCleared):
+            self.status.fault = 0
+            self.on_status(self.status)
+        self.on_message(msg)
+
+
+def _kind_name(kind: int) -> str:
+    try:
+        return DeviceKind(kind).name.lower()
+    except ValueError:
+        return f"device of unknown kind {kind}"

@@ -1,0 +1,164 @@
+"""Device drivers against the simulators over real ports: handshake, events, commands,
+unplug and replug, firmware reboot, wrong protocol version, lost heartbeat, USB."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from daemon.device_url import SerialUrl, UsbUrl, parse_device_url
+from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState
+from firmware_protocols import shoe, shuffler
+from firmware_protocols.common import CommandResult, DeviceKind
+from firmware_protocols.wire import Message
+from hil.faults import LineFaults
+from hil.ports import PtyPort, TcpPort
+from hil.shoe import ShoeSim
+from hil.shuffler import ShufflerSim
+
+
+async def until(cond: Callable[[], bool], timeout: float = 10) -> None:
+    async with asyncio.timeout(timeout):
+        while not cond():
+            await asyncio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
+async def running(driver: DeviceDriver) -> AsyncIterator[asyncio.Task[None]]:
+    task = asyncio.create_task(driver.run())
+    try:
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def shoe_driver(path: Path, received: list[Message], **kw: float) -> DeviceDriver:
+    return DeviceDriver("shoe", SerialUrl(str(path)), shoe.CATALOGUE, DeviceKind.SHOE,
+                        on_message=received.append, backoff_initial=0.05, backoff_max=0.3,
+                        **kw)  # type: ignore[arg-type]
+
+
+async def test_handshake_events_and_commands(tmp_path: Path) -> None:
+    sim = ShoeSim(serial="SH777")
+    port = PtyPort(sim, link=tmp_path / "shoe")
+    await port.start()
+    got: list[Message] = []
+    driver = shoe_driver(tmp_path / "shoe", got)
+    async with running(driver):
+        await driver.wait_ready(5)
+        assert (driver.status.model, driver.status.serial) == ("SIM-SHOE", "SH777")
+        reply = await driver.command(shoe.LockGate(0, False))
+        assert isinstance(reply, CommandResult) and reply.result == 0
+        sim.load(["9H", "KS"], port.now())
+        sim.draw(port.now())
+        port.kick()
+        await until(lambda: any(isinstance(m, shoe.CardDrawn) for m in got))
+        assert [m.card for m in got if isinstance(m, shoe.CardDrawn)] == ["9H"]
+    await port.stop()
+
+
+async def test_unplug_is_reported_and_replug_recovers(tmp_path: Path) -> None:
+    sim = ShoeSim()
+    port = PtyPort(sim, link=tmp_path / "shoe")
+    await port.start()
+    driver = shoe_driver(tmp_path / "shoe", [])
+    async with running(driver):
+        await driver.wait_ready(5)
+        await port.unplug()
+        await until(lambda: driver.status.state is DeviceState.LOST)
+        assert "shoe" in driver.status.detail
+        with pytest.raises(DeviceNotReadyError, match="shoe is lost"):
+            await driver.command(shoe.LockGate(0, True))
+        await port.replug()
+        await until(lambda: driver.ready)
+        assert driver.status.sessions == 2
+    await port.stop()
+
+
+async def test_firmware_reboot_leads_to_a_new_handshake(tmp_path: Path) -> None:
+    sim = ShoeSim()
+    port = PtyPort(sim, link=tmp_path / "shoe")
+    await port.start()
+    states: list[str] = []
+    driver = shoe_driver(tmp_path / "shoe", [])
+    driver.on_status = lambda s: states.append(f"{s.state.value}:{s.detail}")
+    async with running(driver):
+        await driver.wait_ready(5)
+        sim.reboot(port.now())
+        port.kick()
+        await until(lambda: driver.status.sessions == 2 and driver.ready)
+    assert any("restarted (firmware reboot)" in s for s in states)
+    await port.stop()
+
+
+async def test_wrong_protocol_version_is_incompatible(tmp_path: Path) -> None:
+    sim = ShoeSim(protocol_version=2)
+    port = PtyPort(sim, link=tmp_path / "shoe")
+    await port.start()
+    driver = shoe_driver(tmp_path / "shoe", [])
+    async with running(driver):
+        await until(lambda: driver.status.state is DeviceState.INCOMPATIBLE)
+        assert "protocol version 2" in driver.status.detail
+    await port.stop()
+
+
+async def test_silent_device_is_declared_lost(tmp_path: Path) -> None:
+    sim = ShoeSim()
+    faults = LineFaults()
+    port = PtyPort(sim, link=tmp_path / "shoe", faults_out=faults)
+    await port.start()
+    driver = shoe_driver(tmp_path / "shoe", [], heartbeat_timeout=1.5)
+    async with running(driver):
+        await driver.wait_ready(5)
+        faults.drop_rate = 1.0  # the line goes dead but the port stays open
+        await until(lambda: driver.status.state is not DeviceState.READY, timeout=8)
+        assert ("no heartbeat" in driver.status.detail
+                or "link failed" in driver.status.detail), driver.status.detail
+        faults.drop_rate = 0.0
+        await until(lambda: driver.ready, timeout=10)
+    await port.stop()
+
+
+async def test_wrong_device_on_the_port_is_incompatible(tmp_path: Path) -> None:
+    sim = ShufflerSim()
+    port = PtyPort(sim, link=tmp_path / "shoe")
+    await port.start()
+    driver = shoe_driver(tmp_path / "shoe", [])
+    async with running(driver):
+        await until(lambda: driver.status.state is DeviceState.INCOMPATIBLE)
+        assert "is a shuffler, not a shoe" in driver.status.detail
+    await port.stop()
+
+
+async def test_shuffler_over_usb_url() -> None:
+    sim = ShufflerSim(speed=50, serial="SF9")
+    port = TcpPort(sim)
+    await port.start()
+    url = parse_device_url(f"usb://1d50:6178?serial=SF9&sim=127.0.0.1:{port.port}")
+    assert isinstance(url, UsbUrl)
+    got: list[Message] = []
+    driver = DeviceDriver("shuffler", url, shuffler.CATALOGUE, DeviceKind.SHUFFLER,
+                          on_message=got.append)
+    async with running(driver):
+        await driver.wait_ready(5)
+        reply = await driver.command(shuffler.StartShuffle(0, 6))
+        assert isinstance(reply, CommandResult) and reply.result == 0
+        await until(lambda: any(isinstance(m, shuffler.ShuffleComplete) for m in got))
+        done = next(m for m in got if isinstance(m, shuffler.ShuffleComplete))
+        assert done.decks == 6 and done.inventory == (6,) * 52
+    await port.stop()
+
+
+async def test_missing_usb_device_is_reported() -> None:
+    url = parse_device_url("usb://1d50:6178?sim=127.0.0.1:1")
+    driver = DeviceDriver("shuffler", url, shuffler.CATALOGUE, DeviceKind.SHUFFLER,
+                          backoff_initial=0.05)
+    async with running(driver):
+        await until(lambda: driver.status.state is DeviceState.LOST)
+        assert "no USB device 1d50:6178" in driver.status.detail
