@@ -1,0 +1,99 @@
+"""The published round result, built from the rules engine's settlement.
+
+One shape for every game (schema ``daemon/mqtt/schemas/result.schema.json``):
+identification, status, the game-specific outcome, and every offered bet's result.
+A void round carries ``void_reason`` (code and clause) and returns every bet. The
+journal adds ``round_id`` and ``seq`` when it records the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from daemon.games.baccarat import Deal, coup_of
+from daemon.games.model import GameRules, Irregularity
+from daemon.games.outcome import BetResult, Result
+from daemon.games.settle import settle_coup, settle_throw
+from daemon.games.tai_sai import Throw
+
+SCHEMA_ID = "tabled/result/1"
+
+# The clause that returns every bet of a void round, per game.
+VOID_RETURNS = {"tiger-buffalo": "5.16", "tiger-buffalo-insurance-plus": "5.16",
+                "tiger-baccarat": "5.1.1", "tai-sai-open-cover": "5.12"}
+
+
+@dataclass(frozen=True)
+class RoundContext:
+    table: str
+    game: GameRules[Any]
+    layout: str
+    shoe_id: str | None
+    shuffle_id: int | None
+    opened_at: float
+    closed_at: float | None
+
+
+def iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace(
+        "+00:00", "Z")
+
+
+def _base(ctx: RoundContext, status: str, settled_at: float) -> dict[str, Any]:
+    return {
+        "type": "result", "schema": SCHEMA_ID, "table": ctx.table, "game": ctx.game.id,
+        "layout": ctx.layout, "shoe_id": ctx.shoe_id, "shuffle_id": ctx.shuffle_id,
+        "status": status, "opened_at": iso(ctx.opened_at), "closed_at": iso(ctx.closed_at),
+        "settled_at": iso(settled_at), "replayed": False,
+    }
+
+
+def _bets(results: Sequence[BetResult]) -> list[dict[str, Any]]:
+    return [r.as_dict() for r in results]
+
+
+def baccarat_result(ctx: RoundContext, deal: Deal, settled_at: float, *,
+                    squeeze_waiver: bool = False,
+                    insurance_offered: bool = True) -> dict[str, Any]:
+    coup = coup_of([d.card for d in deal.cards])
+    out = _base(ctx, "valid", settled_at)
+    out.update({
+        "cards": [d.as_dict() for d in deal.cards],
+        "player_total": coup.player_total, "banker_total": coup.banker_total,
+        "natural": coup.natural, "winner": coup.winner,
+        "bets": _bets(settle_coup(ctx.game, ctx.layout, coup, squeeze_waiver=squeeze_waiver,
+                                  insurance_offered=insurance_offered)),
+    })
+    return out
+
+
+def tai_sai_result(ctx: RoundContext, throw: Throw, tumbles: int, flat: Sequence[bool],
+                   settled_at: float) -> dict[str, Any]:
+    out = _base(ctx, "valid", settled_at)
+    out.update({
+        "dice": list(throw.dice), "tumbles": tumbles, "flat": list(flat), "total": throw.total,
+        "bets": _bets(settle_throw(ctx.game, ctx.layout, throw)),
+    })
+    return out
+
+
+def void_result(ctx: RoundContext, reason: Irregularity, settled_at: float, *,
+                detail: str = "", deal: Deal | None = None,
+                dice: Sequence[int] | None = None) -> dict[str, Any]:
+    """Tiger Buffalo 5.16 / Tai Sai 5.12: a void round returns every bet."""
+    out = _base(ctx, "void", settled_at)
+    out["void_reason"] = {"code": reason.code, "clause": reason.clause,
+                          "text": reason.summary, "detail": detail}
+    if deal is not None:
+        out["cards"] = [d.as_dict() for d in deal.cards]
+    if dice is not None:
+        out["dice"] = list(dice)
+    clause = VOID_RETURNS[ctx.game.id]
+    out["bets"] = [BetResult(name, Result.PUSH, None, "returned: the round is void", clause)
+                   .as_dict() for name in ctx.game.offered_names(ctx.layout)]
+    return out

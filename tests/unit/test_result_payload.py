@@ -1,0 +1,124 @@
+"""Published results: built from the engine's settlement, valid against the shipped schema."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from daemon.games import GAMES, get_game
+from daemon.games.baccarat import deal
+from daemon.games.cards import RANKS, SUITS, Card
+from daemon.games.tai_sai import Throw
+from daemon.results import VOID_RETURNS, RoundContext, baccarat_result, tai_sai_result, void_result
+from daemon.store.journal import Journal
+
+SCHEMA = json.loads((files("daemon.mqtt") / "schemas" / "result.schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA,
+                                            format_checker=jsonschema.FormatChecker())
+BACCARAT = [g for g in GAMES.values() if g.kind == "baccarat"]
+
+
+def ctx(game_id: str, layout: str) -> RoundContext:
+    return RoundContext("bac-07", get_game(game_id), layout, "shoe-1", 1001, 1_764_000_000.0,
+                        1_764_000_030.0)
+
+
+def published(payload: dict[str, Any]) -> dict[str, Any]:
+    return {**payload, "round_id": "r-1", "seq": 1}
+
+
+def complete(seq: list[Card]) -> list[Card]:
+    n = 4
+    while not deal(seq[:n]).complete:
+        n += 1
+    return seq[:n]
+
+
+cards = st.builds(Card, st.sampled_from(RANKS), st.sampled_from(SUITS))
+
+
+@settings(max_examples=150)
+@given(st.lists(cards, min_size=6, max_size=6), st.sampled_from(BACCARAT), st.data())
+def test_baccarat_results_match_the_schema(seq: list[Card], game: Any,
+                                           data: st.DataObject) -> None:
+    layout = data.draw(st.sampled_from(list(game.layouts)))
+    payload = baccarat_result(ctx(game.id, layout), deal(complete(seq)), 1_764_000_031.0)
+    VALIDATOR.validate(published(payload))
+    assert {b["bet"] for b in payload["bets"] if "window" not in b} == {
+        r.bet for r in game.offered(layout)}
+
+
+@pytest.mark.parametrize("layout", ["A", "C", "E"])
+def test_every_tai_sai_throw_matches_the_schema(layout: str) -> None:
+    for dice in product(range(1, 7), repeat=3):
+        payload = tai_sai_result(ctx("tai-sai-open-cover", layout), Throw.of(dice), 3,
+                                 [True] * 3, 1_764_000_031.0)
+        VALIDATOR.validate(published(payload))
+
+
+@pytest.mark.parametrize(("game_id", "layout", "code"), [
+    ("tiger-buffalo", "P", "card_not_of_set"),
+    ("tiger-buffalo-insurance-plus", "A", "not_shuffled"),
+    ("tiger-baccarat", "A", "insufficient_cards"),
+    ("tai-sai-open-cover", "E", "too_few_tumbles"),
+])
+def test_void_results_return_every_bet_with_the_clause(game_id: str, layout: str,
+                                                       code: str) -> None:
+    game = get_game(game_id)
+    payload = void_result(ctx(game_id, layout), game.irregularity(code), 1_764_000_031.0,
+                          detail="test")
+    VALIDATOR.validate(published(payload))
+    assert payload["void_reason"]["clause"] == game.irregularity(code).clause
+    assert {b["result"] for b in payload["bets"]} == {"push"}
+    assert {b["clause"] for b in payload["bets"]} == {VOID_RETURNS[game_id]}
+    assert [b["bet"] for b in payload["bets"]] == list(game.offered_names(layout))
+
+
+def test_insurance_windows_are_in_the_result() -> None:
+    from daemon.games.cards import parse_cards  # noqa: PLC0415
+
+    payload = baccarat_result(ctx("tiger-buffalo-insurance-plus", "A"),
+                              deal(parse_cards(["2S", "KH", "2C", "3D", "5S", "6H"])), 1_764_000_031.0)
+    VALIDATOR.validate(published(payload))
+    ins = [b for b in payload["bets"] if "window" in b]
+    assert ins == [{"bet": "player_insurance", "result": "win", "pays": "10:1",
+                    "line": "player_insurance player_third_card: 9 vs 0-6", "clause": "4.1.8",
+                    "window": "player_third_card"}]
+
+
+def test_journal_adds_round_id_and_seq(tmp_path: Path) -> None:
+    from daemon.games.cards import parse_cards  # noqa: PLC0415
+
+    j = Journal(tmp_path / "j.db")
+    payload = baccarat_result(ctx("tiger-baccarat", "A"),
+                              deal(parse_cards(["9S", "2H", "KH", "3D"])), 1_764_000_031.0)
+    final = j.record_result("r-42", payload, "tables/bac-07/results")
+    VALIDATOR.validate(final)
+    assert json.loads(j.pending()[0].payload) == final
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda p: p.update(status="void"),  # void without a reason
+    lambda p: p.update(extra=1),  # an unknown key
+    lambda p: p.update(seq=0),
+    lambda p: p["cards"].append({"card": "1S", "hand": "player", "position": 1}),
+    lambda p: p.pop("winner"),
+    lambda p: p.update(settled_at="yesterday"),
+])
+def test_the_schema_rejects_bad_results(mutate: Any) -> None:
+    from daemon.games.cards import parse_cards  # noqa: PLC0415
+
+    payload = published(baccarat_result(ctx("tiger-buffalo", "P"),
+                                        deal(parse_cards(["9S", "2H", "KH", "3D"])),
+                                        1_764_000_031.0))
+    mutate(payload)
+    with pytest.raises(jsonschema.ValidationError):
+        VALIDATOR.validate(payload)
