@@ -85,8 +85,8 @@ def test_void_results_return_every_bet_with_the_clause(game_id: str, layout: str
 def test_insurance_windows_are_in_the_result() -> None:
     from daemon.games.cards import parse_cards  # noqa: PLC0415
 
-    payload = baccarat_result(ctx("tiger-buffalo-insurance-plus", "A"),
-                              deal(parse_cards(["2S", "KH", "2C", "3D", "5S", "6H"])), 1_764_000_031.0)
+    cards = deal(parse_cards(["2S", "KH", "2C", "3D", "5S", "6H"]))
+    payload = baccarat_result(ctx("tiger-buffalo-insurance-plus", "A"), cards, 1_764_000_031.0)
     VALIDATOR.validate(published(payload))
     ins = [b for b in payload["bets"] if "window" in b]
     assert ins == [{"bet": "player_insurance", "result": "win", "pays": "10:1",
