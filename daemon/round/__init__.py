@@ -1,0 +1,1 @@
+"""Rounds and shoes: the table's state, validated against the game rules."""

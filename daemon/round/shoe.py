@@ -1,0 +1,165 @@
+"""Shoe validation: a certified shuffle, a shoe bound to it, and every card checked.
+
+What "validated" means for cards (shared/ARCHITECTURE.md), with the clause each check
+reports (codes are looked up in the game's own section-5 table, so MBS reports its
+numbering):
+
+- the shoe was loaded from a shuffle the shuffler certified: randomness self-check
+  passed (not_shuffled: RWS 5.5.5, MBS 5.1), exactly N decks of 52 (deck_shortage_or_excess:
+  RWS 5.5.2, MBS 5.1), no foreign cards (card_not_of_set: RWS 5.5.1, MBS 5.1);
+- every card drawn is a real card (card_not_of_set), of the deck set loaded
+  (card_not_of_set), and no card appears more times than there are decks
+  (deck_shortage_or_excess);
+- a double draw is reported (simultaneous_draw: RWS 5.11, MBS 5.8); a face-up card too
+  (face_up_card: RWS 5.10, MBS 5.6), and play continues;
+- at shoe end, the revealed order must match the shuffler's commitment, and the cards
+  drawn must be that order's first cards (order_altered for MBS 5.2; for RWS, card
+  switching is an incorrect card in the deck, 5.5.2).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from daemon.games.cards import parse_card
+from daemon.games.errors import CardCodeError
+from daemon.games.model import GameRules, Irregularity
+from firmware_protocols import shoe as shoe_proto
+from firmware_protocols import shuffler as shuffler_proto
+
+
+@dataclass(frozen=True)
+class Finding:
+    """An irregularity found in the cards, with what exactly was seen."""
+
+    irregularity: Irregularity
+    detail: str
+
+    @property
+    def clause(self) -> str:
+        return self.irregularity.clause
+
+
+@dataclass(frozen=True)
+class Certificate:
+    shuffle_id: int
+    decks: int
+    commitment: bytes
+
+
+def _inventory_detail(inventory: tuple[int, ...], decks: int) -> str:
+    parts = []
+    for code, n in zip(shuffler_proto.INVENTORY_ORDER, inventory, strict=True):
+        if n < decks:
+            parts.append(f"missing {decks - n} x {code}")
+        elif n > decks:
+            parts.append(f"{n - decks} extra {code}")
+    return "; ".join(parts)
+
+
+def certify(game: GameRules[Any], decks: int, done: shuffler_proto.ShuffleComplete
+            ) -> tuple[Certificate | None, list[Finding]]:
+    """A certificate for the shuffle, or the findings that refuse it."""
+    findings = []
+    if not done.rng_ok:
+        findings.append(Finding(game.irregularity("not_shuffled"),
+                                f"shuffle {done.shuffle_id}: the shuffler's randomness "
+                                "self-check failed"))
+    if done.foreign_cards:
+        findings.append(Finding(game.irregularity("card_not_of_set"),
+                                f"shuffle {done.shuffle_id}: {done.foreign_cards} card(s) "
+                                "not of the set"))
+    if done.decks != decks:
+        findings.append(Finding(game.irregularity("deck_shortage_or_excess"),
+                                f"shuffle {done.shuffle_id} is of {done.decks} decks; the "
+                                f"table plays {decks}"))
+    elif done.inventory != (decks,) * 52:
+        findings.append(Finding(game.irregularity("deck_shortage_or_excess"),
+                                f"shuffle {done.shuffle_id}: "
+                                f"{_inventory_detail(done.inventory, decks)}"))
+    if findings:
+        return None, findings
+    return Certificate(done.shuffle_id, done.decks, done.commitment), []
+
+
+@dataclass
+class Shoe:
+    """A shoe loaded from a certified shuffle; checks each card as it is drawn."""
+
+    game: GameRules[Any]
+    certificate: Certificate
+    deck_set: int
+    drawn: list[str] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def load(cls, game: GameRules[Any], certificate: Certificate | None,
+             loaded: shoe_proto.ShoeLoaded) -> tuple[Shoe | None, list[Finding]]:
+        if certificate is None:
+            return None, [Finding(game.irregularity("not_shuffled"),
+                                  "the shoe was loaded without a certified shuffle")]
+        expected = certificate.decks * 52
+        if loaded.cards != expected:
+            return None, [Finding(game.irregularity("deck_shortage_or_excess"),
+                                  f"the shoe holds {loaded.cards} cards; shuffle "
+                                  f"{certificate.shuffle_id} certified {expected}")]
+        return cls(game, certificate, loaded.deck_set), []
+
+    def check_card(self, msg: shoe_proto.CardDrawn) -> list[Finding]:
+        """Findings for one drawn card; the card is counted whatever they are."""
+        g = self.game
+        findings = []
+        self.drawn.append(msg.card)
+        try:
+            card = parse_card(msg.card)
+        except CardCodeError:
+            findings.append(Finding(g.irregularity("card_not_of_set"),
+                                    f"draw {msg.draw_no}: the reader saw {msg.card!r} "
+                                    f"(confidence {msg.confidence}%), not a card of the set"))
+            card = None
+        if msg.deck_set != self.deck_set:
+            findings.append(Finding(g.irregularity("card_not_of_set"),
+                                    f"draw {msg.draw_no}: {msg.card} has the back of deck set "
+                                    f"{msg.deck_set:#x}; the shoe is set {self.deck_set:#x}"))
+        if card is not None:
+            self.counts[card.code] += 1
+            if self.counts[card.code] > self.certificate.decks:
+                findings.append(Finding(g.irregularity("deck_shortage_or_excess"),
+                                        f"draw {msg.draw_no}: {card.code} seen "
+                                        f"{self.counts[card.code]} times in a "
+                                        f"{self.certificate.decks}-deck shoe"))
+        if msg.double_draw:
+            findings.append(Finding(g.irregularity("simultaneous_draw"),
+                                    f"draw {msg.draw_no}: two cards left the shoe together"))
+        if msg.face_up:
+            findings.append(Finding(g.irregularity("face_up_card"),
+                                    f"draw {msg.draw_no}: {msg.card} left the shoe face up"))
+        return findings
+
+    def verify_order(self, chunks: list[shuffler_proto.OrderChunk]) -> list[Finding]:
+        """At shoe end: the revealed order against the commitment and the cards drawn."""
+        code = "order_altered" if any(
+            i.code == "order_altered" for i in self.game.irregularities) else \
+            "deck_shortage_or_excess"
+        irregularity = self.game.irregularity(code)
+        cid = self.certificate.shuffle_id
+        chunks = sorted((c for c in chunks if c.shuffle_id == cid), key=lambda c: c.offset)
+        order = [card for c in chunks for card in c.cards]
+        if not chunks or len(order) != chunks[0].total:
+            return [Finding(irregularity, f"shuffle {cid}: the revealed order is incomplete "
+                                          f"({len(order)} cards)")]
+        if shuffler_proto.commitment(cid, chunks[0].nonce, order) != \
+                self.certificate.commitment:
+            return [Finding(irregularity, f"shuffle {cid}: the revealed order does not match "
+                                          "the commitment made before dealing")]
+        wrong = [f"draw {i + 1}: {got} where the shuffle put {want}"
+                 for i, (got, want) in enumerate(zip(self.drawn, order, strict=False))
+                 if got != want]
+        if wrong:
+            return [Finding(irregularity, f"shuffle {cid}: cards off the committed order: "
+                                          + "; ".join(wrong[:10])
+                                          + (f" (+{len(wrong) - 10} more)"
+                                             if len(wrong) > 10 else ""))]
+        return []
