@@ -1,0 +1,239 @@
+"""The baccarat table: shoe lifecycle and round lifecycle, as a state machine (transitions).
+
+    idle --open_betting--> betting_open --close_betting--> dealing --(result|void)--> idle
+
+Sans-I/O and synchronous, like the rules engine: each command or device message returns
+the effects to apply, in order (journal first, then devices and publishing). The gate
+is unlocked only after "No more bets"; the next card needed is announced after every
+card; a finished deal is settled by the engine; an irregularity that voids the round
+ends it with its clause and returns every bet.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from transitions import Machine
+
+from daemon.games.baccarat import NextCard, deal
+from daemon.games.cards import Card, parse_card
+from daemon.games.errors import CardCodeError, DealError
+from daemon.games.model import Consequence, GameRules
+from daemon.results import RoundContext, baccarat_result, void_result
+from daemon.round.effects import (
+    Alert,
+    CommandRefusedError,
+    DeviceCommand,
+    Effect,
+    Record,
+    RoundResult,
+)
+from daemon.round.shoe import Certificate, Finding, Shoe, certify
+from firmware_protocols import shoe as shoe_proto
+from firmware_protocols import shuffler as shuffler_proto
+
+IDLE, BETTING, DEALING = "idle", "betting_open", "dealing"
+
+
+@dataclass
+class RoundData:
+    round_id: str
+    opened_at: float
+    closed_at: float | None = None
+    cards: list[Card] = field(default_factory=list)
+
+
+class BaccaratTable:
+    state: str  # set by transitions
+
+    def __init__(self, table_id: str, game: GameRules[Any], layout: str, decks: int, *,
+                 clock: Callable[[], float] = time.time,
+                 new_round_id: Callable[[], str] | None = None) -> None:
+        game.check_layout(layout)
+        game.check_decks(decks)
+        self.table_id, self.game, self.layout, self.decks = table_id, game, layout, decks
+        self.clock = clock
+        self.new_round_id = new_round_id or (lambda: f"{table_id}-{uuid.uuid4().hex[:12]}")
+        self.certificate: Certificate | None = None
+        self.shoe: Shoe | None = None
+        self.shoe_id: str | None = None
+        self.shoe_ending = False  # the cut card came out (MBS 3.22: finish, then end)
+        self.round: RoundData | None = None
+        # Ended shoes wait here for the shuffler to reveal their order (card switching).
+        self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
+        self.machine = Machine(model=self, states=[IDLE, BETTING, DEALING], initial=IDLE,
+                               auto_transitions=False, transitions=[
+                                   ["to_betting", IDLE, BETTING],
+                                   ["to_dealing", BETTING, DEALING],
+                                   ["to_idle", [BETTING, DEALING], IDLE],
+                               ])
+
+    def _go(self, trigger: str) -> None:
+        self.machine.events[trigger].trigger(self)
+
+    # -- commands (from MQTT or the local CLI) --------------------------------------------
+
+    def open_betting(self) -> list[Effect]:
+        if self.state != IDLE:
+            raise CommandRefusedError(f"a round is already {self.state}")
+        if self.shoe is None:
+            clause = self.game.irregularity("not_shuffled").clause
+            raise CommandRefusedError(f"no shoe from a certified shuffle is loaded "
+                                      f"(clause {clause})")
+        if self.shoe_ending:
+            raise CommandRefusedError("the cut card has come out: end the shoe first")
+        now = self.clock()
+        self.round = RoundData(self.new_round_id(), now)
+        self._go("to_betting")
+        rid = self.round.round_id
+        return [Record("betting_opened", {"shoe_id": self.shoe_id}, rid),
+                DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
+
+    def close_betting(self) -> list[Effect]:
+        if self.state != BETTING or self.round is None:
+            raise CommandRefusedError(f"betting is not open (the table is {self.state})")
+        self.round.closed_at = self.clock()
+        self._go("to_dealing")
+        rid = self.round.round_id
+        # The gate opens only after "No more bets" (RWS 3.8, MBS 3.2).
+        return [Record("betting_closed", {}, rid),
+                DeviceCommand("shoe", shoe_proto.LockGate(0, False)),
+                Record("next_card", {"needed": NextCard.PLAYER_1.value}, rid)]
+
+    def void_round(self, reason: str, by: str) -> list[Effect]:
+        if self.round is None or self.state == IDLE:
+            raise CommandRefusedError("there is no round to void")
+        finding = Finding(self.game.irregularity("unresolved_irregularity"),
+                          f"voided by {by}: {reason}")
+        return self._void(finding)
+
+    def end_shoe(self, by: str) -> list[Effect]:
+        if self.state != IDLE:
+            raise CommandRefusedError(f"finish the round first (the table is {self.state})")
+        return self._end_shoe(f"ended by {by}")
+
+    # -- device events ----------------------------------------------------------------
+
+    def shuffle_complete(self, msg: shuffler_proto.ShuffleComplete) -> list[Effect]:
+        cert, findings = certify(self.game, self.decks, msg)
+        self.certificate = cert
+        if cert is None:
+            return [Alert(f.irregularity.code, f.clause, f.detail) for f in findings]
+        return [Record("shuffle_certified", {"shuffle_id": cert.shuffle_id,
+                                             "decks": cert.decks})]
+
+    def shoe_loaded(self, msg: shoe_proto.ShoeLoaded) -> list[Effect]:
+        out: list[Effect] = []
+        if self.state != IDLE:
+            out = self._void(Finding(self.game.irregularity("deck_shortage_or_excess"),
+                                     "a shoe was loaded in the middle of a round"))
+        shoe, findings = Shoe.load(self.game, self.certificate, msg)
+        self.certificate = None  # a certified shuffle loads one shoe only
+        if shoe is None:
+            self.shoe, self.shoe_id = None, None
+            return [*out, *(Alert(f.irregularity.code, f.clause, f.detail) for f in findings)]
+        self.shoe = shoe
+        self.shoe_id = f"{self.table_id}-shoe-{shoe.certificate.shuffle_id}"
+        self.shoe_ending = False
+        return [*out, Record("shoe_loaded", {"shoe_id": self.shoe_id,
+                                             "shuffle_id": shoe.certificate.shuffle_id,
+                                             "cards": msg.cards})]
+
+    def card_drawn(self, msg: shoe_proto.CardDrawn) -> list[Effect]:
+        rid = self.round.round_id if self.round else None
+        if self.shoe is None:
+            unshuffled = self.game.irregularity("not_shuffled")
+            return [Alert(unshuffled.code, unshuffled.clause,
+                          f"card {msg.card} drawn with no certified shoe loaded", rid)]
+        findings = self.shoe.check_card(msg)
+        if self.state != DEALING or self.round is None:
+            excess = self.game.irregularity("excess_card")
+            where = "idle" if self.state == IDLE else "open for betting"
+            return [Record("card_out_of_round", {"card": msg.card, "draw_no": msg.draw_no}),
+                    *[Alert(f.irregularity.code, f.clause, f.detail) for f in findings],
+                    Alert(excess.code, excess.clause,
+                          f"card {msg.card} drawn while the table is {where}", rid)]
+        voiding = [f for f in findings if f.irregularity.consequence is Consequence.VOID]
+        if voiding:
+            return self._void(voiding[0], extra_card=msg.card)
+        out: list[Effect] = [Alert(f.irregularity.code, f.clause, f.detail, rid)
+                             for f in findings]
+        try:
+            card = parse_card(msg.card)
+            d = deal([*self.round.cards, card])
+        except (CardCodeError, DealError) as exc:
+            excess = self.game.irregularity("excess_card")
+            return [*out, Alert(excess.code, excess.clause, str(exc), rid)]
+        self.round.cards.append(card)
+        placed = d.cards[-1]
+        out.append(Record("card", {**placed.as_dict(), "draw_no": msg.draw_no}, rid))
+        if not d.complete:
+            return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
+        payload = baccarat_result(self._context(), d, self.clock())
+        self.round = None
+        self._go("to_idle")
+        out += [RoundResult(rid or "", payload),
+                DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
+        if self.shoe_ending:
+            out += self._end_shoe("the cut card came out (MBS 3.22)")
+        return out
+
+    def cut_card(self, msg: shoe_proto.CutCard) -> list[Effect]:
+        self.shoe_ending = True
+        return [Record("cut_card", {"draw_no": msg.draw_no},
+                       self.round.round_id if self.round else None)]
+
+    def order_chunk(self, msg: shuffler_proto.OrderChunk) -> list[Effect]:
+        """Collect a revealed order; when complete, check the dealt cards against it."""
+        if msg.shuffle_id not in self.awaiting_order:
+            return []
+        shoe, chunks = self.awaiting_order[msg.shuffle_id]
+        chunks.append(msg)
+        if sum(len(c.cards) for c in chunks) < msg.total:
+            return []
+        del self.awaiting_order[msg.shuffle_id]
+        findings = shoe.verify_order(chunks)
+        if not findings:
+            return [Record("shuffle_verified", {"shuffle_id": msg.shuffle_id,
+                                                "cards_checked": len(shoe.drawn)})]
+        return [Alert(f.irregularity.code, f.clause, f.detail) for f in findings]
+
+    def shoe_empty(self, msg: shoe_proto.ShoeEmpty) -> list[Effect]:
+        out: list[Effect] = []
+        if self.round is not None and self.state == DEALING:
+            out += self._void(Finding(self.game.irregularity("insufficient_cards"),
+                                      f"the shoe ran out after {msg.draw_no} cards"))
+        return out + self._end_shoe("the shoe is empty")
+
+    # -- internals --------------------------------------------------------------------
+
+    def _context(self) -> RoundContext:
+        assert self.round is not None and self.shoe is not None
+        return RoundContext(self.table_id, self.game, self.layout, self.shoe_id,
+                            self.shoe.certificate.shuffle_id, self.round.opened_at,
+                            self.round.closed_at)
+
+    def _void(self, finding: Finding, extra_card: str | None = None) -> list[Effect]:
+        assert self.round is not None
+        rid = self.round.round_id
+        d = deal(self.round.cards) if self.round.cards else None
+        payload = void_result(self._context(), finding.irregularity, self.clock(),
+                              detail=finding.detail, deal=d)
+        self.round = None
+        self._go("to_idle")
+        return [Alert(finding.irregularity.code, finding.clause, finding.detail, rid),
+                RoundResult(rid, payload), DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
+
+    def _end_shoe(self, why: str) -> list[Effect]:
+        shoe, shoe_id = self.shoe, self.shoe_id
+        self.shoe, self.shoe_id, self.shoe_ending = None, None, False
+        out: list[Effect] = [Record("shoe_ended", {"shoe_id": shoe_id, "why": why})]
+        if shoe is not None:  # reveal the order so card switching can be checked
+            sid = shoe.certificate.shuffle_id
+            self.awaiting_order[sid] = (shoe, [])
+            out.append(DeviceCommand("shuffler", shuffler_proto.RequestOrder(0, sid)))
+        return out

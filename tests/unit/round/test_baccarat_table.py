@@ -1,0 +1,202 @@
+"""The baccarat table state machine: procedure, validation, voids with clauses."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from importlib.resources import files
+from typing import Any
+
+import jsonschema
+import pytest
+
+from daemon.games import get_game
+from daemon.round.baccarat import BaccaratTable
+from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Record, RoundResult
+from firmware_protocols import shoe as sp
+from firmware_protocols import shuffler as fp
+
+SCHEMA = json.loads((files("daemon.mqtt") / "schemas" / "result.schema.json").read_text())
+DECKS = 8
+NONCE = bytes(16)
+
+
+def shuffled(seed: int = 1) -> list[str]:
+    cards = [c for _ in range(DECKS) for c in fp.INVENTORY_ORDER]
+    random.Random(seed).shuffle(cards)
+    return cards
+
+
+class Table:
+    """A table with a certified shoe whose top cards are chosen by the test."""
+
+    def __init__(self, game: str = "tiger-buffalo", layout: str = "P",
+                 top: list[str] | None = None) -> None:
+        ids = itertools.count(1)
+        self.t = BaccaratTable("bac-07", get_game(game), layout, DECKS,
+                               clock=lambda: 1_764_000_000.0, new_round_id=lambda: f"r{next(ids)}")
+        cards = shuffled()
+        for i, c in enumerate(top or []):  # move chosen cards to the top, keep the inventory
+            j = cards.index(c, i)
+            cards[i], cards[j] = cards[j], cards[i]
+        self.cards = cards
+        self.draws = 0
+        self.effects: list[Any] = []
+        self.effects += self.t.shuffle_complete(fp.ShuffleComplete(
+            77, DECKS, fp.inventory_of(cards), 0, True, fp.commitment(77, NONCE, cards)))
+        self.effects += self.t.shoe_loaded(sp.ShoeLoaded(len(cards), 0xC0FFEE))
+
+    def draw(self, **kw: Any) -> list[Any]:
+        card = kw.pop("card", None) or self.cards[self.draws]
+        self.draws += 1
+        msg = sp.CardDrawn(self.draws, card, 99, kw.pop("deck_set", 0xC0FFEE),
+                           kw.pop("double_draw", False), kw.pop("face_up", False))
+        out = self.t.card_drawn(msg)
+        self.effects += out
+        return out
+
+
+def results(effects: list[Any]) -> list[dict[str, Any]]:
+    return [e.payload for e in effects if isinstance(e, RoundResult)]
+
+
+def kinds(effects: list[Any]) -> list[str]:
+    return [e.kind for e in effects if isinstance(e, Record)]
+
+
+def test_rws_tb_3_10_a_full_round() -> None:
+    t = Table(top=["2S", "3H", "3S", "3D", "KC"])
+    opened = t.t.open_betting()
+    assert DeviceCommand("shoe", sp.LockGate(0, True)) in opened
+    closed = t.t.close_betting()
+    # The gate opens only after "No more bets".
+    assert closed[1] == DeviceCommand("shoe", sp.LockGate(0, False))
+    assert closed[2] == Record("next_card", {"needed": "player_card_1"}, "r1")
+    needed = []
+    for _ in range(5):
+        needed += [e.body["needed"] for e in t.draw()
+                   if isinstance(e, Record) and e.kind == "next_card"]
+    assert needed == ["banker_card_1", "player_card_2", "banker_card_2", "player_third_card"]
+    [result] = results(t.effects)
+    assert (result["status"], result["winner"], result["banker_total"]) == ("valid", "banker", 6)
+    bets = {b["bet"]: b for b in result["bets"]}
+    assert bets["banker"]["pays"] == "1:2" and bets["tiger"]["pays"] == "12:1"
+    jsonschema.validate({**result, "seq": 1, "round_id": "r1"}, SCHEMA)
+    assert t.t.state == "idle"
+
+
+def test_rws_tb_5_5_5_no_round_without_a_certified_shoe() -> None:
+    t = BaccaratTable("bac-07", get_game("tiger-buffalo"), "P", DECKS)
+    with pytest.raises(CommandRefusedError, match=r"clause 5\.5\.5"):
+        t.open_betting()
+
+
+def test_commands_in_the_wrong_state_change_nothing() -> None:
+    t = Table()
+    with pytest.raises(CommandRefusedError, match="betting is not open"):
+        t.t.close_betting()
+    t.t.open_betting()
+    with pytest.raises(CommandRefusedError, match="already betting_open"):
+        t.t.open_betting()
+    assert t.t.state == "betting_open"
+
+
+def test_rws_tb_5_8_card_drawn_while_betting_is_open() -> None:
+    t = Table()
+    t.t.open_betting()
+    out = t.draw()
+    assert [(a.code, a.clause) for a in out if isinstance(a, Alert)] == [("excess_card", "5.8")]
+    assert t.t.state == "betting_open"
+
+
+@pytest.mark.parametrize(("game", "clause"), [
+    pytest.param("tiger-buffalo", "5.5.1", id="rws_tb_5_5_1_foreign_card_voids"),
+    pytest.param("tiger-baccarat", "5.1", id="mbs_5_1_foreign_card_voids"),
+])
+def test_foreign_card_voids_the_round(game: str, clause: str) -> None:
+    t = Table(game, "A")
+    t.t.open_betting()
+    t.t.close_betting()
+    t.draw()
+    out = t.draw(deck_set=0xBAD)
+    [result] = results(out)
+    assert result["status"] == "void" and result["void_reason"]["clause"] == clause
+    assert {b["result"] for b in result["bets"]} == {"push"}
+    assert len(result["cards"]) == 1  # the foreign card is not dealt into a hand
+    jsonschema.validate({**result, "seq": 1, "round_id": "r1"}, SCHEMA)
+
+
+def test_rws_tb_5_10_face_up_card_is_reported_and_play_continues() -> None:
+    t = Table()
+    t.t.open_betting()
+    t.t.close_betting()
+    out = t.draw(face_up=True)
+    assert [a.clause for a in out if isinstance(a, Alert)] == ["5.10"]
+    assert "card" in kinds(out)
+
+
+def test_rws_tb_5_5_4_shoe_empty_mid_round_voids() -> None:
+    t = Table()
+    t.t.open_betting()
+    t.t.close_betting()
+    t.draw()
+    out = t.t.shoe_empty(sp.ShoeEmpty(1))
+    [result] = results(out)
+    assert result["void_reason"]["clause"] == "5.5.4"
+    assert "shoe_ended" in kinds(out)
+
+
+def test_rws_tb_5_18_void_by_the_pit_records_who() -> None:
+    t = Table()
+    t.t.open_betting()
+    [result] = results(t.t.void_round("dealer dropped a card", "supervisor 12"))
+    assert result["void_reason"]["clause"] == "5.18"
+    assert result["void_reason"]["detail"] == "voided by supervisor 12: dealer dropped a card"
+
+
+def test_mbs_3_22_cut_card_finishes_the_round_then_ends_the_shoe() -> None:
+    t = Table("tiger-baccarat", "A", top=["9S", "2H", "KH", "3D"])
+    t.t.open_betting()
+    t.t.close_betting()
+    t.draw()
+    t.t.cut_card(sp.CutCard(1))
+    for _ in range(3):
+        t.draw()
+    assert results(t.effects)[0]["status"] == "valid"
+    assert kinds(t.effects)[-1] == "shoe_ended"
+    assert DeviceCommand("shuffler", fp.RequestOrder(0, 77)) in t.effects
+    with pytest.raises(CommandRefusedError, match="no shoe"):
+        t.t.open_betting()
+
+
+def _reveal(t: Table, cards: list[str]) -> list[Any]:
+    out = []
+    for i in range(0, len(cards), 100):
+        out += t.t.order_chunk(fp.OrderChunk(77, i, len(cards), NONCE,
+                                             tuple(cards[i:i + 100])))
+    return out
+
+
+def test_honest_shoe_is_verified_at_its_end() -> None:
+    t = Table(top=["9S", "2H", "KH", "3D"])
+    t.t.open_betting()
+    t.t.close_betting()
+    for _ in range(4):
+        t.draw()
+    t.t.end_shoe("supervisor 12")
+    assert kinds(_reveal(t, t.cards)) == ["shuffle_verified"]
+
+
+def test_rws_tb_5_5_2_switched_card_is_found_at_shoe_end() -> None:
+    t = Table(top=["9S", "2H", "KH", "3D"])
+    t.t.open_betting()
+    t.t.close_betting()
+    t.draw()
+    t.draw(card="2C")  # a card switched in at the shoe, not the shuffled one
+    t.draw()
+    t.draw()
+    t.t.end_shoe("supervisor 12")
+    alerts = [a for a in _reveal(t, t.cards) if isinstance(a, Alert)]
+    assert [a.clause for a in alerts] == ["5.5.2"]
+    assert "draw 2: 2C where the shuffle put 2H" in alerts[0].detail
