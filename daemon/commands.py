@@ -1,0 +1,94 @@
+"""Commands in: ``{prefix}/{table}/cmd/{name}`` with a JSON object payload.
+
+Every command carries an ``id`` (echoed in the reply). Parsing never raises anything
+but CommandError, whose ``code`` and message say exactly what is wrong; the caller
+replies with it and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+MAX_PAYLOAD = 4096
+
+# name -> (required string fields, optional string fields)
+COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "open_betting": ((), ()),
+    "close_betting": ((), ()),
+    "void_round": (("reason", "by"), ()),
+    "close_insurance": ((), ()),
+    "new_shoe": ((), ()),
+    "end_shoe": (("by",), ()),
+    "status": ((), ()),
+}
+
+
+class CommandError(ValueError):
+    def __init__(self, code: str, message: str, command_id: str | None = None,
+                 name: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.command_id = command_id
+        self.name = name
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    id: str
+    args: dict[str, str]
+
+
+def parse_command(topic_name: str, payload: bytes) -> Command:
+    """Validate one command; raises CommandError (bad_payload, unknown_command, bad_argument)."""
+    if len(payload) > MAX_PAYLOAD:
+        raise CommandError("bad_payload", f"payload of {len(payload)} bytes exceeds "
+                                          f"{MAX_PAYLOAD}", name=topic_name)
+    try:
+        body: Any = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CommandError("bad_payload", f"payload is not JSON: {exc}",
+                           name=topic_name) from None
+    if not isinstance(body, dict):
+        raise CommandError("bad_payload", "payload must be a JSON object", name=topic_name)
+    command_id = body.get("id")
+    if not isinstance(command_id, str) or not 0 < len(command_id) <= 64:
+        raise CommandError("bad_payload", "'id' must be a string of 1-64 characters",
+                           name=topic_name)
+    if topic_name not in COMMANDS:
+        raise CommandError("unknown_command", f"unknown command {topic_name!r}; known: "
+                                              f"{', '.join(COMMANDS)}", command_id, topic_name)
+    required, optional = COMMANDS[topic_name]
+    args: dict[str, str] = {}
+    for key in sorted(set(body) - {"id"}):
+        if key not in required and key not in optional:
+            raise CommandError("bad_argument", f"{topic_name} takes no {key!r}", command_id,
+                               topic_name)
+    for key in (*required, *optional):
+        if key not in body:
+            if key in required:
+                raise CommandError("bad_argument", f"{topic_name} needs {key!r}", command_id,
+                                   topic_name)
+            continue
+        value = body[key]
+        if not isinstance(value, str) or not value.strip() or len(value) > 200:
+            raise CommandError("bad_argument", f"{topic_name}.{key} must be a non-empty "
+                                               "string of at most 200 characters",
+                               command_id, topic_name)
+        args[key] = value.strip()
+    return Command(topic_name, command_id, args)
+
+
+def reply(command_id: str | None, name: str | None, *, ok: bool, state: str,
+          error: CommandError | str | None = None, code: str | None = None
+          ) -> dict[str, Any]:
+    """The payload for ``{prefix}/{table}/replies``."""
+    out: dict[str, Any] = {"type": "reply", "id": command_id, "command": name, "ok": ok,
+                           "state": state}
+    if isinstance(error, CommandError):
+        out["error"] = {"code": error.code, "message": str(error)}
+    elif error is not None:
+        out["error"] = {"code": code or "refused", "message": error}
+    return out
