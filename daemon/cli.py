@@ -90,6 +90,24 @@ def _cmd_config_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415
+
+    from daemon.games import get_game as game_of  # noqa: PLC0415
+    from hil.simulate import simulate  # noqa: PLC0415
+
+    game = game_of(args.game)
+    game.check_layout(args.layout)
+    game.check_decks(args.decks)
+    broker = None
+    if args.broker:
+        host, _, port = args.broker.removeprefix("mqtt://").partition(":")
+        broker = (host, int(port or 1883))
+    results = asyncio.run(simulate(args.game, args.layout, args.decks, args.rounds,
+                                   broker=broker, speed=args.speed))
+    return 0 if len(results) == args.rounds else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tabled", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -120,6 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
     pd.add_argument("--directory", default="firmware_protocols")
     pd.add_argument("--check", action="store_true", help="exit 1 if a spec is out of date")
     pd.set_defaults(func=_cmd_protocol_docs)
+
+    sim = sub.add_parser("simulate", help="a whole simulated table on this machine")
+    sim.add_argument("--game", default="tiger-buffalo")
+    sim.add_argument("--layout", default="P")
+    sim.add_argument("--decks", type=int, default=8)
+    sim.add_argument("--rounds", type=int, default=20)
+    sim.add_argument("--speed", type=float, default=20.0,
+                     help="how much faster than real time the devices run")
+    sim.add_argument("--broker", help="mqtt://host:port; default: a private broker")
+    sim.set_defaults(func=_cmd_simulate)
 
     config = sub.add_parser("config", help="the table config")
     csub = config.add_subparsers(dest="config_command", required=True)

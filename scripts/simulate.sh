@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# README's main command: set up, then run a simulated table end to end.
-# Until the daemon lands (issue 4), this runs the rules engine on its own: the exact
-# par sheet of a Tiger Buffalo table (layout P, 8 decks) and one settled round.
+# README's main command: set up, then run a whole simulated table end to end.
+# The simulated shuffler (behind the pyusb backend) and shoe (behind a pty) are opened
+# by the daemon through its real transports; a private Mosquitto carries the results;
+# a simulated dealer works the table over MQTT. Extra arguments go to 'tabled simulate'
+# (e.g. --game tiger-baccarat --layout A --rounds 50).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/tabled rules par-sheet --game tiger-buffalo --layout P --decks 8
-echo "One round, dealt 2S 3H 3S 3D KC (Banker wins on a two-card six):"
-.venv/bin/tabled rules settle --game tiger-buffalo --layout P 2S 3H 3S 3D KC
+if ! command -v mosquitto >/dev/null && [ ! -x /usr/sbin/mosquitto ]; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && apt-get install -y -qq mosquitto >/dev/null
+    else
+        echo "mosquitto is missing: sudo apt-get install mosquitto" >&2; exit 1
+    fi
+fi
+exec .venv/bin/tabled simulate "$@"

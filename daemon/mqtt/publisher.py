@@ -20,7 +20,7 @@ import contextlib
 import json
 import logging
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,8 @@ class Publisher:
     status_topic: str
     status: Callable[[str, int], Mapping[str, Any]]  # (state, session) -> status payload
     retained: Callable[[], list[tuple[str, Mapping[str, Any]]]] = list  # republished on connect
+    subscriptions: tuple[str, ...] = ()
+    on_message: Callable[[str, bytes], Awaitable[None]] | None = None  # commands in
     stats: PublisherStats = field(default_factory=PublisherStats)
 
     def __post_init__(self) -> None:
@@ -120,8 +122,17 @@ class Publisher:
             watcher.cancel()
 
     async def _watch(self, client: aiomqtt.Client) -> None:
-        async for _message in client.messages:
-            pass  # no subscriptions yet; the daemon's command handler will consume here
+        for topic in self.subscriptions:
+            await client.subscribe(topic, qos=1)
+        async for message in client.messages:
+            if self.on_message is None:
+                continue
+            payload = message.payload
+            raw = payload if isinstance(payload, bytes) else str(payload or "").encode()
+            try:
+                await self.on_message(str(message.topic), raw)
+            except Exception:  # a handler bug must not drop the broker connection
+                log.exception("handling a message on %s failed", message.topic)
 
     async def _publish_session(self, client: aiomqtt.Client, session: int) -> None:
         self._client = client

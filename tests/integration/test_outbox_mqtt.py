@@ -18,7 +18,7 @@ import pytest
 
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.store.journal import Journal
-from tests.mosquitto import Mosquitto
+from hil.broker import Mosquitto
 
 TOPIC = "tables/t1"
 

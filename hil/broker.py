@@ -1,4 +1,5 @@
-"""A private Mosquitto broker for tests that stop, restart or cut off the broker.
+"""A private Mosquitto broker: the embedded broker of `tabled simulate`, and the broker that
+tests stop, restart or cut off.
 
 It listens on a free loopback port; the shared broker on 1883 is never touched.
 """
@@ -24,7 +25,7 @@ class Mosquitto:
                  persistent: bool = False) -> None:
         binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
         if not Path(binary).exists():
-            raise RuntimeError("mosquitto is not installed: scripts/setup.sh dev installs it")
+            raise RuntimeError("mosquitto is not installed: apt-get install mosquitto")
         self.binary = binary
         self.port = port or free_port()
         self.conf = workdir / f"mosquitto-{self.port}.conf"

@@ -1,0 +1,219 @@
+"""The table service: devices -> table state machine -> journal -> outbox -> MQTT.
+
+Effects from the state machine are applied in order, journal first: a record or result
+is committed (with its outbox entry) before any device command it implies is sent and
+before it is published. Commands arrive on ``{prefix}/{table}/cmd/{name}`` and are
+answered on ``replies`` (through the outbox, like everything else).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from daemon import __version__
+from daemon.commands import CommandError, parse_command, reply
+from daemon.config import TableConfig
+from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceStatus
+from daemon.games import get_game
+from daemon.mqtt.publisher import BrokerSettings, Publisher
+from daemon.results import iso
+from daemon.round.baccarat import BaccaratTable
+from daemon.round.effects import (
+    Alert,
+    CommandRefusedError,
+    DeviceCommand,
+    Effect,
+    Record,
+    RoundResult,
+)
+from daemon.store.journal import Journal, Publish
+from firmware_protocols import shoe, shuffler
+from firmware_protocols.common import CommandResult, DeviceKind, Door, Fault
+from firmware_protocols.wire import Catalogue, Message
+
+log = logging.getLogger(__name__)
+
+DEVICES: dict[str, tuple[Catalogue, DeviceKind]] = {
+    "shoe": (shoe.CATALOGUE, DeviceKind.SHOE),
+    "shuffler": (shuffler.CATALOGUE, DeviceKind.SHUFFLER),
+}
+
+
+class UnsupportedTableError(RuntimeError):
+    """A configuration this version cannot run; the message says which part."""
+
+
+class TableService:
+    def __init__(self, cfg: TableConfig, *, clock: Any = time.time) -> None:
+        self.cfg = cfg
+        self.clock = clock
+        self.game = get_game(cfg.game)
+        if self.game.kind != "baccarat":
+            raise UnsupportedTableError(f"{cfg.game}: this version of tabled runs baccarat "
+                                        "tables only; the Tai Sai round is not wired yet")
+        assert cfg.decks is not None
+        base = f"{cfg.topic_prefix}/{cfg.table_id}"
+        self.topics = {name: f"{base}/{name}" for name in
+                       ("status", "events", "results", "alerts", "replies")}
+        self.cmd_prefix = f"{base}/cmd/"
+        self.journal = Journal(cfg.journal_path)
+        self.table = BaccaratTable(cfg.table_id, self.game, cfg.layout, cfg.decks, clock=clock)
+        b = cfg.broker
+        self.publisher = Publisher(
+            self.journal,
+            BrokerSettings(b.host, b.port, b.username, b.password, None, b.client_id),
+            self.topics["status"], self._status, self._retained,
+            subscriptions=(f"{self.cmd_prefix}+",), on_message=self._on_mqtt)
+        self.drivers = {
+            name: DeviceDriver(name, url, *DEVICES[name],
+                               on_message=functools.partial(self._on_device, name),
+                               on_status=self._on_device_status)
+            for name, url in cfg.devices.items() if name in DEVICES
+        }
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- payloads -----------------------------------------------------------------------
+
+    def _status(self, state: str, session: int) -> Mapping[str, Any]:
+        return {"type": "status", "state": state, "session": session,
+                "table": self.cfg.table_id, "game": self.cfg.game, "layout": self.cfg.layout,
+                "version": __version__, "at": iso(self.clock())}
+
+    def _device_payload(self, s: DeviceStatus) -> dict[str, Any]:
+        return {"type": "device", "at": iso(self.clock()), **s.as_dict()}
+
+    def _retained(self) -> list[tuple[str, Mapping[str, Any]]]:
+        return [(f"{self.cfg.topic_prefix}/{self.cfg.table_id}/devices/{n}",
+                 self._device_payload(d.status)) for n, d in self.drivers.items()]
+
+    def _event(self, kind: str, body: Mapping[str, Any], round_id: str | None
+               ) -> dict[str, Any]:
+        return {"type": "event", "event": kind, "table": self.cfg.table_id,
+                "round_id": round_id, "at": iso(self.clock()), "replayed": False, **body}
+
+    # -- applying effects ---------------------------------------------------------------
+
+    def apply(self, effects: list[Effect]) -> None:
+        for e in effects:
+            if isinstance(e, Record):
+                self.journal.append(e.kind, e.body, round_id=e.round_id, publish=(
+                    Publish(self.topics["events"], self._event(e.kind, e.body, e.round_id)),))
+            elif isinstance(e, Alert):
+                body = {"code": e.code, "clause": e.clause, "detail": e.detail}
+                self.journal.append("alert", body, round_id=e.round_id, publish=(Publish(
+                    self.topics["alerts"], {"type": "alert", "table": self.cfg.table_id,
+                                            "round_id": e.round_id, "at": iso(self.clock()),
+                                            "replayed": False, **body}),))
+                log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
+            elif isinstance(e, RoundResult):
+                self.journal.record_result(e.round_id, e.payload, self.topics["results"])
+            elif isinstance(e, DeviceCommand):
+                self._spawn(self._device_command(e))
+        self.publisher.wake()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _device_command(self, e: DeviceCommand) -> None:
+        driver = self.drivers.get(e.device)
+        detail = ""
+        try:
+            if driver is None:
+                raise DeviceNotReadyError(f"no {e.device} is configured")
+            answer = await driver.command(e.message)
+            if isinstance(answer, CommandResult) and answer.result != 0:
+                detail = f"{e.device} refused {e.message.NAME}: {answer.detail}"
+        except (DeviceNotReadyError, TimeoutError) as exc:
+            detail = f"{e.message.NAME} to {e.device} failed: {exc or 'timed out'}"
+        if detail:
+            self.apply([Alert("device_command_failed", "", detail)])
+
+    # -- inputs -------------------------------------------------------------------------
+
+    def _on_device(self, device: str, m: Message) -> None:
+        t = self.table
+        handlers: dict[type[Message], Any] = {
+            shoe.CardDrawn: t.card_drawn, shoe.ShoeLoaded: t.shoe_loaded,
+            shoe.CutCard: t.cut_card, shoe.ShoeEmpty: t.shoe_empty,
+            shuffler.ShuffleComplete: t.shuffle_complete, shuffler.OrderChunk: t.order_chunk,
+        }
+        handler = handlers.get(type(m))
+        if handler is not None:
+            self.apply(handler(m))
+        elif isinstance(m, shoe.Tamper | Door | Fault | shoe.Gate | shoe.DealerButton |
+                        shuffler.ShuffleStarted):
+            body = {k: v for k, v in m.__dict__.items() if isinstance(v, int | str | bool)}
+            self.apply([Record(f"{device}_{m.NAME}", body, None)])
+
+    def _on_device_status(self, s: DeviceStatus) -> None:
+        topic = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/devices/{s.name}"
+        self.journal.append("device", s.as_dict(), publish=(
+            Publish(topic, self._device_payload(s), retain=True),))
+        self.publisher.wake()
+
+    async def _on_mqtt(self, topic: str, payload: bytes) -> None:
+        if not topic.startswith(self.cmd_prefix):
+            return
+        self.execute(topic[len(self.cmd_prefix):], payload)
+
+    def execute(self, name: str, payload: bytes) -> dict[str, Any]:
+        """Run one command; every outcome, good or bad, is journalled and answered."""
+        try:
+            cmd = parse_command(name, payload)
+        except CommandError as exc:
+            answer = reply(exc.command_id, exc.name, ok=False, state=self.table.state,
+                           error=exc)
+            self._answer(answer)
+            return answer
+        t = self.table
+        actions: dict[str, Callable[[], list[Effect]]] = {
+                   "open_betting": t.open_betting, "close_betting": t.close_betting,
+                   "void_round": lambda: t.void_round(cmd.args["reason"], cmd.args["by"]),
+                   "end_shoe": lambda: t.end_shoe(cmd.args["by"]),
+                   "new_shoe": self._new_shoe, "status": lambda: []}
+        action = actions.get(cmd.name)
+        try:
+            if action is None:
+                raise CommandRefusedError(f"{cmd.name} does not apply to {self.game.id}")
+            effects = action()
+        except CommandRefusedError as exc:
+            answer = reply(cmd.id, cmd.name, ok=False, state=t.state, error=str(exc),
+                           code="wrong_state")
+        else:
+            self.journal.append("command", {"name": cmd.name, "id": cmd.id, **cmd.args})
+            self.apply(effects)
+            answer = reply(cmd.id, cmd.name, ok=True, state=t.state)
+        self._answer(answer)
+        return answer
+
+    def _new_shoe(self) -> list[Effect]:
+        if self.table.state != "idle":
+            raise CommandRefusedError(f"finish the round first (the table is "
+                                      f"{self.table.state})")
+        assert self.cfg.decks is not None
+        return [DeviceCommand("shuffler", shuffler.StartShuffle(0, self.cfg.decks))]
+
+    def _answer(self, answer: dict[str, Any]) -> None:
+        self.journal.append("reply", answer, publish=(Publish(self.topics["replies"], answer),))
+        self.publisher.wake()
+
+    # -- running --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        self.journal.append("started", {"version": __version__, "table": self.cfg.table_id})
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self.publisher.run())
+            for d in self.drivers.values():
+                tg.create_task(d.run())
+
+    async def devices_ready(self, timeout: float) -> None:
+        async with asyncio.timeout(timeout):
+            for d in self.drivers.values():
+                await d.wait_ready()

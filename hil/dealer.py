@@ -1,0 +1,124 @@
+"""A simulated dealer: works the table through the daemon's MQTT contract.
+
+It sends commands on ``cmd/*`` as a table-management system would, follows the
+daemon's ``next_card`` prompts, draws from the simulated shoe, and loads the shoe with
+the shuffler's certified order, so every byte goes through the real ports and every
+decision through the real daemon.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiomqtt
+
+from hil.ports import PtyPort
+from hil.shoe import ShoeSim
+from hil.shuffler import ShufflerSim
+
+CUT_CARD_FROM_END = 14
+
+
+@dataclass
+class SimDealer:
+    host: str
+    port: int
+    base: str  # "{prefix}/{table}"
+    shoe: ShoeSim
+    shoe_port: PtyPort
+    shuffler: ShufflerSim
+    betting_seconds: float = 0.05
+    on_result: Callable[[dict[str, Any]], None] = lambda r: None
+    results: list[dict[str, Any]] = field(default_factory=list)
+    replies: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._inbox: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        self._backlog: list[tuple[str, dict[str, Any]]] = []  # arrived, not yet wanted
+        self._ids = itertools.count(1)
+        self._client: aiomqtt.Client | None = None
+
+    async def _listen(self, client: aiomqtt.Client) -> None:
+        async for m in client.messages:
+            raw = m.payload if isinstance(m.payload, bytes) else str(m.payload).encode()
+            topic, body = str(m.topic)[len(self.base) + 1:], json.loads(raw)
+            if topic == "results":
+                self.results.append(body)
+                self.on_result(body)
+            self._inbox.put_nowait((topic, body))
+
+    async def _expect(self, match: Callable[[str, dict[str, Any]], bool],
+                      timeout: float = 30.0) -> dict[str, Any]:
+        """The first message, arrived or arriving, that matches; others wait their turn."""
+        for i, (topic, body) in enumerate(self._backlog):
+            if match(topic, body):
+                del self._backlog[i]
+                return body
+        async with asyncio.timeout(timeout):
+            while True:
+                topic, body = await self._inbox.get()
+                if match(topic, body):
+                    return body
+                self._backlog.append((topic, body))
+
+    async def command(self, name: str, **args: str) -> dict[str, Any]:
+        assert self._client is not None
+        cid = f"dealer-{next(self._ids)}"
+        await self._client.publish(f"{self.base}/cmd/{name}",
+                                   json.dumps({"id": cid, **args}), qos=1)
+        answer = await self._expect(lambda t, b: t == "replies" and b.get("id") == cid)
+        self.replies.append(answer)
+        return answer
+
+    async def _new_shoe(self) -> None:
+        answer = await self.command("new_shoe")
+        if not answer["ok"]:
+            raise RuntimeError(f"new_shoe refused: {answer}")
+        await self._expect(lambda t, b: t == "events" and b.get("event") == "shuffle_certified")
+        order = self.shuffler.last_order
+        self.shoe.load(order, self.shoe_port.now(), cut_at=len(order) - CUT_CARD_FROM_END)
+        self.shoe_port.kick()
+        await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded")
+
+    async def _draw(self) -> None:
+        for _ in range(100):  # the gate may still be opening
+            if self.shoe.draw(self.shoe_port.now()) is not None:
+                self.shoe_port.kick()
+                return
+            await asyncio.sleep(0.01)
+        raise RuntimeError("the shoe gate never opened")
+
+    async def deal_round(self) -> dict[str, Any]:
+        opened = await self.command("open_betting")
+        if not opened["ok"]:
+            await self._new_shoe()
+            opened = await self.command("open_betting")
+            if not opened["ok"]:
+                raise RuntimeError(f"open_betting refused: {opened}")
+        await asyncio.sleep(self.betting_seconds)
+        closed = await self.command("close_betting")
+        if not closed["ok"]:
+            raise RuntimeError(f"close_betting refused: {closed}")
+        while True:
+            body = await self._expect(
+                lambda t, b: (t == "events" and b.get("event") == "next_card") or t == "results")
+            if "seq" in body:  # the result of this round
+                return body
+            await self._draw()
+
+    async def run(self, rounds: int) -> list[dict[str, Any]]:
+        async with aiomqtt.Client(self.host, self.port, identifier="sim-dealer") as client:
+            self._client = client
+            await client.subscribe(f"{self.base}/#", qos=1)
+            listener = asyncio.create_task(self._listen(client))
+            try:
+                for _ in range(rounds):
+                    await self.deal_round()
+            finally:
+                listener.cancel()
+        return self.results

@@ -1,0 +1,97 @@
+"""`tabled simulate`: a whole table on one machine, with nothing to configure.
+
+The simulated shuffler sits behind the pyusb backend and the simulated shoe behind a
+pty, both opened by the daemon through its real transports. The daemon runs with a
+private journal and, unless a broker is given, a private Mosquitto on a free loopback
+port. A simulated dealer works the table over MQTT, and each result is shown as it is
+published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from daemon.config import parse_config
+from daemon.service import TableService
+from hil.broker import Mosquitto
+from hil.dealer import SimDealer
+from hil.ports import PtyPort, TcpPort
+from hil.shoe import ShoeSim
+from hil.shuffler import ShufflerSim
+
+SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+
+
+def show_result(r: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    def hand(name: str) -> str:
+        cards = [c["card"] for c in r.get("cards", []) if c["hand"] == name]
+        return " ".join(c[0].replace("T", "10") + SUITS[c[1]] for c in cards)
+
+    head = f"#{r['seq']:<4} {r['round_id'][-8:]}"
+    if r["status"] == "void":
+        v = r["void_reason"]
+        print(f"{head}  VOID clause {v['clause']} ({v['code']}): {v['detail']}", file=out)
+        return
+    wins = ", ".join(f"{b['bet']} {b['pays']}" for b in r["bets"] if b["result"] == "win")
+    print(f"{head}  P {hand('player'):<14} {r['player_total']}   B {hand('banker'):<14} "
+          f"{r['banker_total']}   {r['winner'].upper():<6}  wins: {wins}", file=out, flush=True)
+
+
+async def simulate(game: str, layout: str, decks: int, rounds: int, *,
+                   broker: tuple[str, int] | None = None, speed: float = 20.0,
+                   workdir: Path | None = None, out: TextIO = sys.stdout,
+                   quiet: bool = False) -> list[dict[str, Any]]:
+    work = workdir or Path(tempfile.mkdtemp(prefix="tabled-simulate-"))
+    mosquitto = None
+    if broker is None:
+        mosquitto = Mosquitto(work)
+        mosquitto.start()
+        broker = ("127.0.0.1", mosquitto.port)
+    shuffler_sim = ShufflerSim(speed=speed, seed=int(time.time()))
+    shoe_sim = ShoeSim(seed=1)
+    shuffler_port = TcpPort(shuffler_sim)
+    shoe_port = PtyPort(shoe_sim, link=work / "shoe")
+    await shuffler_port.start()
+    await shoe_port.start()
+    cfg = parse_config({
+        "table": {"id": "sim-1", "game": game, "layout": layout, "decks": decks},
+        "devices": {"shoe": f"serial://{work / 'shoe'}?baud=115200",
+                    "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:"
+                                f"{shuffler_port.port}"},
+        "broker": {"url": f"mqtt://{broker[0]}:{broker[1]}",
+                   "allow_plaintext_remote": True},
+        "journal": {"path": str(work / "journal.db")},
+    }, "simulate")
+    service = TableService(cfg)
+    task = asyncio.create_task(service.run())
+    try:
+        await service.devices_ready(15)
+        if not quiet:
+            print(f"tabled simulate: {cfg.game} layout {cfg.layout}, {decks} decks, "
+                  f"{rounds} rounds; broker {broker[0]}:{broker[1]}; journal "
+                  f"{cfg.journal_path}", file=out, flush=True)
+        dealer = SimDealer(broker[0], broker[1], f"{cfg.topic_prefix}/{cfg.table_id}",
+                           shoe_sim, shoe_port, shuffler_sim,
+                           on_result=(lambda r: None) if quiet else
+                           (lambda r: show_result(r, out)))
+        results = await dealer.run(rounds)
+        if not quiet:
+            valid = sum(r["status"] == "valid" for r in results)
+            print(f"{len(results)} rounds published ({valid} valid, {len(results) - valid} "
+                  f"void); outbox pending: {service.journal.pending_count()}", file=out)
+        return results
+    finally:
+        await service.publisher.stop()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await shoe_port.stop()
+        await shuffler_port.stop()
+        if mosquitto is not None:
+            mosquitto.cleanup()
