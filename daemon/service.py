@@ -31,6 +31,7 @@ from daemon.round.effects import (
     Record,
     RoundResult,
 )
+from daemon.round.recovery import restore
 from daemon.store.journal import Journal, Publish
 from firmware_protocols import shoe, shuffler
 from firmware_protocols.common import CommandResult, DeviceKind, Door, Fault
@@ -127,6 +128,8 @@ class TableService:
         try:
             if driver is None:
                 raise DeviceNotReadyError(f"no {e.device} is configured")
+            # After a restart the device must be identified again before any command.
+            await driver.wait_ready(30)
             answer = await driver.command(e.message)
             if isinstance(answer, CommandResult) and answer.result != 0:
                 detail = f"{e.device} refused {e.message.NAME}: {answer.detail}"
@@ -207,7 +210,10 @@ class TableService:
     # -- running --------------------------------------------------------------------------
 
     async def run(self) -> None:
+        records = self.journal.records()
         self.journal.append("started", {"version": __version__, "table": self.cfg.table_id})
+        # Technical interruption: rebuild from the journal and resolve an open round.
+        self.apply(restore(self.table, records))
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self.publisher.run())
             for d in self.drivers.values():

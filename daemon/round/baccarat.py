@@ -124,7 +124,8 @@ class BaccaratTable:
         if cert is None:
             return [Alert(f.irregularity.code, f.clause, f.detail) for f in findings]
         return [Record("shuffle_certified", {"shuffle_id": cert.shuffle_id,
-                                             "decks": cert.decks})]
+                                             "decks": cert.decks,
+                                             "commitment": cert.commitment.hex()})]
 
     def shoe_loaded(self, msg: shoe_proto.ShoeLoaded) -> list[Effect]:
         out: list[Effect] = []
@@ -141,10 +142,17 @@ class BaccaratTable:
         self.shoe_ending = False
         return [*out, Record("shoe_loaded", {"shoe_id": self.shoe_id,
                                              "shuffle_id": shoe.certificate.shuffle_id,
-                                             "cards": msg.cards})]
+                                             "cards": msg.cards, "deck_set": msg.deck_set})]
 
     def card_drawn(self, msg: shoe_proto.CardDrawn) -> list[Effect]:
         rid = self.round.round_id if self.round else None
+        drawn = Record("card_drawn", {"draw_no": msg.draw_no, "card": msg.card,
+                                      "confidence": msg.confidence, "deck_set": msg.deck_set,
+                                      "double_draw": msg.double_draw,
+                                      "face_up": msg.face_up}, rid)
+        return [drawn, *self._card_drawn(msg, rid)]
+
+    def _card_drawn(self, msg: shoe_proto.CardDrawn, rid: str | None) -> list[Effect]:
         if self.shoe is None:
             unshuffled = self.game.irregularity("not_shuffled")
             return [Alert(unshuffled.code, unshuffled.clause,
@@ -173,11 +181,17 @@ class BaccaratTable:
         out.append(Record("card", {**placed.as_dict(), "draw_no": msg.draw_no}, rid))
         if not d.complete:
             return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
+        return out + self.settle()
+
+    def settle(self) -> list[Effect]:
+        """Settle the round in hand, whose deal is complete (also after a restart)."""
+        assert self.round is not None
+        rid, d = self.round.round_id, deal(self.round.cards)
         payload = baccarat_result(self._context(), d, self.clock())
         self.round = None
         self._go("to_idle")
-        out += [RoundResult(rid or "", payload),
-                DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
+        out: list[Effect] = [RoundResult(rid, payload),
+                             DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
         if self.shoe_ending:
             out += self._end_shoe("the cut card came out (MBS 3.22)")
         return out

@@ -1,0 +1,106 @@
+"""Technical interruption (RWS 5.4, MBS 5.17): rebuild the table from the journal after a
+restart or power loss, and resolve the round that was open, by the game's own clause.
+
+- Shoe: the last certified shuffle and the shoe loaded from it are rebuilt, and every
+  card drawn since is checked again, so the counts are what they were.
+- Open round: if any available bet is already decided by the cards dealt (decided.py),
+  an outcome is established and play continues (RWS 5.4.1, MBS 5.17.2). If not, RWS
+  voids the round (5.4.2); MBS offers players the withdrawal of their wagers and the
+  round is concluded (5.17.1), so play continues with that offer announced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from daemon.games.baccarat import deal
+from daemon.games.cards import parse_card
+from daemon.games.decided import decided_bets
+from daemon.round.baccarat import BETTING, DEALING, BaccaratTable, RoundData
+from daemon.round.effects import Alert, DeviceCommand, Effect, Record
+from daemon.round.shoe import Certificate, Finding, Shoe
+from daemon.store.journal import JournalRecord
+from firmware_protocols import shoe as shoe_proto
+
+
+def _since_last(records: list[JournalRecord], kind: str) -> list[JournalRecord]:
+    idx = max((i for i, r in enumerate(records) if r.kind == kind), default=None)
+    return [] if idx is None else records[idx:]
+
+
+def restore(table: BaccaratTable, records: list[JournalRecord]) -> list[Effect]:
+    """Rebuild ``table`` from its journal; returns the effects of resolving an open round."""
+    certs = {r.body["shuffle_id"]: r for r in records if r.kind == "shuffle_certified"}
+    shoe_records = _since_last(records, "shoe_loaded")
+    ended = any(r.kind == "shoe_ended" for r in shoe_records)
+    if not shoe_records or ended or shoe_records[0].body["shuffle_id"] not in certs:
+        return []
+    loaded = shoe_records[0].body
+    cert_body = certs[loaded["shuffle_id"]].body
+    cert = Certificate(cert_body["shuffle_id"], cert_body["decks"],
+                       bytes.fromhex(cert_body["commitment"]))
+    shoe, _ = Shoe.load(table.game, cert, shoe_proto.ShoeLoaded(loaded["cards"],
+                                                                loaded["deck_set"]))
+    if shoe is None:
+        return []
+    table.shoe, table.shoe_id = shoe, loaded["shoe_id"]
+    results = {r.round_id for r in records if r.kind == "result"}
+    open_round: RoundData | None = None
+    for r in shoe_records:
+        if r.kind == "card_drawn":
+            b = r.body
+            shoe.check_card(shoe_proto.CardDrawn(b["draw_no"], b["card"], b["confidence"],
+                                                 b["deck_set"], b["double_draw"],
+                                                 b["face_up"]))
+        elif r.kind == "cut_card":
+            table.shoe_ending = True
+        elif r.kind == "betting_opened" and r.round_id not in results:
+            assert r.round_id is not None
+            open_round = RoundData(r.round_id, r.at)
+        elif open_round is not None and r.round_id == open_round.round_id:
+            if r.kind == "betting_closed":
+                open_round.closed_at = r.at
+            elif r.kind == "card":
+                open_round.cards.append(parse_card(r.body["card"]))
+    if open_round is None:
+        return []
+    return _resolve(table, open_round)
+
+
+def _resolve(table: BaccaratTable, rnd: RoundData) -> list[Effect]:
+    game = table.game
+    table.round = rnd
+    table.machine.set_state(DEALING if rnd.closed_at is not None else BETTING)
+    decided = decided_bets(game, table.layout, rnd.cards)
+    established = game.irregularity("technical_interruption_outcome_established")
+    none_yet = game.irregularity("technical_interruption_no_outcome")
+    if decided:
+        detail = (f"restarted with {len(rnd.cards)} card(s) dealt; decided: "
+                  + ", ".join(f"{b} {r.value}" for b, r in sorted(decided.items())))
+        return _continue(table, rnd, established.clause, established.code, detail)
+    detail = f"restarted with {len(rnd.cards)} card(s) dealt; no bet decided yet"
+    if game.id == "tiger-baccarat":  # MBS 5.17.1: withdrawal offered, round concluded
+        return _continue(table, rnd, none_yet.clause, none_yet.code,
+                         detail + "; players may withdraw all their wagers")
+    return table._void(Finding(none_yet, detail))
+
+
+def _continue(table: BaccaratTable, rnd: RoundData, clause: str, code: str,
+              detail: str) -> list[Effect]:
+    out: list[Effect] = [Alert(code, clause, detail, rnd.round_id),
+                         Record("technical_interruption", {"clause": clause,
+                                                           "decision": "continue",
+                                                           "detail": detail}, rnd.round_id)]
+    if rnd.closed_at is None:
+        return out  # betting was still open: it stays open
+    d = deal(rnd.cards)
+    if d.complete:  # killed between the last card and its result: settle now
+        return out + table.settle()
+    out.append(DeviceCommand("shoe", shoe_proto.LockGate(0, False)))
+    out.append(Record("next_card", {"needed": d.next_card.value}, rnd.round_id))
+    return out
+
+
+def restored_state(table: BaccaratTable) -> dict[str, Any]:
+    return {"state": table.state, "round_id": table.round.round_id if table.round else None,
+            "shoe_id": table.shoe_id}

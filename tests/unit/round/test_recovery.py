@@ -1,0 +1,153 @@
+"""Technical interruption: the table rebuilt from a real journal, and the open round
+resolved by the game's own clause (RWS 5.4.1/5.4.2, MBS 5.17.1/5.17.2)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from daemon.games import get_game
+from daemon.round.baccarat import BaccaratTable
+from daemon.round.effects import Alert, Effect, Record, RoundResult
+from daemon.round.recovery import restore
+from daemon.store.journal import Journal
+from firmware_protocols import shoe as sp
+from firmware_protocols import shuffler as fp
+
+DECKS = 8
+
+
+class Harness:
+    """A table whose effects are journalled as the service journals them."""
+
+    def __init__(self, path: Path, game: str, layout: str, top: list[str]) -> None:
+        self.path, self.game, self.layout = path, game, layout
+        cards = [c for _ in range(DECKS) for c in fp.INVENTORY_ORDER]
+        random.Random(3).shuffle(cards)
+        for i, c in enumerate(top):
+            j = cards.index(c, i)
+            cards[i], cards[j] = cards[j], cards[i]
+        self.cards, self.draws = cards, 0
+        self.journal = Journal(path)
+        self.table = self.new_table()
+        self.apply(self.table.shuffle_complete(fp.ShuffleComplete(
+            5, DECKS, fp.inventory_of(cards), 0, True, fp.commitment(5, bytes(16), cards))))
+        self.apply(self.table.shoe_loaded(sp.ShoeLoaded(len(cards), 0xC0FFEE)))
+
+    def new_table(self) -> BaccaratTable:
+        ids = itertools.count(1)
+        return BaccaratTable("t1", get_game(self.game), self.layout, DECKS,
+                             clock=lambda: 1_764_000_000.0, new_round_id=lambda: f"r{next(ids)}")
+
+    def apply(self, effects: list[Effect]) -> list[Effect]:
+        for e in effects:
+            if isinstance(e, Record):
+                self.journal.append(e.kind, e.body, round_id=e.round_id)
+            elif isinstance(e, Alert):
+                self.journal.append("alert", {"clause": e.clause, "code": e.code},
+                                    round_id=e.round_id)
+            elif isinstance(e, RoundResult):
+                self.journal.record_result(e.round_id, e.payload, "t/results")
+        return effects
+
+    def draw(self, n: int) -> None:
+        for _ in range(n):
+            self.draws += 1
+            self.apply(self.table.card_drawn(sp.CardDrawn(
+                self.draws, self.cards[self.draws - 1], 99, 0xC0FFEE, False, False)))
+
+    def restart(self) -> tuple[BaccaratTable, list[Effect]]:
+        """Power loss: the process dies; a new one opens the journal and restores."""
+        self.journal.close()
+        self.journal = Journal(self.path)
+        self.table = self.new_table()
+        return self.table, self.apply(restore(self.table, self.journal.records()))
+
+
+def results(effects: list[Effect]) -> list[dict[str, Any]]:
+    return [e.payload for e in effects if isinstance(e, RoundResult)]
+
+
+def alerts(effects: list[Effect]) -> list[str]:
+    return [e.clause for e in effects if isinstance(e, Alert)]
+
+
+TOP = ["7S", "2H", "7D", "3C", "KS", "4H"]
+
+
+def test_rws_tb_5_4_2_restart_during_betting_voids(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "j.db", "tiger-buffalo", "A", TOP)
+    h.apply(h.table.open_betting())
+    table, effects = h.restart()
+    [result] = results(effects)
+    assert result["status"] == "void" and result["void_reason"]["clause"] == "5.4.2"
+    assert table.state == "idle" and table.shoe is not None
+
+
+def test_rws_tb_5_4_2_restart_after_two_cards_voids(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "j.db", "tiger-buffalo", "A", TOP)
+    h.apply(h.table.open_betting())
+    h.apply(h.table.close_betting())
+    h.draw(2)
+    _, effects = h.restart()
+    assert results(effects)[0]["void_reason"]["clause"] == "5.4.2"
+
+
+def test_rws_tb_5_4_1_restart_after_the_third_card_continues(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "j.db", "tiger-buffalo", "A", TOP)
+    h.apply(h.table.open_betting())
+    h.apply(h.table.close_betting())
+    h.draw(3)  # 7S 2H 7D: Player Pair decided
+    table, effects = h.restart()
+    assert alerts(effects) == ["5.4.1"] and results(effects) == []
+    assert table.state == "dealing"
+    assert Record("next_card", {"needed": "banker_card_2"}, "r1") in effects
+    h.draw(3)  # the deal goes on where it stopped
+    [result] = [r for r in h.journal.records() if r.kind == "result"]
+    assert result.body["status"] == "valid" and result.body["seq"] == 1
+    assert [c["card"] for c in result.body["cards"]][:3] == ["7S", "2H", "7D"]
+
+
+@pytest.mark.parametrize(("cards", "clause"), [
+    pytest.param(0, "5.17.1", id="mbs_5_17_1_restart_during_betting_offers_withdrawal"),
+    pytest.param(2, "5.17.1", id="mbs_5_17_1_no_outcome_offers_withdrawal_and_continues"),
+    pytest.param(3, "5.17.2", id="mbs_5_17_2_outcome_established_continues"),
+])
+def test_mbs_restart_concludes_the_round(tmp_path: Path, cards: int, clause: str) -> None:
+    h = Harness(tmp_path / "j.db", "tiger-baccarat", "A", TOP)
+    h.apply(h.table.open_betting())
+    if cards:
+        h.apply(h.table.close_betting())
+        h.draw(cards)
+    table, effects = h.restart()
+    assert alerts(effects) == [clause] and results(effects) == []
+    assert table.state == ("dealing" if cards else "betting_open")
+
+
+def test_killed_between_last_card_and_result_settles_at_once(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "j.db", "tiger-buffalo", "P", ["9S", "2H", "KH", "3D"])
+    h.apply(h.table.open_betting())
+    h.apply(h.table.close_betting())
+    h.draw(3)
+    # the fourth card is journalled, then the process dies before the result is recorded
+    msg = sp.CardDrawn(4, "3D", 99, 0xC0FFEE, False, False)
+    effects = h.table.card_drawn(msg)
+    h.apply([e for e in effects if isinstance(e, Record)])
+    _, effects = h.restart()
+    [result] = results(effects)
+    assert result["status"] == "valid" and result["winner"] == "player"
+
+
+def test_no_open_round_restores_the_shoe_only(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "j.db", "tiger-buffalo", "P", ["9S", "2H", "KH", "3D"])
+    h.apply(h.table.open_betting())
+    h.apply(h.table.close_betting())
+    h.draw(4)
+    table, effects = h.restart()
+    assert effects == [] and table.state == "idle"
+    assert table.shoe is not None and table.shoe.drawn == ["9S", "2H", "KH", "3D"]
+    table.open_betting()  # the table can carry on with the same shoe
