@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from daemon.games import get_game
 from daemon.games.cards import parse_cards
@@ -90,6 +91,60 @@ def _cmd_config_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415
+
+    from daemon import logs  # noqa: PLC0415
+    from daemon.config import ConfigError, load_config  # noqa: PLC0415
+    from daemon.service import UnsupportedTableError  # noqa: PLC0415
+    from daemon.store.journal import JournalError  # noqa: PLC0415
+
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"tabled: {exc}", file=sys.stderr)
+        return 2
+    logs.setup(args.log_level)
+    try:
+        return asyncio.run(_serve(cfg))
+    except (UnsupportedTableError, JournalError) as exc:
+        print(f"tabled: cannot start: {exc}", file=sys.stderr)
+        return 2
+
+
+async def _serve(cfg: Any) -> int:
+    import asyncio  # noqa: PLC0415
+    import contextlib  # noqa: PLC0415
+    import logging  # noqa: PLC0415
+    import signal  # noqa: PLC0415
+
+    from daemon.service import TableService  # noqa: PLC0415
+
+    service = TableService(cfg)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    task = asyncio.create_task(service.run())
+    stopper = asyncio.create_task(stop.wait())
+    await asyncio.wait([task, stopper], return_when=asyncio.FIRST_COMPLETED)
+    if task.done():  # the service ended by itself: that is a failure
+        stopper.cancel()
+        exc = task.exception()
+        logging.getLogger("tabled").error("the service stopped: %r", exc)
+        return 1
+    logging.getLogger("tabled").info("stopping on signal: publishing offline")
+    await service.publisher.stop()
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(3):
+            while service.publisher.stats.connected:
+                await asyncio.sleep(0.05)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return 0
+
+
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
 
@@ -138,6 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     pd.add_argument("--directory", default="firmware_protocols")
     pd.add_argument("--check", action="store_true", help="exit 1 if a spec is out of date")
     pd.set_defaults(func=_cmd_protocol_docs)
+
+    run = sub.add_parser("run", help="run the table controller")
+    run.add_argument("--config", default="/etc/tabled/table.toml")
+    run.add_argument("--log-level", default="INFO")
+    run.set_defaults(func=_cmd_run)
 
     sim = sub.add_parser("simulate", help="a whole simulated table on this machine")
     sim.add_argument("--game", default="tiger-buffalo")

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import structlog
+
 from daemon import __version__
 from daemon.commands import CommandError, parse_command, reply
 from daemon.config import TableConfig
@@ -38,6 +40,7 @@ from firmware_protocols.common import CommandResult, DeviceKind, Door, Fault
 from firmware_protocols.wire import Catalogue, Message
 
 log = logging.getLogger(__name__)
+slog = structlog.get_logger("tabled.table")
 
 DEVICES: dict[str, tuple[Catalogue, DeviceKind]] = {
     "shoe": (shoe.CATALOGUE, DeviceKind.SHOE),
@@ -101,21 +104,29 @@ class TableService:
 
     def apply(self, effects: list[Effect]) -> None:
         for e in effects:
-            if isinstance(e, Record):
-                self.journal.append(e.kind, e.body, round_id=e.round_id, publish=(
-                    Publish(self.topics["events"], self._event(e.kind, e.body, e.round_id)),))
-            elif isinstance(e, Alert):
-                body = {"code": e.code, "clause": e.clause, "detail": e.detail}
-                self.journal.append("alert", body, round_id=e.round_id, publish=(Publish(
-                    self.topics["alerts"], {"type": "alert", "table": self.cfg.table_id,
-                                            "round_id": e.round_id, "at": iso(self.clock()),
-                                            "replayed": False, **body}),))
-                log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
-            elif isinstance(e, RoundResult):
-                self.journal.record_result(e.round_id, e.payload, self.topics["results"])
-            elif isinstance(e, DeviceCommand):
-                self._spawn(self._device_command(e))
+            round_id = getattr(e, "round_id", None)
+            with structlog.contextvars.bound_contextvars(round_id=round_id):
+                self._apply_one(e)
         self.publisher.wake()
+
+    def _apply_one(self, e: Effect) -> None:
+        if isinstance(e, Record):
+            self.journal.append(e.kind, e.body, round_id=e.round_id, publish=(
+                Publish(self.topics["events"], self._event(e.kind, e.body, e.round_id)),))
+            slog.info(e.kind, **e.body)
+        elif isinstance(e, Alert):
+            body = {"code": e.code, "clause": e.clause, "detail": e.detail}
+            self.journal.append("alert", body, round_id=e.round_id, publish=(Publish(
+                self.topics["alerts"], {"type": "alert", "table": self.cfg.table_id,
+                                        "round_id": e.round_id, "at": iso(self.clock()),
+                                        "replayed": False, **body}),))
+            log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
+        elif isinstance(e, RoundResult):
+            final = self.journal.record_result(e.round_id, e.payload, self.topics["results"])
+            slog.info("result", seq=final["seq"], status=final["status"],
+                      winner=final.get("winner"), total=final.get("total"))
+        elif isinstance(e, DeviceCommand):
+            self._spawn(self._device_command(e))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

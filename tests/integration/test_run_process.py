@@ -1,0 +1,98 @@
+"""`tabled run` as a process, the way systemd starts it: simulators on real ports, a
+private broker, retained status and devices, commands answered, SIGTERM handled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from hil.broker import Mosquitto
+from hil.ports import PtyPort, TcpPort
+from hil.shoe import ShoeSim
+from hil.shuffler import ShufflerSim
+
+
+async def until(cond: Callable[[], bool], timeout: float = 20) -> None:
+    async with asyncio.timeout(timeout):
+        while not cond():
+            await asyncio.sleep(0.05)
+
+
+async def test_tabled_run_process(tmp_path: Path) -> None:
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    shoe_port = PtyPort(ShoeSim(), link=tmp_path / "shoe")
+    shuffler_port = TcpPort(ShufflerSim())
+    await shoe_port.start()
+    await shuffler_port.start()
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(f"""
+[table]
+id = "bac-07"
+game = "tiger-buffalo"
+layout = "P"
+decks = 8
+[devices]
+shoe = "serial://{tmp_path / 'shoe'}?baud=115200"
+shuffler = "usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler_port.port}"
+[broker]
+url = "mqtt://127.0.0.1:{broker.port}"
+[journal]
+path = "{tmp_path / 'journal.db'}"
+""", encoding="utf-8")
+    seen: dict[str, list[dict[str, Any]]] = {}
+    proc = subprocess.Popen([sys.executable, "-m", "daemon", "run", "--config", str(cfg)],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        async with aiomqtt.Client("127.0.0.1", broker.port) as client:
+            await client.subscribe("tables/bac-07/#", qos=1)
+
+            async def listen() -> None:
+                async for m in client.messages:
+                    raw = m.payload if isinstance(m.payload, bytes) else b"{}"
+                    seen.setdefault(str(m.topic).split("bac-07/")[1], []).append(json.loads(raw))
+
+            listener = asyncio.create_task(listen())
+
+            def ready(name: str) -> bool:
+                return any(d["state"] == "ready" for d in seen.get(f"devices/{name}", []))
+
+            await until(lambda: any(s["state"] == "online" for s in seen.get("status", [])))
+            await until(lambda: ready("shoe") and ready("shuffler"))
+            await client.publish("tables/bac-07/cmd/close_betting", '{"id": "x1"}', qos=1)
+            await client.publish("tables/bac-07/cmd/launch", '{"id": "x2"}', qos=1)
+            await until(lambda: len(seen.get("replies", [])) >= 2)
+            replies = {r["id"]: r for r in seen["replies"]}
+            assert replies["x1"]["error"]["code"] == "wrong_state"
+            assert replies["x2"]["error"]["code"] == "unknown_command"
+            proc.send_signal(signal.SIGTERM)
+            await until(lambda: seen["status"][-1]["state"] == "offline")
+            listener.cancel()
+        assert await asyncio.to_thread(proc.wait, 10) == 0
+        assert proc.stderr is not None
+        lines = [json.loads(line) for line in proc.stderr.read().splitlines() if line.strip()]
+        assert any(line.get("event", "").startswith("shoe ready") for line in lines)
+        assert all("timestamp" in line and "level" in line for line in lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        await shoe_port.stop()
+        await shuffler_port.stop()
+        broker.cleanup()
+
+
+def test_bad_config_stops_with_the_reason(tmp_path: Path) -> None:
+    cfg = tmp_path / "table.toml"
+    cfg.write_text('[table]\nid = "t"\ngame = "poker"\n', encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "daemon", "run", "--config", str(cfg)],
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 2
+    assert "table.game: unknown game 'poker'" in proc.stderr
