@@ -96,7 +96,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from daemon import logs  # noqa: PLC0415
     from daemon.config import ConfigError, load_config  # noqa: PLC0415
-    from daemon.service import UnsupportedTableError  # noqa: PLC0415
     from daemon.store.journal import JournalError  # noqa: PLC0415
 
     try:
@@ -107,7 +106,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     logs.setup(args.log_level)
     try:
         return asyncio.run(_serve(cfg))
-    except (UnsupportedTableError, JournalError) as exc:
+    except JournalError as exc:
         print(f"tabled: cannot start: {exc}", file=sys.stderr)
         return 2
 
@@ -148,12 +147,15 @@ async def _serve(cfg: Any) -> int:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
 
+    from daemon import logs  # noqa: PLC0415
     from daemon.games import get_game as game_of  # noqa: PLC0415
     from hil.simulate import simulate  # noqa: PLC0415
 
+    logs.setup("WARNING")  # the rounds are the display; the journal has the details
     game = game_of(args.game)
     game.check_layout(args.layout)
-    game.check_decks(args.decks)
+    if game.kind == "baccarat":
+        game.check_decks(args.decks)
     broker = None
     if args.broker:
         host, _, port = args.broker.removeprefix("mqtt://").partition(":")

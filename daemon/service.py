@@ -34,8 +34,9 @@ from daemon.round.effects import (
     RoundResult,
 )
 from daemon.round.recovery import restore
+from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal, Publish
-from firmware_protocols import shoe, shuffler
+from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import CommandResult, DeviceKind, Door, Fault
 from firmware_protocols.wire import Catalogue, Message
 
@@ -45,11 +46,8 @@ slog = structlog.get_logger("tabled.table")
 DEVICES: dict[str, tuple[Catalogue, DeviceKind]] = {
     "shoe": (shoe.CATALOGUE, DeviceKind.SHOE),
     "shuffler": (shuffler.CATALOGUE, DeviceKind.SHUFFLER),
+    "tumbler": (tumbler.CATALOGUE, DeviceKind.TUMBLER),
 }
-
-
-class UnsupportedTableError(RuntimeError):
-    """A configuration this version cannot run; the message says which part."""
 
 
 class TableService:
@@ -57,16 +55,18 @@ class TableService:
         self.cfg = cfg
         self.clock = clock
         self.game = get_game(cfg.game)
-        if self.game.kind != "baccarat":
-            raise UnsupportedTableError(f"{cfg.game}: this version of tabled runs baccarat "
-                                        "tables only; the Tai Sai round is not wired yet")
-        assert cfg.decks is not None
         base = f"{cfg.topic_prefix}/{cfg.table_id}"
         self.topics = {name: f"{base}/{name}" for name in
                        ("status", "events", "results", "alerts", "replies")}
         self.cmd_prefix = f"{base}/cmd/"
         self.journal = Journal(cfg.journal_path)
-        self.table = BaccaratTable(cfg.table_id, self.game, cfg.layout, cfg.decks, clock=clock)
+        self.table: BaccaratTable | TaiSaiTable
+        if self.game.kind == "baccarat":
+            assert cfg.decks is not None
+            self.table = BaccaratTable(cfg.table_id, self.game, cfg.layout, cfg.decks,
+                                       clock=clock)
+        else:
+            self.table = TaiSaiTable(cfg.table_id, self.game, cfg.layout, clock=clock)
         b = cfg.broker
         self.publisher = Publisher(
             self.journal,
@@ -153,11 +153,17 @@ class TableService:
 
     def _on_device(self, device: str, m: Message) -> None:
         t = self.table
-        handlers: dict[type[Message], Any] = {
-            shoe.CardDrawn: t.card_drawn, shoe.ShoeLoaded: t.shoe_loaded,
-            shoe.CutCard: t.cut_card, shoe.ShoeEmpty: t.shoe_empty,
-            shuffler.ShuffleComplete: t.shuffle_complete, shuffler.OrderChunk: t.order_chunk,
-        }
+        handlers: dict[type[Message], Any]
+        if isinstance(t, BaccaratTable):
+            handlers = {
+                shoe.CardDrawn: t.card_drawn, shoe.ShoeLoaded: t.shoe_loaded,
+                shoe.CutCard: t.cut_card, shoe.ShoeEmpty: t.shoe_empty,
+                shuffler.ShuffleComplete: t.shuffle_complete,
+                shuffler.OrderChunk: t.order_chunk,
+            }
+        else:
+            handlers = {tumbler.Activated: t.activated, tumbler.Tumble: t.tumble,
+                        tumbler.Settled: t.settled}
         handler = handlers.get(type(m))
         if handler is not None:
             self.apply(handler(m))
@@ -208,6 +214,8 @@ class TableService:
         return answer
 
     def _new_shoe(self) -> list[Effect]:
+        if not isinstance(self.table, BaccaratTable):
+            raise CommandRefusedError(f"{self.game.id} is played without a shoe")
         if self.table.state != "idle":
             raise CommandRefusedError(f"finish the round first (the table is "
                                       f"{self.table.state})")

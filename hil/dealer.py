@@ -20,6 +20,7 @@ import aiomqtt
 from hil.ports import PtyPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
+from hil.tumbler import TumblerSim
 
 CUT_CARD_FROM_END = 14
 
@@ -29,9 +30,11 @@ class SimDealer:
     host: str
     port: int
     base: str  # "{prefix}/{table}"
-    shoe: ShoeSim
-    shoe_port: PtyPort
-    shuffler: ShufflerSim
+    shoe: ShoeSim | None = None
+    shoe_port: PtyPort | None = None
+    shuffler: ShufflerSim | None = None
+    tumbler: TumblerSim | None = None
+    tumbler_port: PtyPort | None = None
     betting_seconds: float = 0.05
     on_result: Callable[[dict[str, Any]], None] = lambda r: None
     results: list[dict[str, Any]] = field(default_factory=list)
@@ -80,12 +83,14 @@ class SimDealer:
         if not answer["ok"]:
             raise RuntimeError(f"new_shoe refused: {answer}")
         await self._expect(lambda t, b: t == "events" and b.get("event") == "shuffle_certified")
+        assert self.shuffler and self.shoe and self.shoe_port
         order = self.shuffler.last_order
         self.shoe.load(order, self.shoe_port.now(), cut_at=len(order) - CUT_CARD_FROM_END)
         self.shoe_port.kick()
         await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded")
 
     async def _draw(self) -> None:
+        assert self.shoe and self.shoe_port
         for _ in range(100):  # the gate may still be opening
             if self.shoe.draw(self.shoe_port.now()) is not None:
                 self.shoe_port.kick()
@@ -93,7 +98,26 @@ class SimDealer:
             await asyncio.sleep(0.01)
         raise RuntimeError("the shoe gate never opened")
 
+    async def throw_round(self) -> dict[str, Any]:
+        """Tai Sai: bets, "No more bets", then the button once the tumbler is armed."""
+        assert self.tumbler and self.tumbler_port
+        for name in ("open_betting", "close_betting"):
+            answer = await self.command(name)
+            if not answer["ok"]:
+                raise RuntimeError(f"{name} refused: {answer}")
+            if name == "open_betting":
+                await asyncio.sleep(self.betting_seconds)
+        for _ in range(300):  # a dealer waits for the armed light
+            if self.tumbler.armed:
+                break
+            await asyncio.sleep(0.01)
+        self.tumbler.press_button(self.tumbler_port.now())
+        self.tumbler_port.kick()
+        return await self._expect(lambda t, b: t == "results")
+
     async def deal_round(self) -> dict[str, Any]:
+        if self.tumbler is not None:
+            return await self.throw_round()
         opened = await self.command("open_betting")
         if not opened["ok"]:
             await self._new_shoe()

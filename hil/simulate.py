@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from daemon.config import parse_config
+from daemon.games import get_game
 from daemon.service import TableService
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.ports import PtyPort, TcpPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
+from hil.tumbler import TumblerSim
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 
@@ -39,6 +41,10 @@ def show_result(r: dict[str, Any], out: TextIO = sys.stdout) -> None:
         print(f"{head}  VOID clause {v['clause']} ({v['code']}): {v['detail']}", file=out)
         return
     wins = ", ".join(f"{b['bet']} {b['pays']}" for b in r["bets"] if b["result"] == "win")
+    if "dice" in r:
+        print(f"{head}  dice {r['dice']} total {r['total']} ({r['tumbles']} tumbles)   "
+              f"wins: {wins}", file=out, flush=True)
+        return
     print(f"{head}  P {hand('player'):<14} {r['player_total']}   B {hand('banker'):<14} "
           f"{r['banker_total']}   {r['winner'].upper():<6}  wins: {wins}", file=out, flush=True)
 
@@ -53,17 +59,31 @@ async def simulate(game: str, layout: str, decks: int, rounds: int, *,
         mosquitto = Mosquitto(work)
         mosquitto.start()
         broker = ("127.0.0.1", mosquitto.port)
-    shuffler_sim = ShufflerSim(speed=speed, seed=int(time.time()))
-    shoe_sim = ShoeSim(seed=1)
-    shuffler_port = TcpPort(shuffler_sim)
-    shoe_port = PtyPort(shoe_sim, link=work / "shoe")
-    await shuffler_port.start()
-    await shoe_port.start()
+    dice = get_game(game).kind == "dice"
+    ports: list[TcpPort | PtyPort] = []
+    table: dict[str, Any] = {"id": "sim-1", "game": game, "layout": layout}
+    sims: dict[str, Any] = {}
+    if dice:
+        sims["tumbler"] = TumblerSim(speed=speed, seed=int(time.time()))
+        sims["tumbler_port"] = PtyPort(sims["tumbler"], link=work / "tumbler")
+        ports.append(sims["tumbler_port"])
+        devices = {"tumbler": f"serial://{work / 'tumbler'}?baud=115200"}
+    else:
+        table["decks"] = decks
+        sims["shuffler"] = ShufflerSim(speed=speed, seed=int(time.time()))
+        sims["shoe"] = ShoeSim(seed=1)
+        shuffler_port = TcpPort(sims["shuffler"])
+        sims["shoe_port"] = PtyPort(sims["shoe"], link=work / "shoe")
+        ports += [shuffler_port, sims["shoe_port"]]
+    for p in ports:
+        await p.start()
+    if not dice:
+        devices = {"shoe": f"serial://{work / 'shoe'}?baud=115200",
+                   "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:"
+                               f"{shuffler_port.port}"}
     cfg = parse_config({
-        "table": {"id": "sim-1", "game": game, "layout": layout, "decks": decks},
-        "devices": {"shoe": f"serial://{work / 'shoe'}?baud=115200",
-                    "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:"
-                                f"{shuffler_port.port}"},
+        "table": table,
+        "devices": devices,
         "broker": {"url": f"mqtt://{broker[0]}:{broker[1]}",
                    "allow_plaintext_remote": True},
         "journal": {"path": str(work / "journal.db")},
@@ -73,13 +93,13 @@ async def simulate(game: str, layout: str, decks: int, rounds: int, *,
     try:
         await service.devices_ready(15)
         if not quiet:
-            print(f"tabled simulate: {cfg.game} layout {cfg.layout}, {decks} decks, "
+            shoe_text = "" if dice else f", {decks} decks"
+            print(f"tabled simulate: {cfg.game} layout {cfg.layout}{shoe_text}, "
                   f"{rounds} rounds; broker {broker[0]}:{broker[1]}; journal "
                   f"{cfg.journal_path}", file=out, flush=True)
         dealer = SimDealer(broker[0], broker[1], f"{cfg.topic_prefix}/{cfg.table_id}",
-                           shoe_sim, shoe_port, shuffler_sim,
                            on_result=(lambda r: None) if quiet else
-                           (lambda r: show_result(r, out)))
+                           (lambda r: show_result(r, out)), **sims)
         results = await dealer.run(rounds)
         if not quiet:
             valid = sum(r["status"] == "valid" for r in results)
@@ -91,7 +111,7 @@ async def simulate(game: str, layout: str, decks: int, rounds: int, *,
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        await shoe_port.stop()
-        await shuffler_port.stop()
+        for p in ports:
+            await p.stop()
         if mosquitto is not None:
             mosquitto.cleanup()

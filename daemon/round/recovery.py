@@ -19,8 +19,11 @@ from daemon.games.decided import decided_bets
 from daemon.round.baccarat import BETTING, DEALING, BaccaratTable, RoundData
 from daemon.round.effects import Alert, DeviceCommand, Effect, Record
 from daemon.round.shoe import Certificate, Finding, Shoe
+from daemon.round.tai_sai import TUMBLING as TAI_SAI_TUMBLING
+from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import JournalRecord
 from firmware_protocols import shoe as shoe_proto
+from firmware_protocols import tumbler as tumbler_proto
 
 
 def _since_last(records: list[JournalRecord], kind: str) -> list[JournalRecord]:
@@ -28,8 +31,10 @@ def _since_last(records: list[JournalRecord], kind: str) -> list[JournalRecord]:
     return [] if idx is None else records[idx:]
 
 
-def restore(table: BaccaratTable, records: list[JournalRecord]) -> list[Effect]:
+def restore(table: BaccaratTable | TaiSaiTable, records: list[JournalRecord]) -> list[Effect]:
     """Rebuild ``table`` from its journal; returns the effects of resolving an open round."""
+    if isinstance(table, TaiSaiTable):
+        return _restore_tai_sai(table, records)
     certs = {r.body["shuffle_id"]: r for r in records if r.kind == "shuffle_certified"}
     shoe_records = _since_last(records, "shoe_loaded")
     ended = any(r.kind == "shoe_ended" for r in shoe_records)
@@ -99,6 +104,36 @@ def _continue(table: BaccaratTable, rnd: RoundData, clause: str, code: str,
     out.append(DeviceCommand("shoe", shoe_proto.LockGate(0, False)))
     out.append(Record("next_card", {"needed": d.next_card.value}, rnd.round_id))
     return out
+
+
+def _restore_tai_sai(table: TaiSaiTable, records: list[JournalRecord]) -> list[Effect]:
+    """Tai Sai 5.4: the outcome is established once the dice rest; before that, void."""
+    results = {r.round_id for r in records if r.kind == "result"}
+    opened = [r for r in records if r.kind == "betting_opened" and r.round_id not in results]
+    if not opened:
+        return []
+    rid = opened[-1].round_id
+    assert rid is not None
+    mine = [r for r in records if r.round_id == rid]
+    closed = next((r.at for r in mine if r.kind == "betting_closed"), None)
+    table.round = RoundData(rid, opened[-1].at, closed)
+    table.machine.set_state(TAI_SAI_TUMBLING if closed is not None else BETTING)
+    table.activated_early = any(
+        r.kind == "tumbler_activated" and (not r.body["armed"] or closed is None or r.at < closed)
+        for r in mine)
+    dice = next((r for r in reversed(mine) if r.kind == "dice"), None)
+    if dice is None or closed is None:
+        return table._void("technical_interruption_no_outcome",
+                           "restarted before the dice came to rest")
+    b = dice.body
+    table.tumbles = int(b["tumbles"])
+    flags = tuple(int(f) for f in b["flat"])
+    settled = tumbler_proto.Settled(tuple(b["dice"]), tuple(b["tilt"]), flags,
+                                    int(b["confidence"]))
+    established = table.game.irregularity("technical_interruption_outcome_established")
+    return [Alert(established.code, established.clause,
+                  "restarted after the dice came to rest: settling", rid),
+            *[e for e in table.settled(settled) if not isinstance(e, Record)]]
 
 
 def restored_state(table: BaccaratTable) -> dict[str, Any]:

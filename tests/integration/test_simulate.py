@@ -42,3 +42,12 @@ async def test_mbs_table_runs_too(tmp_path: Path) -> None:
     assert len(results) == 5
     assert all(b["pays"] in (None, "0.95:1") for r in results for b in r["bets"]
                if b["bet"] == "banker")
+
+
+async def test_tai_sai_table_runs(tmp_path: Path) -> None:
+    results = await simulate("tai-sai-open-cover", "C", 0, 6, workdir=tmp_path, speed=50,
+                             out=io.StringIO())
+    assert [r["seq"] for r in results] == list(range(1, 7))
+    for r in results:
+        jsonschema.validate(r, SCHEMA)
+        assert r["status"] == "valid" and r["tumbles"] >= 3 and len(r["dice"]) == 3

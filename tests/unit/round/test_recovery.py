@@ -14,11 +14,24 @@ from daemon.games import get_game
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, Effect, Record, RoundResult
 from daemon.round.recovery import restore
+from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal
 from firmware_protocols import shoe as sp
 from firmware_protocols import shuffler as fp
 
 DECKS = 8
+
+
+def journal_effects(journal: Journal, effects: list[Effect]) -> list[Effect]:
+    """What the service writes to the journal for each effect."""
+    for e in effects:
+        if isinstance(e, Record):
+            journal.append(e.kind, e.body, round_id=e.round_id)
+        elif isinstance(e, Alert):
+            journal.append("alert", {"clause": e.clause, "code": e.code}, round_id=e.round_id)
+        elif isinstance(e, RoundResult):
+            journal.record_result(e.round_id, e.payload, "t/results")
+    return effects
 
 
 class Harness:
@@ -44,15 +57,7 @@ class Harness:
                              clock=lambda: 1_764_000_000.0, new_round_id=lambda: f"r{next(ids)}")
 
     def apply(self, effects: list[Effect]) -> list[Effect]:
-        for e in effects:
-            if isinstance(e, Record):
-                self.journal.append(e.kind, e.body, round_id=e.round_id)
-            elif isinstance(e, Alert):
-                self.journal.append("alert", {"clause": e.clause, "code": e.code},
-                                    round_id=e.round_id)
-            elif isinstance(e, RoundResult):
-                self.journal.record_result(e.round_id, e.payload, "t/results")
-        return effects
+        return journal_effects(self.journal, effects)
 
     def draw(self, n: int) -> None:
         for _ in range(n):
@@ -151,3 +156,64 @@ def test_no_open_round_restores_the_shoe_only(tmp_path: Path) -> None:
     assert effects == [] and table.state == "idle"
     assert table.shoe is not None and table.shoe.drawn == ["9S", "2H", "KH", "3D"]
     table.open_betting()  # the table can carry on with the same shoe
+
+
+class TaiSaiHarness:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.journal = Journal(path)
+        self.table = self.make()
+
+    @staticmethod
+    def make() -> TaiSaiTable:
+        return TaiSaiTable("ts-1", get_game("tai-sai-open-cover"), "E",
+                           clock=lambda: 1_764_000_000.0, new_round_id=lambda: "r1")
+
+    def apply(self, effects: list[Effect]) -> list[Effect]:
+        return journal_effects(self.journal, effects)
+
+    def restart(self) -> tuple[Any, list[Effect]]:
+        self.journal.close()
+        self.journal = Journal(self.path)
+        self.table = self.make()
+        return self.table, self.apply(restore(self.table, self.journal.records()))
+
+
+def test_tai_sai_5_4_2_restart_before_the_dice_rest_voids(tmp_path: Path) -> None:
+    from firmware_protocols import tumbler as tp  # noqa: PLC0415
+
+    h = TaiSaiHarness(tmp_path / "j.db")
+    h.apply(h.table.open_betting())
+    h.apply(h.table.close_betting())
+    h.apply(h.table.activated(tp.Activated(1, True)))
+    h.apply(h.table.tumble(tp.Tumble(1)))
+    _, effects = h.restart()
+    assert results(effects)[0]["void_reason"]["clause"] == "5.4.2"
+
+
+def test_tai_sai_5_4_1_restart_after_the_dice_rest_settles(tmp_path: Path) -> None:
+    from firmware_protocols import tumbler as tp  # noqa: PLC0415
+
+    h = TaiSaiHarness(tmp_path / "j.db")
+    h.apply(h.table.open_betting())
+    h.apply(h.table.close_betting())
+    h.apply(h.table.activated(tp.Activated(1, True)))
+    for n in (1, 2, 3):
+        h.apply(h.table.tumble(tp.Tumble(n)))
+    settled = h.table.settled(tp.Settled((2, 5, 6), (0, 0, 0), (1, 1, 1), 97))
+    h.apply([e for e in settled if isinstance(e, Record)])  # killed before the result
+    table, effects = h.restart()
+    [result] = results(effects)
+    assert result["status"] == "valid" and result["dice"] == [2, 5, 6]
+    assert alerts(effects) == ["5.4.1"] and table.state == "idle"
+
+
+def test_tai_sai_5_5_3_early_activation_survives_a_restart(tmp_path: Path) -> None:
+    from firmware_protocols import tumbler as tp  # noqa: PLC0415
+
+    h = TaiSaiHarness(tmp_path / "j.db")
+    h.apply(h.table.open_betting())
+    h.apply(h.table.activated(tp.Activated(1, False)))  # during betting
+    h.apply(h.table.close_betting())
+    settled = h.table.settled(tp.Settled((2, 5, 6), (0, 0, 0), (1, 1, 1), 97))
+    assert results(settled)[0]["void_reason"]["clause"] == "5.5.3"

@@ -1,0 +1,160 @@
+"""The Tai Sai table as a state machine (transitions).
+
+    idle --open_betting--> betting_open --close_betting--> tumbling --(result|void)--> idle
+
+The tumbler is armed only after "No more bets" (Tai Sai 3.6, 5.5.3) and disarmed again
+once it activates. A throw is valid only if the engine's check_throw passes: at least
+three tumbles (3.7, 5.5.1), all dice flat (3.8, 5.5.2), not activated before "No more
+bets" (5.5.3). A die the camera cannot read is the pit's call (5.14): the round waits,
+and the pit voids it or a new throw follows.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from transitions import Machine
+
+from daemon.games.model import GameRules
+from daemon.games.tai_sai import Throw
+from daemon.games.tai_sai_open_cover import check_throw
+from daemon.results import RoundContext, tai_sai_result, void_result
+from daemon.round.baccarat import RoundData
+from daemon.round.effects import (
+    Alert,
+    CommandRefusedError,
+    DeviceCommand,
+    Effect,
+    Record,
+    RoundResult,
+)
+from firmware_protocols import tumbler as tumbler_proto
+
+IDLE, BETTING, TUMBLING = "idle", "betting_open", "tumbling"
+
+
+class TaiSaiTable:
+    state: str  # set by transitions
+
+    def __init__(self, table_id: str, game: GameRules[Any], layout: str, *,
+                 clock: Callable[[], float] = time.time,
+                 new_round_id: Callable[[], str] | None = None) -> None:
+        game.check_layout(layout)
+        self.table_id, self.game, self.layout = table_id, game, layout
+        self.clock = clock
+        self.new_round_id = new_round_id or (lambda: f"{table_id}-{uuid.uuid4().hex[:12]}")
+        self.round: RoundData | None = None
+        self.activated_early = False
+        self.tumbles = 0
+        self.machine = Machine(model=self, states=[IDLE, BETTING, TUMBLING], initial=IDLE,
+                               auto_transitions=False, transitions=[
+                                   ["to_betting", IDLE, BETTING],
+                                   ["to_tumbling", BETTING, TUMBLING],
+                                   ["to_idle", [BETTING, TUMBLING], IDLE],
+                               ])
+
+    def _go(self, trigger: str) -> None:
+        self.machine.events[trigger].trigger(self)
+
+    # -- commands ---------------------------------------------------------------------
+
+    def open_betting(self) -> list[Effect]:
+        if self.state != IDLE:
+            raise CommandRefusedError(f"a round is already {self.state}")
+        self.round = RoundData(self.new_round_id(), self.clock())
+        self.activated_early, self.tumbles = False, 0
+        self._go("to_betting")
+        return [Record("betting_opened", {}, self.round.round_id),
+                DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
+
+    def close_betting(self) -> list[Effect]:
+        if self.state != BETTING or self.round is None:
+            raise CommandRefusedError(f"betting is not open (the table is {self.state})")
+        self.round.closed_at = self.clock()
+        self._go("to_tumbling")
+        rid = self.round.round_id
+        # The tumbler is armed only after "No more bets" (5.5.3).
+        return [Record("betting_closed", {}, rid),
+                DeviceCommand("tumbler", tumbler_proto.Arm(0, True)),
+                Record("awaiting_tumble", {}, rid)]
+
+    def void_round(self, reason: str, by: str) -> list[Effect]:
+        if self.round is None or self.state == IDLE:
+            raise CommandRefusedError("there is no round to void")
+        return self._void("unresolved_irregularity", f"voided by {by}: {reason}")
+
+    def end_shoe(self, by: str) -> list[Effect]:
+        raise CommandRefusedError(f"{self.game.id} is played without a shoe")
+
+    # -- the tumbler ------------------------------------------------------------------
+
+    def activated(self, msg: tumbler_proto.Activated) -> list[Effect]:
+        rid = self.round.round_id if self.round else None
+        out: list[Effect] = [Record("tumbler_activated", {"source": msg.source,
+                                                          "armed": msg.armed}, rid)]
+        if self.state == TUMBLING and msg.armed:
+            self.tumbles = 0
+            return out
+        if self.state == BETTING:
+            self.activated_early = True  # the throw that follows is void (5.5.3)
+            return out
+        irregular = self.game.irregularity("activated_before_no_more_bets")
+        return [*out, Alert(irregular.code, irregular.clause,
+                            f"the tumbler was activated while the table is {self.state}", rid)]
+
+    def tumble(self, msg: tumbler_proto.Tumble) -> list[Effect]:
+        self.tumbles = max(self.tumbles, msg.count)
+        return [Record("tumble", {"count": msg.count},
+                       self.round.round_id if self.round else None)]
+
+    def settled(self, msg: tumbler_proto.Settled) -> list[Effect]:
+        rid = self.round.round_id if self.round else None
+        flat = [bool(f) and t <= tumbler_proto.FLAT_TILT_LIMIT_DECIDEG
+                for f, t in zip(msg.flat, msg.tilt, strict=True)]
+        out: list[Effect] = [Record("dice", {"dice": list(msg.dice), "tilt": list(msg.tilt),
+                                             "flat": flat, "confidence": msg.confidence,
+                                             "tumbles": self.tumbles}, rid)]
+        if self.round is None or self.state == IDLE:
+            return out
+        if self.activated_early or self.state == BETTING:
+            return out + self._void("activated_before_no_more_bets",
+                                    "the tumbler was activated before \"No more Bets\"",
+                                    msg.dice)
+        if 0 in msg.dice:
+            irregular = self.game.irregularity("unresolved_irregularity")
+            return [*out, Alert(irregular.code, irregular.clause,
+                                f"the camera could not read the dice {list(msg.dice)}: "
+                                "void the round or throw again", rid)]
+        bad = check_throw(self.tumbles, flat, activated_before_no_more_bets=False)
+        if bad is not None:
+            return out + self._void(bad.code, f"{self.tumbles} tumble(s), flat {flat}",
+                                    msg.dice)
+        throw = Throw.of(msg.dice)
+        payload = tai_sai_result(self._context(), throw, self.tumbles, flat, self.clock())
+        self.round = None
+        self._go("to_idle")
+        return [*out, RoundResult(rid or "", payload),
+                DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
+
+    # -- internals --------------------------------------------------------------------
+
+    def _context(self) -> RoundContext:
+        assert self.round is not None
+        return RoundContext(self.table_id, self.game, self.layout, None, None,
+                            self.round.opened_at, self.round.closed_at)
+
+    def _void(self, code: str, detail: str,
+              dice: tuple[int, ...] | None = None) -> list[Effect]:
+        assert self.round is not None
+        irregular = self.game.irregularity(code)
+        rid = self.round.round_id
+        payload = void_result(self._context(), irregular, self.clock(), detail=detail,
+                              dice=[d for d in dice if 1 <= d <= 6] if dice and
+                              all(1 <= d <= 6 for d in dice) else None)
+        self.round = None
+        self._go("to_idle")
+        return [Alert(irregular.code, irregular.clause, detail, rid), RoundResult(rid, payload),
+                DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
