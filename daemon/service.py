@@ -198,6 +198,8 @@ class TableService:
                    "void_round": lambda: t.void_round(cmd.args["reason"], cmd.args["by"]),
                    "end_shoe": lambda: t.end_shoe(cmd.args["by"]),
                    "new_shoe": self._new_shoe, "status": lambda: []}
+        if isinstance(t, BaccaratTable) and self.game.has_insurance:
+            actions["close_insurance"] = lambda: t.close_insurance("command " + cmd.id)
         action = actions.get(cmd.name)
         try:
             if action is None:

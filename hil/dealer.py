@@ -130,9 +130,17 @@ class SimDealer:
             raise RuntimeError(f"close_betting refused: {closed}")
         while True:
             body = await self._expect(
-                lambda t, b: (t == "events" and b.get("event") == "next_card") or t == "results")
+                lambda t, b: (t == "events" and b.get("event") in ("next_card",
+                                                                  "insurance_offered"))
+                or t == "results")
             if "seq" in body:  # the result of this round
                 return body
+            if body["event"] == "insurance_offered":
+                await asyncio.sleep(self.betting_seconds)  # players place insurance
+                answer = await self.command("close_insurance")
+                if not answer["ok"]:
+                    raise RuntimeError(f"close_insurance refused: {answer}")
+                continue
             await self._draw()
 
     async def run(self, rounds: int) -> list[dict[str, Any]]:

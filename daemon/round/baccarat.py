@@ -19,6 +19,7 @@ from typing import Any
 
 from transitions import Machine
 
+from daemon.games import insurance_plus
 from daemon.games.baccarat import NextCard, deal
 from daemon.games.cards import Card, parse_card
 from daemon.games.errors import CardCodeError, DealError
@@ -63,6 +64,7 @@ class BaccaratTable:
         self.shoe_id: str | None = None
         self.shoe_ending = False  # the cut card came out (MBS 3.22: finish, then end)
         self.round: RoundData | None = None
+        self.insurance_window: str | None = None  # Insurance Plus: the window now open
         # Ended shoes wait here for the shuffler to reveal their order (card switching).
         self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
         self.machine = Machine(model=self, states=[IDLE, BETTING, DEALING], initial=IDLE,
@@ -176,16 +178,37 @@ class BaccaratTable:
         except (CardCodeError, DealError) as exc:
             excess = self.game.irregularity("excess_card")
             return [*out, Alert(excess.code, excess.clause, str(exc), rid)]
+        if self.insurance_window is not None:
+            # IP 5.3: whoever has not bet insurance before the next card forgoes it.
+            out.append(Record("insurance_closed", {"window": self.insurance_window,
+                                                   "by": "next card drawn"}, rid))
+            self.insurance_window = None
         self.round.cards.append(card)
         placed = d.cards[-1]
         out.append(Record("card", {**placed.as_dict(), "draw_no": msg.draw_no}, rid))
         if not d.complete:
+            offers = insurance_plus.offers_for_deal(d) if self.game.has_insurance else []
+            if offers:
+                self.insurance_window = offers[0].window
+                return [*out, Record("insurance_offered", {
+                    "window": self.insurance_window,
+                    "offers": [o.as_dict() for o in offers]}, rid)]
             return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
         return out + self.settle()
+
+    def close_insurance(self, by: str = "dealer") -> list[Effect]:
+        """Insurance Plus: close the open window; the next card is then announced."""
+        if self.round is None or self.insurance_window is None:
+            raise CommandRefusedError("no insurance window is open")
+        rid, window = self.round.round_id, self.insurance_window
+        self.insurance_window = None
+        return [Record("insurance_closed", {"window": window, "by": by}, rid),
+                Record("next_card", {"needed": deal(self.round.cards).next_card.value}, rid)]
 
     def settle(self) -> list[Effect]:
         """Settle the round in hand, whose deal is complete (also after a restart)."""
         assert self.round is not None
+        self.insurance_window = None
         rid, d = self.round.round_id, deal(self.round.cards)
         payload = baccarat_result(self._context(), d, self.clock())
         self.round = None
@@ -233,6 +256,7 @@ class BaccaratTable:
 
     def _void(self, finding: Finding, extra_card: str | None = None) -> list[Effect]:
         assert self.round is not None
+        self.insurance_window = None
         rid = self.round.round_id
         d = deal(self.round.cards) if self.round.cards else None
         payload = void_result(self._context(), finding.irregularity, self.clock(),

@@ -51,3 +51,11 @@ async def test_tai_sai_table_runs(tmp_path: Path) -> None:
     for r in results:
         jsonschema.validate(r, SCHEMA)
         assert r["status"] == "valid" and r["tumbles"] >= 3 and len(r["dice"]) == 3
+
+
+async def test_insurance_plus_table_runs(tmp_path: Path) -> None:
+    results = await simulate("tiger-buffalo-insurance-plus", "C", 8, 12, workdir=tmp_path,
+                             speed=50, out=io.StringIO())
+    assert [r["seq"] for r in results] == list(range(1, 13))
+    for r in results:
+        jsonschema.validate(r, SCHEMA)

@@ -200,3 +200,34 @@ def test_rws_tb_5_5_2_switched_card_is_found_at_shoe_end() -> None:
     alerts = [a for a in _reveal(t, t.cards) if isinstance(a, Alert)]
     assert [a.clause for a in alerts] == ["5.5.2"]
     assert "draw 2: 2C where the shuffle put 2H" in alerts[0].detail
+
+
+def test_rws_ip_3_12_insurance_window_waits_for_close() -> None:
+    t = Table("tiger-buffalo-insurance-plus", "A", top=["3S", "2H", "3C", "AD", "5S"])
+    t.t.open_betting()
+    t.t.close_betting()
+    for _ in range(3):
+        t.draw()
+    out = t.draw()  # Player 6, Banker 3: Player Insurance 5 to 2 (4.1.8)
+    offered = [e for e in out if isinstance(e, Record) and e.kind == "insurance_offered"]
+    assert offered[0].body == {"window": "four_cards", "offers": [
+        {"bet": "player_insurance", "window": "four_cards", "odds": "5:2", "clause": "4.1.8"}]}
+    assert "next_card" not in kinds(out)
+    closed = t.t.close_insurance("sup-1")
+    assert kinds(closed) == ["insurance_closed", "next_card"]
+    t.draw()
+    [result] = results(t.effects)
+    assert any(b.get("window") == "four_cards" for b in result["bets"])
+
+
+def test_rws_ip_5_3_next_card_closes_the_window() -> None:
+    t = Table("tiger-buffalo-insurance-plus", "A", top=["3S", "2H", "3C", "AD", "5S"])
+    t.t.open_betting()
+    t.t.close_betting()
+    for _ in range(4):
+        t.draw()
+    out = t.draw()
+    closed = [e for e in out if isinstance(e, Record) and e.kind == "insurance_closed"]
+    assert closed[0].body == {"window": "four_cards", "by": "next card drawn"}
+    with pytest.raises(CommandRefusedError, match="no insurance window"):
+        t.t.close_insurance()
