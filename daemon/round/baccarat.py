@@ -20,7 +20,7 @@ from typing import Any
 from transitions import Machine
 
 from daemon.games import insurance_plus
-from daemon.games.baccarat import NextCard, deal
+from daemon.games.baccarat import deal
 from daemon.games.cards import Card, parse_card
 from daemon.games.errors import CardCodeError, DealError
 from daemon.games.model import Consequence, GameRules
@@ -65,6 +65,8 @@ class BaccaratTable:
         self.shoe_ending = False  # the cut card came out (MBS 3.22: finish, then end)
         self.round: RoundData | None = None
         self.insurance_window: str | None = None  # Insurance Plus: the window now open
+        # RWS 5.8: cards drawn outside a deal are used in the next one, first, in order.
+        self.carried: list[tuple[Card, int]] = []
         # Ended shoes wait here for the shuffler to reveal their order (card switching).
         self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
         self.machine = Machine(model=self, states=[IDLE, BETTING, DEALING], initial=IDLE,
@@ -102,9 +104,18 @@ class BaccaratTable:
         self._go("to_dealing")
         rid = self.round.round_id
         # The gate opens only after "No more bets" (RWS 3.8, MBS 3.2).
-        return [Record("betting_closed", {}, rid),
-                DeviceCommand("shoe", shoe_proto.LockGate(0, False)),
-                Record("next_card", {"needed": NextCard.PLAYER_1.value}, rid)]
+        out: list[Effect] = [Record("betting_closed", {}, rid),
+                             DeviceCommand("shoe", shoe_proto.LockGate(0, False))]
+        carried, self.carried = self.carried, []
+        for card, draw_no in carried:
+            self.round.cards.append(card)
+            placed = deal(self.round.cards).cards[-1]
+            out.append(Record("card", {**placed.as_dict(), "draw_no": draw_no,
+                                       "carried": True}, rid))
+        d = deal(self.round.cards)
+        if d.complete:
+            return out + self.settle()
+        return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
 
     def void_round(self, reason: str, by: str) -> list[Effect]:
         if self.round is None or self.state == IDLE:
@@ -161,12 +172,7 @@ class BaccaratTable:
                           f"card {msg.card} drawn with no certified shoe loaded", rid)]
         findings = self.shoe.check_card(msg)
         if self.state != DEALING or self.round is None:
-            excess = self.game.irregularity("excess_card")
-            where = "idle" if self.state == IDLE else "open for betting"
-            return [Record("card_out_of_round", {"card": msg.card, "draw_no": msg.draw_no}),
-                    *[Alert(f.irregularity.code, f.clause, f.detail) for f in findings],
-                    Alert(excess.code, excess.clause,
-                          f"card {msg.card} drawn while the table is {where}", rid)]
+            return self._out_of_deal(msg, findings, rid)
         voiding = [f for f in findings if f.irregularity.consequence is Consequence.VOID]
         if voiding:
             return self._void(voiding[0], extra_card=msg.card)
@@ -195,6 +201,33 @@ class BaccaratTable:
                     "offers": [o.as_dict() for o in offers]}, rid)]
             return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
         return out + self.settle()
+
+    def _out_of_deal(self, msg: shoe_proto.CardDrawn, findings: list[Finding],
+                     rid: str | None) -> list[Effect]:
+        """A card drawn while no deal is under way (architecture.md: carried cards)."""
+        voiding = [f for f in findings if f.irregularity.consequence is Consequence.VOID]
+        if voiding and self.round is not None:  # e.g. a card of another set during betting
+            return self._void(voiding[0])
+        out: list[Effect] = [Alert(f.irregularity.code, f.clause, f.detail, rid)
+                             for f in findings]
+        excess = self.game.irregularity("excess_card")
+        where = "idle" if self.state == IDLE else "open for betting"
+        try:
+            card = parse_card(msg.card)
+        except CardCodeError:
+            return out
+        if voiding:
+            return out
+        if len(self.carried) >= 6:
+            return [*out, Alert(excess.code, excess.clause, f"card {msg.card} drawn while the "
+                                f"table is {where}; six cards are already waiting", rid)]
+        self.carried.append((card, msg.draw_no))
+        return [*out,
+                Record("card_carried", {"card": card.code, "draw_no": msg.draw_no,
+                                        "position_in_next_deal": len(self.carried)}, rid),
+                Alert(excess.code, excess.clause,
+                      f"card {card.code} drawn while the table is {where}: it will be card "
+                      f"{len(self.carried)} of the next deal", rid)]
 
     def close_insurance(self, by: str = "dealer") -> list[Effect]:
         """Insurance Plus: close the open window; the next card is then announced."""

@@ -59,6 +59,10 @@ def restore(table: BaccaratTable | TaiSaiTable, records: list[JournalRecord]) ->
                                                  b["face_up"]))
         elif r.kind == "cut_card":
             table.shoe_ending = True
+        elif r.kind == "card_carried":
+            table.carried.append((parse_card(r.body["card"]), r.body["draw_no"]))
+        elif r.kind == "card" and r.body.get("carried"):
+            table.carried = [c for c in table.carried if c[1] != r.body["draw_no"]]
         elif r.kind == "betting_opened" and r.round_id not in results:
             assert r.round_id is not None
             open_round = RoundData(r.round_id, r.at)

@@ -231,3 +231,45 @@ def test_rws_ip_5_3_next_card_closes_the_window() -> None:
     assert closed[0].body == {"window": "four_cards", "by": "next card drawn"}
     with pytest.raises(CommandRefusedError, match="no insurance window"):
         t.t.close_insurance()
+
+
+def test_rws_tb_5_8_card_drawn_between_rounds_is_the_next_deals_first_card() -> None:
+    t = Table(top=["9S", "2H", "KH", "3D", "5C"])
+    t.t.open_betting()
+    t.t.close_betting()
+    for _ in range(4):
+        t.draw()
+    out = t.draw()  # the deal was complete: 5C is an excess card
+    assert "card_carried" in kinds(out)
+    assert [a.clause for a in out if isinstance(a, Alert)] == ["5.8"]
+    t.t.open_betting()
+    closed = t.t.close_betting()
+    cards = [e.body for e in closed if isinstance(e, Record) and e.kind == "card"]
+    assert cards == [{"card": "5C", "hand": "player", "position": 1, "draw_no": 5,
+                      "carried": True}]
+    assert Record("next_card", {"needed": "banker_card_1"}, "r2") in closed
+
+
+def test_rws_tb_5_5_1_foreign_card_during_betting_voids_the_round() -> None:
+    t = Table()
+    t.t.open_betting()
+    [result] = results(t.draw(deck_set=0xBAD))
+    assert result["void_reason"]["clause"] == "5.5.1"
+    assert t.t.carried == []
+
+
+def test_carried_cards_survive_a_restart(tmp_path: Any) -> None:
+    from daemon.round.recovery import restore  # noqa: PLC0415
+    from daemon.store.journal import Journal  # noqa: PLC0415
+    from tests.unit.round.test_recovery import journal_effects  # noqa: PLC0415
+
+    t = Table(top=["9S", "2H", "KH", "3D", "5C"])
+    j = Journal(tmp_path / "j.db")
+    journal_effects(j, t.effects)
+    for cmd in (t.t.open_betting, t.t.close_betting):
+        journal_effects(j, cmd())
+    for _ in range(5):
+        journal_effects(j, t.draw())
+    fresh = BaccaratTable("bac-07", get_game("tiger-buffalo"), "P", DECKS)
+    restore(fresh, j.records())
+    assert [(c.code, n) for c, n in fresh.carried] == [("5C", 5)]

@@ -1,0 +1,87 @@
+"""Every payload the daemon publishes validates against the schema shipped for its topic."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import jsonschema
+
+from daemon.config import parse_config
+from daemon.round.effects import Alert
+from daemon.service import TableService
+from hil.broker import Mosquitto
+from hil.simulate import simulate
+
+
+def schema(name: str) -> jsonschema.Draft202012Validator:
+    doc = json.loads((files("daemon.mqtt") / "schemas" / f"{name}.schema.json").read_text())
+    return jsonschema.Draft202012Validator(doc)
+
+
+SCHEMAS = {name: schema(name) for name in
+           ("status", "device", "event", "result", "alert", "reply", "command")}
+
+
+def schema_for(topic: str) -> str:
+    part = topic.split("/", 2)[2]
+    if part.startswith("devices/"):
+        return "device"
+    if part.startswith("cmd/"):
+        return "command"
+    return {"status": "status", "events": "event", "results": "result", "alerts": "alert",
+            "replies": "reply"}[part]
+
+
+async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> None:
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    seen: list[tuple[str, dict[str, Any]]] = []
+    try:
+        async with aiomqtt.Client("127.0.0.1", broker.port) as client:
+            await client.subscribe("tables/sim-1/#", qos=1)
+
+            async def listen() -> None:
+                async for m in client.messages:
+                    raw = m.payload if isinstance(m.payload, bytes) else b"{}"
+                    seen.append((str(m.topic), json.loads(raw)))
+
+            listener = asyncio.create_task(listen())
+            await simulate("tiger-buffalo-insurance-plus", "C", 8, 10, workdir=tmp_path,
+                           broker=("127.0.0.1", broker.port), speed=50, out=io.StringIO())
+            await asyncio.sleep(0.3)
+            listener.cancel()
+    finally:
+        broker.cleanup()
+    kinds = set()
+    for topic, payload in seen:
+        name = schema_for(topic)
+        SCHEMAS[name].validate(payload)
+        kinds.add(name)
+    assert {"status", "device", "event", "result", "reply", "command"} <= kinds
+    events = {p["event"] for t, p in seen if t.endswith("/events")}
+    assert {"shuffle_certified", "shoe_loaded", "betting_opened", "betting_closed",
+            "next_card", "card", "card_drawn"} <= events
+
+
+async def test_alert_and_error_reply_payloads(tmp_path: Path) -> None:
+    cfg = parse_config({
+        "table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
+        "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9"},
+        "journal": {"path": str(tmp_path / "j.db")},
+    })
+    service = TableService(cfg)
+    service.apply([Alert("card_not_of_set", "5.5.1", "draw 3: back of set 0xbad", "r-1"),
+                   Alert("device_command_failed", "", "lock_gate to shoe failed")])
+    service.execute("close_betting", b'{"id": "a"}')
+    service.execute("open_betting", b"{broken")
+    published = [(e.topic, json.loads(e.payload)) for e in service.journal.pending()]
+    names = [schema_for(t) for t, _ in published]
+    assert names.count("alert") == 2 and names.count("reply") == 2
+    for topic, payload in published:
+        SCHEMAS[schema_for(topic)].validate(payload)
