@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import ssl
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -19,7 +20,7 @@ import structlog
 
 from daemon import __version__
 from daemon.commands import CommandError, parse_command, reply
-from daemon.config import TableConfig
+from daemon.config import BrokerConfig, TableConfig
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceStatus
 from daemon.games import get_game
 from daemon.mqtt.publisher import BrokerSettings, Publisher
@@ -50,6 +51,17 @@ DEVICES: dict[str, tuple[Catalogue, DeviceKind]] = {
 }
 
 
+def tls_context(b: BrokerConfig) -> ssl.SSLContext | None:
+    """mqtts://: verify the broker (system CAs or ca_file); present a client certificate
+    when cert_file/key_file are given."""
+    if not b.tls:
+        return None
+    ctx = ssl.create_default_context(cafile=str(b.ca_file) if b.ca_file else None)
+    if b.cert_file is not None:
+        ctx.load_cert_chain(str(b.cert_file), str(b.key_file) if b.key_file else None)
+    return ctx
+
+
 class TableService:
     def __init__(self, cfg: TableConfig, *, clock: Any = time.time) -> None:
         self.cfg = cfg
@@ -70,7 +82,7 @@ class TableService:
         b = cfg.broker
         self.publisher = Publisher(
             self.journal,
-            BrokerSettings(b.host, b.port, b.username, b.password, None, b.client_id),
+            BrokerSettings(b.host, b.port, b.username, b.password, tls_context(b), b.client_id),
             self.topics["status"], self._status, self._retained,
             subscriptions=(f"{self.cmd_prefix}+",), on_message=self._on_mqtt)
         self.drivers = {

@@ -135,3 +135,17 @@ def test_bad_device_urls(url: str, message: str) -> None:
     with pytest.raises(DeviceUrlError) as err:
         parse_device_url(url)
     assert message in str(err.value)
+
+
+def test_mqtts_builds_a_verifying_tls_context() -> None:
+    import ssl  # noqa: PLC0415
+
+    from daemon.service import tls_context  # noqa: PLC0415
+
+    data = good()
+    data["broker"] = {"url": "mqtts://broker.example:8883"}
+    ctx = tls_context(parse_config(data).broker)
+    assert ctx is not None
+    assert ctx.verify_mode is ssl.CERT_REQUIRED and ctx.check_hostname
+    data["broker"] = {"url": "mqtt://127.0.0.1"}
+    assert tls_context(parse_config(data).broker) is None
