@@ -138,7 +138,7 @@ def _open_usb(name: str, url: UsbUrl) -> Any:
             device.detach_kernel_driver(0)
         device.set_configuration()
         usb.util.claim_interface(device, 0)
-    except (usb.core.USBError, NotImplementedError) as exc:
+    except (usb.core.USBError, NotImplementedError) as exc:  # backends without kernel drivers
         raise TransportError(f"{name}: cannot claim the USB interface: {exc}") from exc
     return device
 

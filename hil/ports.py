@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import tty
+from abc import ABC, abstractmethod
 from pathlib import Path
 
 from hil.device import SimDevice
@@ -19,7 +20,7 @@ from hil.faults import LineFaults
 MAX_TICK = 0.05
 
 
-class DevicePort:
+class DevicePort(ABC):
     def __init__(self, device: SimDevice, *, faults_out: LineFaults | None = None,
                  faults_in: LineFaults | None = None) -> None:
         self.device = device
@@ -33,8 +34,9 @@ class DevicePort:
         self.bytes_out = 0
 
     @property
+    @abstractmethod
     def url(self) -> str:
-        raise NotImplementedError  # each port names its own URL
+        """The device URL a daemon opens to reach this port."""
 
     def now(self) -> float:
         return self.loop.time()
@@ -91,14 +93,17 @@ class DevicePort:
             self.bytes_out += len(data)
             self._send(data)
 
+    @abstractmethod
     async def _plug(self) -> None:
-        raise NotImplementedError
+        """Put the cable in: create the pty or start listening."""
 
+    @abstractmethod
     def _send(self, data: bytes) -> None:
-        raise NotImplementedError
+        """Write bytes to the line."""
 
+    @abstractmethod
     async def unplug(self) -> None:
-        raise NotImplementedError
+        """Pull the cable: the daemon sees the device go away."""
 
     async def replug(self) -> None:
         await self._plug()

@@ -12,12 +12,8 @@ ends it with its clause and returns every bet.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
-
-from transitions import Machine
 
 from daemon.games import insurance_plus
 from daemon.games.baccarat import deal
@@ -33,51 +29,32 @@ from daemon.round.effects import (
     Record,
     RoundResult,
 )
+from daemon.round.lifecycle import IDLE, RoundLifecycle
 from daemon.round.shoe import Certificate, Finding, Shoe, certify
 from firmware_protocols import shoe as shoe_proto
 from firmware_protocols import shuffler as shuffler_proto
 
-IDLE, BETTING, DEALING = "idle", "betting_open", "dealing"
+DEALING = "dealing"
 
 
-@dataclass
-class RoundData:
-    round_id: str
-    opened_at: float
-    closed_at: float | None = None
-    cards: list[Card] = field(default_factory=list)
-
-
-class BaccaratTable:
-    state: str  # set by transitions
+class BaccaratTable(RoundLifecycle):
+    PLAY = DEALING
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, decks: int, *,
                  clock: Callable[[], float] = time.time,
                  new_round_id: Callable[[], str] | None = None) -> None:
-        game.check_layout(layout)
         game.check_decks(decks)
-        self.table_id, self.game, self.layout, self.decks = table_id, game, layout, decks
-        self.clock = clock
-        self.new_round_id = new_round_id or (lambda: f"{table_id}-{uuid.uuid4().hex[:12]}")
+        super().__init__(table_id, game, layout, clock, new_round_id)
+        self.decks = decks
         self.certificate: Certificate | None = None
         self.shoe: Shoe | None = None
         self.shoe_id: str | None = None
         self.shoe_ending = False  # the cut card came out (MBS 3.22: finish, then end)
-        self.round: RoundData | None = None
         self.insurance_window: str | None = None  # Insurance Plus: the window now open
         # RWS 5.8: cards drawn outside a deal are used in the next one, first, in order.
         self.carried: list[tuple[Card, int]] = []
         # Ended shoes wait here for the shuffler to reveal their order (card switching).
         self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
-        self.machine = Machine(model=self, states=[IDLE, BETTING, DEALING], initial=IDLE,
-                               auto_transitions=False, transitions=[
-                                   ["to_betting", IDLE, BETTING],
-                                   ["to_dealing", BETTING, DEALING],
-                                   ["to_idle", [BETTING, DEALING], IDLE],
-                               ])
-
-    def _go(self, trigger: str) -> None:
-        self.machine.events[trigger].trigger(self)
 
     # -- commands (from MQTT or the local CLI) --------------------------------------------
 
@@ -90,29 +67,23 @@ class BaccaratTable:
                                       f"(clause {clause})")
         if self.shoe_ending:
             raise CommandRefusedError("the cut card has come out: end the shoe first")
-        now = self.clock()
-        self.round = RoundData(self.new_round_id(), now)
-        self._go("to_betting")
-        rid = self.round.round_id
+        rid = self._begin().round_id
         return [Record("betting_opened", {"shoe_id": self.shoe_id}, rid),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
 
     def close_betting(self) -> list[Effect]:
-        if self.state != BETTING or self.round is None:
-            raise CommandRefusedError(f"betting is not open (the table is {self.state})")
-        self.round.closed_at = self.clock()
-        self._go("to_dealing")
-        rid = self.round.round_id
+        rnd = self._close()
+        rid = rnd.round_id
         # The gate opens only after "No more bets" (RWS 3.8, MBS 3.2).
         out: list[Effect] = [Record("betting_closed", {}, rid),
                              DeviceCommand("shoe", shoe_proto.LockGate(0, False))]
         carried, self.carried = self.carried, []
         for card, draw_no in carried:
-            self.round.cards.append(card)
-            placed = deal(self.round.cards).cards[-1]
+            rnd.cards.append(card)
+            placed = deal(rnd.cards).cards[-1]
             out.append(Record("card", {**placed.as_dict(), "draw_no": draw_no,
                                        "carried": True}, rid))
-        d = deal(self.round.cards)
+        d = deal(rnd.cards)
         if d.complete:
             return out + self.settle()
         return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
@@ -244,8 +215,7 @@ class BaccaratTable:
         self.insurance_window = None
         rid, d = self.round.round_id, deal(self.round.cards)
         payload = baccarat_result(self._context(), d, self.clock())
-        self.round = None
-        self._go("to_idle")
+        self._finish()
         out: list[Effect] = [RoundResult(rid, payload),
                              DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
         if self.shoe_ending:
@@ -294,8 +264,7 @@ class BaccaratTable:
         d = deal(self.round.cards) if self.round.cards else None
         payload = void_result(self._context(), finding.irregularity, self.clock(),
                               detail=finding.detail, deal=d)
-        self.round = None
-        self._go("to_idle")
+        self._finish()
         return [Alert(finding.irregularity.code, finding.clause, finding.detail, rid),
                 RoundResult(rid, payload), DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
 

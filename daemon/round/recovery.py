@@ -16,8 +16,9 @@ from typing import Any
 from daemon.games.baccarat import deal
 from daemon.games.cards import parse_card
 from daemon.games.decided import decided_bets
-from daemon.round.baccarat import BETTING, DEALING, BaccaratTable, RoundData
+from daemon.round.baccarat import DEALING, BaccaratTable
 from daemon.round.effects import Alert, DeviceCommand, Effect, Record
+from daemon.round.lifecycle import BETTING, RoundData
 from daemon.round.shoe import Certificate, Finding, Shoe
 from daemon.round.tai_sai import TUMBLING as TAI_SAI_TUMBLING
 from daemon.round.tai_sai import TaiSaiTable

@@ -12,17 +12,13 @@ and the pit voids it or a new throw follows.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
-
-from transitions import Machine
 
 from daemon.games.model import GameRules
 from daemon.games.tai_sai import Throw
 from daemon.games.tai_sai_open_cover import check_throw
 from daemon.results import RoundContext, tai_sai_result, void_result
-from daemon.round.baccarat import RoundData
 from daemon.round.effects import (
     Alert,
     CommandRefusedError,
@@ -31,51 +27,32 @@ from daemon.round.effects import (
     Record,
     RoundResult,
 )
+from daemon.round.lifecycle import BETTING, IDLE, RoundLifecycle
 from firmware_protocols import tumbler as tumbler_proto
 
-IDLE, BETTING, TUMBLING = "idle", "betting_open", "tumbling"
+TUMBLING = "tumbling"
 
 
-class TaiSaiTable:
-    state: str  # set by transitions
+class TaiSaiTable(RoundLifecycle):
+    PLAY = TUMBLING
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, *,
                  clock: Callable[[], float] = time.time,
                  new_round_id: Callable[[], str] | None = None) -> None:
-        game.check_layout(layout)
-        self.table_id, self.game, self.layout = table_id, game, layout
-        self.clock = clock
-        self.new_round_id = new_round_id or (lambda: f"{table_id}-{uuid.uuid4().hex[:12]}")
-        self.round: RoundData | None = None
+        super().__init__(table_id, game, layout, clock, new_round_id)
         self.activated_early = False
         self.tumbles = 0
-        self.machine = Machine(model=self, states=[IDLE, BETTING, TUMBLING], initial=IDLE,
-                               auto_transitions=False, transitions=[
-                                   ["to_betting", IDLE, BETTING],
-                                   ["to_tumbling", BETTING, TUMBLING],
-                                   ["to_idle", [BETTING, TUMBLING], IDLE],
-                               ])
-
-    def _go(self, trigger: str) -> None:
-        self.machine.events[trigger].trigger(self)
 
     # -- commands ---------------------------------------------------------------------
 
     def open_betting(self) -> list[Effect]:
-        if self.state != IDLE:
-            raise CommandRefusedError(f"a round is already {self.state}")
-        self.round = RoundData(self.new_round_id(), self.clock())
+        rnd = self._begin()
         self.activated_early, self.tumbles = False, 0
-        self._go("to_betting")
-        return [Record("betting_opened", {}, self.round.round_id),
+        return [Record("betting_opened", {}, rnd.round_id),
                 DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
 
     def close_betting(self) -> list[Effect]:
-        if self.state != BETTING or self.round is None:
-            raise CommandRefusedError(f"betting is not open (the table is {self.state})")
-        self.round.closed_at = self.clock()
-        self._go("to_tumbling")
-        rid = self.round.round_id
+        rid = self._close().round_id
         # The tumbler is armed only after "No more bets" (5.5.3).
         return [Record("betting_closed", {}, rid),
                 DeviceCommand("tumbler", tumbler_proto.Arm(0, True)),
@@ -134,8 +111,7 @@ class TaiSaiTable:
                                     msg.dice)
         throw = Throw.of(msg.dice)
         payload = tai_sai_result(self._context(), throw, self.tumbles, flat, self.clock())
-        self.round = None
-        self._go("to_idle")
+        self._finish()
         return [*out, RoundResult(rid or "", payload),
                 DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
 
@@ -154,7 +130,6 @@ class TaiSaiTable:
         payload = void_result(self._context(), irregular, self.clock(), detail=detail,
                               dice=[d for d in dice if 1 <= d <= 6] if dice and
                               all(1 <= d <= 6 for d in dice) else None)
-        self.round = None
-        self._go("to_idle")
+        self._finish()
         return [Alert(irregular.code, irregular.clause, detail, rid), RoundResult(rid, payload),
                 DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
