@@ -149,6 +149,8 @@ class SimDealer:
             await client.subscribe(f"{self.base}/#", qos=1)
             listener = asyncio.create_task(self._listen(client))
             try:
+                # Commands are heard once the table is online (retained status).
+                await self._expect(lambda t, b: t == "status" and b.get("state") == "online")
                 for _ in range(rounds):
                     await self.deal_round()
             finally:

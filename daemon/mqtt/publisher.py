@@ -113,7 +113,14 @@ class Publisher:
         client = aiomqtt.Client(
             b.host, b.port, username=b.username, password=b.password, identifier=b.client_id,
             will=will, keepalive=b.keepalive, tls_context=b.tls, timeout=b.publish_timeout)
-        async with client, asyncio.TaskGroup() as tg:
+        async with client:
+            # Subscribe before the birth: "online" then means commands are heard.
+            for topic in self.subscriptions:
+                await client.subscribe(topic, qos=1)
+            await self._run_session(client, session)
+
+    async def _run_session(self, client: aiomqtt.Client, session: int) -> None:
+        async with asyncio.TaskGroup() as tg:
             # aiomqtt's publish() does not notice a dropped connection until its timeout;
             # the message iterator does, at once. When the watcher raises, the TaskGroup
             # cancels the publishing side, and the outbox keeps what was not acknowledged.
@@ -122,8 +129,6 @@ class Publisher:
             watcher.cancel()
 
     async def _watch(self, client: aiomqtt.Client) -> None:
-        for topic in self.subscriptions:
-            await client.subscribe(topic, qos=1)
         async for message in client.messages:
             if self.on_message is None:
                 continue
