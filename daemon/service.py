@@ -88,10 +88,12 @@ class TableService:
         self.drivers = {
             name: DeviceDriver(name, url, *DEVICES[name],
                                on_message=functools.partial(self._on_device, name),
-                               on_status=self._on_device_status)
+                               on_status=self._on_device_status,
+                               on_problem=self._on_device_problem)
             for name, url in cfg.devices.items() if name in DEVICES
         }
         self._tasks: set[asyncio.Task[None]] = set()
+        self._handlers = self._device_handlers()
 
     # -- payloads -----------------------------------------------------------------------
 
@@ -163,20 +165,23 @@ class TableService:
 
     # -- inputs -------------------------------------------------------------------------
 
-    def _on_device(self, device: str, m: Message) -> None:
+    def _device_handlers(self) -> dict[type[Message], Callable[[Any], list[Effect]]]:
         t = self.table
-        handlers: dict[type[Message], Any]
         if isinstance(t, BaccaratTable):
-            handlers = {
+            return {
                 shoe.CardDrawn: t.card_drawn, shoe.ShoeLoaded: t.shoe_loaded,
                 shoe.CutCard: t.cut_card, shoe.ShoeEmpty: t.shoe_empty,
                 shuffler.ShuffleComplete: t.shuffle_complete,
                 shuffler.OrderChunk: t.order_chunk,
             }
-        else:
-            handlers = {tumbler.Activated: t.activated, tumbler.Tumble: t.tumble,
-                        tumbler.Settled: t.settled}
-        handler = handlers.get(type(m))
+        return {tumbler.Activated: t.activated, tumbler.Tumble: t.tumble,
+                tumbler.Settled: t.settled}
+
+    def _on_device_problem(self, detail: str) -> None:
+        self.apply([Alert("device_protocol_error", "", detail)])
+
+    def _on_device(self, device: str, m: Message) -> None:
+        handler = self._handlers.get(type(m))
         if handler is not None:
             self.apply(handler(m))
         elif isinstance(m, shoe.Tamper | Door | Fault | shoe.Gate | shoe.DealerButton |

@@ -89,6 +89,7 @@ class DeviceDriver:
     kind: DeviceKind
     on_message: Callable[[Message], None] = lambda m: None
     on_status: Callable[[DeviceStatus], None] = lambda s: None
+    on_problem: Callable[[str], None] = lambda detail: None  # journalled as an alert
     heartbeat_timeout: float = 3.5
     handshake_timeout: float = 3.0
     command_timeout: float = 3.0
@@ -257,8 +258,15 @@ class DeviceDriver:
                 self.status.decode_errors += 1
                 if e.reason == "unsupported_version":
                     raise SessionEndedError(f"{self.name}: {e.detail}", DeviceState.INCOMPATIBLE)
+                # The link resends what was lost, so line noise is counted, and reported
+                # on the first error and then every 100th, not per frame.
+                if self.status.decode_errors % 100 == 1:
+                    self.on_problem(f"{self.name}: line errors, {self.status.decode_errors} "
+                                    f"so far (last: {e})")
             elif isinstance(e, BadMessage):
                 log.warning("%s: malformed message 0x%02X: %s", self.name, e.msg, e.error)
+                self.on_problem(f"{self.name}: malformed message 0x{e.msg:02X} "
+                                f"({e.payload.hex()}): {e.error}")
             elif isinstance(e, PeerReset):
                 raise SessionEndedError(f"{self.name}: the device restarted (firmware reboot); "
                                    f"{len(e.lost)} unacknowledged message(s) discarded")

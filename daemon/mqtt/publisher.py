@@ -69,7 +69,6 @@ class Publisher:
     def __post_init__(self) -> None:
         self._wake = asyncio.Event()
         self._stopping = False
-        self._client: aiomqtt.Client | None = None
         # Outbox ids at or below this mark lived through a restart or an outage.
         self._replay_upto = self.journal.max_outbox_id(pending_only=True)
         self._disrupted = False
@@ -92,6 +91,9 @@ class Publisher:
                 backoff = self.broker.backoff_initial
             except* aiomqtt.MqttError as group:
                 exc = group.exceptions[0]
+                if not self._disrupted:  # journal the loss once, not every retry
+                    with contextlib.suppress(JournalError):
+                        self.journal.append("mqtt_disconnected", {"reason": str(exc)})
                 self._disrupted = True
                 self.stats.errors += 1
                 self.stats.last_error = str(exc)
@@ -140,7 +142,10 @@ class Publisher:
                 log.exception("handling a message on %s failed", message.topic)
 
     async def _publish_session(self, client: aiomqtt.Client, session: int) -> None:
-        self._client = client
+        with contextlib.suppress(JournalError):
+            self.journal.append("mqtt_connected", {"session": session,
+                                                   "host": self.broker.host,
+                                                   "port": self.broker.port})
         if self._disrupted:
             self._replay_upto = self.journal.max_outbox_id()
             self._disrupted = False

@@ -146,7 +146,7 @@ class BaccaratTable(RoundLifecycle):
             return self._out_of_deal(msg, findings, rid)
         voiding = [f for f in findings if f.irregularity.consequence is Consequence.VOID]
         if voiding:
-            return self._void(voiding[0], extra_card=msg.card)
+            return self._void(voiding[0])
         out: list[Effect] = [Alert(f.irregularity.code, f.clause, f.detail, rid)
                              for f in findings]
         try:
@@ -257,7 +257,7 @@ class BaccaratTable(RoundLifecycle):
                             self.shoe.certificate.shuffle_id, self.round.opened_at,
                             self.round.closed_at)
 
-    def _void(self, finding: Finding, extra_card: str | None = None) -> list[Effect]:
+    def _void(self, finding: Finding) -> list[Effect]:
         assert self.round is not None
         self.insurance_window = None
         rid = self.round.round_id

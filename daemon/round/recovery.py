@@ -11,8 +11,6 @@ restart or power loss, and resolve the round that was open, by the game's own cl
 
 from __future__ import annotations
 
-from typing import Any
-
 from daemon.games.baccarat import deal
 from daemon.games.cards import parse_card
 from daemon.games.decided import decided_bets
@@ -139,8 +137,3 @@ def _restore_tai_sai(table: TaiSaiTable, records: list[JournalRecord]) -> list[E
     return [Alert(established.code, established.clause,
                   "restarted after the dice came to rest: settling", rid),
             *[e for e in table.settled(settled) if not isinstance(e, Record)]]
-
-
-def restored_state(table: BaccaratTable) -> dict[str, Any]:
-    return {"state": table.state, "round_id": table.round.round_id if table.round else None,
-            "shoe_id": table.shoe_id}

@@ -162,3 +162,21 @@ async def test_missing_usb_device_is_reported() -> None:
     async with running(driver):
         await until(lambda: driver.status.state is DeviceState.LOST)
         assert "no USB device 1d50:6178" in driver.status.detail
+
+
+async def test_malformed_message_is_reported_and_the_session_survives(tmp_path: Path) -> None:
+    sim = ShoeSim()
+    port = PtyPort(sim, link=tmp_path / "shoe")
+    await port.start()
+    problems: list[str] = []
+    driver = shoe_driver(tmp_path / "shoe", [])
+    driver.on_problem = problems.append
+    async with running(driver):
+        await driver.wait_ready(5)
+        # An intact frame whose card_drawn payload is two bytes short (a firmware bug).
+        sim.endpoint.link.send(shoe.CardDrawn.MSG_ID, b"\x00\x01TD", port.now())
+        port.kick()
+        await until(lambda: bool(problems))
+        assert "malformed message 0x20" in problems[0] and "card_drawn" in problems[0]
+        assert driver.ready
+    await port.stop()

@@ -129,6 +129,8 @@ async def test_broker_outage_loses_nothing_and_keeps_order(tmp_path: Path, broke
     assert sorted(set(seqs)) == list(range(1, 52))  # nothing lost
     assert seqs == sorted(seqs)  # order holds (at-least-once: a re-send may repeat a seq)
     assert all(r["replayed"] for r in got if r["seq"] > 1)
+    kinds = [r.kind for r in journal.records() if r.kind.startswith("mqtt_")]
+    assert kinds == ["mqtt_connected", "mqtt_disconnected", "mqtt_connected"]
     await pub.stop()
     await task
 
