@@ -77,8 +77,12 @@ def _cmd_protocol_docs(args: argparse.Namespace) -> int:
 
 
 def _cmd_config_check(args: argparse.Namespace) -> int:
+    import os  # noqa: PLC0415
+
     from daemon.config import ConfigError, load_config  # noqa: PLC0415
 
+    if args.credentials:
+        os.environ["CREDENTIALS_DIRECTORY"] = args.credentials
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
@@ -87,7 +91,9 @@ def _cmd_config_check(args: argparse.Namespace) -> int:
     devices = ", ".join(f"{k}={v}" for k, v in cfg.devices.items())
     print(f"{args.config}: ok: table {cfg.table_id}, {cfg.game} layout {cfg.layout}"
           f"{f', {cfg.decks} decks' if cfg.decks else ''}; {devices}; broker "
-          f"{'mqtts' if cfg.broker.tls else 'mqtt'}://{cfg.broker.host}:{cfg.broker.port}")
+          f"{'mqtts' if cfg.broker.tls else 'mqtt'}://{cfg.broker.host}:{cfg.broker.port}; "
+          f"signing key {cfg.signer.kid}; {len(cfg.principals)} command principal(s): "
+          f"{', '.join(cfg.principals) or 'none, so every command will be denied'}")
     return 0
 
 
@@ -141,6 +147,98 @@ async def _serve(cfg: Any) -> int:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+    return 0
+
+
+def _cmd_keys_generate(args: argparse.Namespace) -> int:
+    import os  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+        Ed25519PrivateKey,
+    )
+
+    from daemon.signing import key_id, private_key_pem, public_key_text  # noqa: PLC0415
+
+    private, public = Path(args.out + ".pem"), Path(args.out + ".pub")
+    for p in (private, public):
+        if p.exists():
+            print(f"tabled: {p} exists; not overwriting a key", file=sys.stderr)
+            return 2
+    key = Ed25519PrivateKey.generate()
+    fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(private_key_pem(key))
+    public.write_text(public_key_text(key.public_key()) + "\n", encoding="ascii")
+    print(f"key id {key_id(key.public_key())}: private {private} (mode 0600), public {public}")
+    return 0
+
+
+def _read_payloads(source: str) -> list[tuple[int, str, str]]:
+    """(line number, topic or "", JSON text): one JSON object per line, optionally after
+    its topic as ``mosquitto_sub -v`` prints it."""
+    if source == "-":
+        text = sys.stdin.read()
+    else:
+        with open(source, encoding="utf-8") as f:
+            text = f.read()
+    out = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("{"):
+            out.append((n, "", line))
+        elif line:
+            topic, _, rest = line.partition(" ")
+            out.append((n, topic, rest))
+    return out
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from pathlib import Path  # noqa: PLC0415
+
+    from daemon.signing import KeyFileError, Keyring, SignatureError, load_public_key  # noqa: PLC0415
+
+    try:
+        ring = Keyring.of(load_public_key(Path(k)) for k in args.key)
+        payloads = _read_payloads(args.payloads)
+    except (KeyFileError, OSError) as exc:
+        print(f"tabled: {exc}", file=sys.stderr)
+        return 2
+    bad = 0
+    for n, topic, text in payloads:
+        where = f"line {n}" + (f" ({topic})" if topic else "")
+        try:
+            body = json.loads(text)
+            if not isinstance(body, dict):
+                raise SignatureError("not a JSON object")
+            kid = ring.verify(body)
+        except (json.JSONDecodeError, SignatureError) as exc:
+            bad += 1
+            print(f"REJECTED {where}: {exc}")
+            continue
+        what = body.get("type", "?") + (f" seq {body['seq']}" if "seq" in body else "")
+        print(f"ok {where}: {what}, key {kid}")
+    print(f"{len(payloads) - bad} verified, {bad} rejected", file=sys.stderr)
+    return 1 if bad or not payloads else 0
+
+
+def _cmd_command_sign(args: argparse.Namespace) -> int:
+    import time  # noqa: PLC0415
+    import uuid  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from daemon.authority import sign_command  # noqa: PLC0415
+    from daemon.signing import KeyFileError, load_private_key  # noqa: PLC0415
+
+    try:
+        key = load_private_key(Path(args.key))
+    except KeyFileError as exc:
+        print(f"tabled: {exc}", file=sys.stderr)
+        return 2
+    extra = {"reason": args.reason} if args.reason else {}
+    body = sign_command(key, args.table, args.name, args.id or uuid.uuid4().hex, time.time(),
+                        **extra)
+    print(json.dumps(body, separators=(",", ":")))
     return 0
 
 
@@ -211,12 +309,42 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--broker", help="mqtt://host:port; default: a private broker")
     sim.set_defaults(func=_cmd_simulate)
 
+    _add_trust_commands(sub)
+
     config = sub.add_parser("config", help="the table config")
     csub = config.add_subparsers(dest="config_command", required=True)
     cc = csub.add_parser("check", help="validate a table config and say what it sets up")
     cc.add_argument("--config", default="/etc/tabled/table.toml")
+    cc.add_argument("--credentials", help="where credential:NAME files are, outside systemd "
+                                          "(e.g. /etc/credstore)")
     cc.set_defaults(func=_cmd_config_check)
     return parser
+
+
+def _add_trust_commands(sub: Any) -> None:
+    keys = sub.add_parser("keys", help="Ed25519 keys for signing results and commands")
+    ksub = keys.add_subparsers(dest="keys_command", required=True)
+    kg = ksub.add_parser("generate", help="write OUT.pem (private, 0600) and OUT.pub")
+    kg.add_argument("--out", required=True, help="path prefix, e.g. /etc/tabled/signing")
+    kg.set_defaults(func=_cmd_keys_generate)
+
+    ver = sub.add_parser("verify", help="check the signatures of published payloads")
+    ver.add_argument("--key", action="append", required=True,
+                     help="a trusted public key file (base64 or PEM); repeat for rotation")
+    ver.add_argument("payloads", nargs="?", default="-",
+                     help="a file of JSON payloads, one per line, optionally after the "
+                          "topic (mosquitto_sub -v); default stdin")
+    ver.set_defaults(func=_cmd_verify)
+
+    command = sub.add_parser("command", help="commands to a table")
+    cosub = command.add_subparsers(dest="command_command", required=True)
+    cs = cosub.add_parser("sign", help="print a signed command, for mosquitto_pub -s")
+    cs.add_argument("--key", required=True, help="the principal's private key (PEM)")
+    cs.add_argument("--table", required=True)
+    cs.add_argument("--id", help="the command id (default: a random one)")
+    cs.add_argument("--reason", help="void_round's reason")
+    cs.add_argument("name", help="open_betting, close_betting, void_round, ...")
+    cs.set_defaults(func=_cmd_command_sign)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,8 +1,12 @@
 """Commands in: ``{prefix}/{table}/cmd/{name}`` with a JSON object payload.
 
-Every command carries an ``id`` (echoed in the reply). Parsing never raises anything
-but CommandError, whose ``code`` and message say exactly what is wrong; the caller
-replies with it and changes nothing.
+Every command carries an ``id`` (echoed in the reply), an ``issued_at`` time and a
+``sig`` by a configured principal (``daemon/authority.py``). Parsing never raises
+anything but CommandError, whose ``code`` and message say exactly what is wrong; the
+caller replies with it and changes nothing.
+
+Who asked is not an argument: ``void_round`` and ``end_shoe`` record the principal whose
+key signed the command, which nobody can claim falsely.
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ MAX_PAYLOAD = 4096
 COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "open_betting": ((), ()),
     "close_betting": ((), ()),
-    "void_round": (("reason", "by"), ()),
+    "void_round": (("reason",), ()),
     "close_insurance": ((), ()),
     "new_shoe": ((), ()),
-    "end_shoe": (("by",), ()),
+    "end_shoe": ((), ()),
     "status": ((), ()),
 }
 
@@ -34,15 +38,21 @@ class CommandError(ValueError):
         self.name = name
 
 
+# Members every command may carry besides its arguments.
+ENVELOPE = ("id", "issued_at", "sig")
+
+
 @dataclass(frozen=True)
 class Command:
     name: str
     id: str
     args: dict[str, str]
+    body: dict[str, Any]  # the whole payload, for the signature check
 
 
 def parse_command(topic_name: str, payload: bytes) -> Command:
-    """Validate one command; raises CommandError (bad_payload, unknown_command, bad_argument)."""
+    """Validate one command's shape; raises CommandError (bad_payload, unknown_command,
+    bad_argument). Whether its sender may give it is the authority's question."""
     if len(payload) > MAX_PAYLOAD:
         raise CommandError("bad_payload", f"payload of {len(payload)} bytes exceeds "
                                           f"{MAX_PAYLOAD}", name=topic_name)
@@ -62,7 +72,7 @@ def parse_command(topic_name: str, payload: bytes) -> Command:
                                               f"{', '.join(COMMANDS)}", command_id, topic_name)
     required, optional = COMMANDS[topic_name]
     args: dict[str, str] = {}
-    for key in sorted(set(body) - {"id"}):
+    for key in sorted(set(body) - set(ENVELOPE)):
         if key not in required and key not in optional:
             raise CommandError("bad_argument", f"{topic_name} takes no {key!r}", command_id,
                                topic_name)
@@ -78,7 +88,7 @@ def parse_command(topic_name: str, payload: bytes) -> Command:
                                                "string of at most 200 characters",
                                command_id, topic_name)
         args[key] = value.strip()
-    return Command(topic_name, command_id, args)
+    return Command(topic_name, command_id, args, body)
 
 
 def reply(command_id: str | None, name: str | None, *, ok: bool, state: str,

@@ -9,15 +9,31 @@ together, each naming its key, e.g.::
 from __future__ import annotations
 
 import ipaddress
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from daemon.commands import COMMANDS
 from daemon.device_url import DeviceUrl, DeviceUrlError, parse_device_url
 from daemon.games import GAMES
 from daemon.games.errors import RulesError
+from daemon.signing import KeyFileError, Signer, load_private_key, parse_public_key
+
+CREDENTIAL = "credential:"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Someone allowed to command this table: their Ed25519 public key, and which commands."""
+
+    name: str
+    key: Ed25519PublicKey
+    allow: frozenset[str]
 
 DEVICES_NEEDED = {"baccarat": ("shoe", "shuffler"), "dice": ("tumbler",)}
 SECTIONS = {
@@ -27,7 +43,10 @@ SECTIONS = {
                "key_file", "allow_plaintext_remote", "client_id"},
     "journal": {"path"},
     "mqtt": {"topic_prefix"},
+    "signing": {"key_file"},
+    "commands": {"principals", "max_age_seconds"},
 }
+PRINCIPAL_KEYS = {"key", "allow"}
 
 
 class ConfigError(ValueError):
@@ -59,6 +78,9 @@ class TableConfig:
     broker: BrokerConfig
     journal_path: Path
     topic_prefix: str
+    signer: Signer
+    principals: dict[str, Principal]
+    command_max_age: float
 
 
 def _is_loopback(host: str) -> bool:
@@ -97,6 +119,78 @@ class _Checker:
         return value
 
 
+def resolve_path(value: str) -> Path:
+    """A path, or ``credential:NAME`` for a systemd credential (``LoadCredential=``)."""
+    if not value.startswith(CREDENTIAL):
+        return Path(value)
+    name = value[len(CREDENTIAL):]
+    directory = os.environ.get("CREDENTIALS_DIRECTORY")
+    if not name or "/" in name:
+        raise ValueError(f"{value!r}: a credential name is a plain file name")
+    if not directory:
+        raise ValueError(f"{value!r} needs $CREDENTIALS_DIRECTORY, which systemd sets for a "
+                         "unit with LoadCredential=")
+    return Path(directory) / name
+
+
+def _path(c: _Checker, section: dict[str, Any], sec: str, key: str) -> Path | None:
+    try:
+        return resolve_path(str(section[key]))
+    except ValueError as exc:
+        c.problems.append(f"{sec}.{key}: {exc}")
+        return None
+
+
+def _signing(c: _Checker, s: dict[str, Any]) -> Signer | None:
+    if "key_file" not in s:
+        c.problems.append("signing.key_file: missing; every published payload is signed "
+                          "(make a key with 'tabled keys generate')")
+        return None
+    path = _path(c, s, "signing", "key_file")
+    if path is None:
+        return None
+    try:
+        return Signer(load_private_key(path))
+    except KeyFileError as exc:
+        c.problems.append(f"signing.key_file: {exc}")
+        return None
+
+
+def _commands(c: _Checker, s: dict[str, Any]) -> tuple[dict[str, Principal], float]:
+    max_age = s.get("max_age_seconds", 120)
+    if isinstance(max_age, bool) or not isinstance(max_age, int | float) or not \
+            5 <= max_age <= 3600:
+        c.problems.append(f"commands.max_age_seconds: {max_age!r} must be a number in 5-3600")
+        max_age = 120
+    raw = s.get("principals", {})
+    if not isinstance(raw, dict):
+        c.problems.append("commands.principals: must be a table of [commands.principals.NAME]")
+        return {}, float(max_age)
+    principals: dict[str, Principal] = {}
+    for name, p in raw.items():
+        where = f"commands.principals.{name}"
+        if not isinstance(p, dict):
+            c.problems.append(f"{where}: must be a table with 'key' (and 'allow')")
+            continue
+        for key in sorted(set(p) - PRINCIPAL_KEYS):
+            c.problems.append(f"{where}.{key}: unknown key (known: allow, key)")
+        allow = p.get("allow", sorted(COMMANDS))
+        if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
+            c.problems.append(f"{where}.allow: must be a list of command names")
+            allow = []
+        for a in allow:
+            if a not in COMMANDS:
+                c.problems.append(f"{where}.allow: unknown command {a!r} (known: "
+                                  f"{', '.join(COMMANDS)})")
+        try:
+            key = parse_public_key(str(p.get("key", "")))
+        except KeyFileError as exc:
+            c.problems.append(f"{where}.key: {exc}")
+            continue
+        principals[name] = Principal(name, key, frozenset(allow))
+    return principals, float(max_age)
+
+
 def _broker(c: _Checker, b: dict[str, Any], table_id: str) -> BrokerConfig | None:
     url = c.string(b, "broker", "url", default="mqtt://127.0.0.1:1883")
     if url is None:
@@ -121,15 +215,15 @@ def _broker(c: _Checker, b: dict[str, Any], table_id: str) -> BrokerConfig | Non
     if "password" in b and "password_file" in b:
         c.problems.append("broker.password: give password or password_file, not both")
     password = b.get("password")
-    if "password_file" in b:
-        path = Path(str(b["password_file"]))
+    path = _path(c, b, "broker", "password_file") if "password_file" in b else None
+    if path is not None:
         try:
             password = path.read_text(encoding="utf-8").strip()
         except OSError as exc:
             c.problems.append(f"broker.password_file: cannot read {path}: {exc.strerror}")
     files: dict[str, Path | None] = {}
     for key in ("ca_file", "cert_file", "key_file"):
-        files[key] = Path(str(b[key])) if key in b else None
+        files[key] = _path(c, b, "broker", key) if key in b else None
         if files[key] is not None and not files[key].is_file():  # type: ignore[union-attr]
             c.problems.append(f"broker.{key}: {files[key]} does not exist")
     if (files["cert_file"] is None) != (files["key_file"] is None):
@@ -146,8 +240,9 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
     c = _Checker(data)
     for key in sorted(set(data) - set(SECTIONS)):
         c.problems.append(f"{key}: unknown section (known: {', '.join(sorted(SECTIONS))})")
-    t, d, b = c.section("table"), c.section("devices"), c.section("broker")
-    j, m = c.section("journal"), c.section("mqtt")
+    t, d, b, j, m = (c.section(n) for n in ("table", "devices", "broker", "journal", "mqtt"))
+    signer = _signing(c, c.section("signing"))
+    principals, max_age = _commands(c, c.section("commands"))
     table_id = c.string(t, "table", "id")
     if table_id and not all(ch.isalnum() or ch in "-_" for ch in table_id):
         c.problems.append(f"table.id: {table_id!r} may use letters, digits, '-' and '_' only "
@@ -200,9 +295,9 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
         c.problems.append(f"mqtt.topic_prefix: {prefix!r} may not contain MQTT wildcards")
     if c.problems:
         raise ConfigError(source, c.problems)
-    assert table_id and game_id and layout and broker and journal and prefix
+    assert table_id and game_id and layout and broker and journal and prefix and signer
     return TableConfig(table_id, game_id, layout, decks, devices, broker, Path(journal),
-                       prefix.rstrip("/"))
+                       prefix.rstrip("/"), signer, principals, max_age)
 
 
 def load_config(path: Path | str) -> TableConfig:

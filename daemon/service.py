@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 
 from daemon import __version__
+from daemon.authority import CommandAuthority, parse_time
 from daemon.commands import CommandError, parse_command, reply
 from daemon.config import BrokerConfig, TableConfig
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceStatus
@@ -84,7 +85,10 @@ class TableService:
             self.journal,
             BrokerSettings(b.host, b.port, b.username, b.password, tls_context(b), b.client_id),
             self.topics["status"], self._status, self._retained,
-            subscriptions=(f"{self.cmd_prefix}+",), on_message=self._on_mqtt)
+            subscriptions=(f"{self.cmd_prefix}+",), on_message=self._on_mqtt,
+            signer=cfg.signer)
+        self.authority = CommandAuthority(cfg.table_id, cfg.principals, cfg.command_max_age,
+                                          clock)
         self.drivers = {
             name: DeviceDriver(name, url, *DEVICES[name],
                                on_message=functools.partial(self._on_device, name),
@@ -204,16 +208,20 @@ class TableService:
         """Run one command; every outcome, good or bad, is journalled and answered."""
         try:
             cmd = parse_command(name, payload)
+            who = self.authority.authorize(cmd).name
         except CommandError as exc:
             answer = reply(exc.command_id, exc.name, ok=False, state=self.table.state,
                            error=exc)
+            if exc.code == "denied":
+                self.apply([Alert("command_denied", "", f"{exc.name} ({exc.command_id}): "
+                                                        f"{exc}")])
             self._answer(answer)
             return answer
         t = self.table
         actions: dict[str, Callable[[], list[Effect]]] = {
                    "open_betting": t.open_betting, "close_betting": t.close_betting,
-                   "void_round": lambda: t.void_round(cmd.args["reason"], cmd.args["by"]),
-                   "end_shoe": lambda: t.end_shoe(cmd.args["by"]),
+                   "void_round": lambda: t.void_round(cmd.args["reason"], who),
+                   "end_shoe": lambda: t.end_shoe(who),
                    "new_shoe": self._new_shoe, "status": lambda: []}
         if isinstance(t, BaccaratTable) and self.game.has_insurance:
             actions["close_insurance"] = lambda: t.close_insurance("command " + cmd.id)
@@ -226,7 +234,8 @@ class TableService:
             answer = reply(cmd.id, cmd.name, ok=False, state=t.state, error=str(exc),
                            code="wrong_state")
         else:
-            self.journal.append("command", {"name": cmd.name, "id": cmd.id, **cmd.args})
+            self.journal.append("command", {"name": cmd.name, "id": cmd.id, "by": who,
+                                            "issued_at": cmd.body["issued_at"], **cmd.args})
             self.apply(effects)
             answer = reply(cmd.id, cmd.name, ok=True, state=t.state)
         self._answer(answer)
@@ -249,6 +258,9 @@ class TableService:
 
     async def run(self) -> None:
         records = self.journal.records()
+        self.authority.remember(
+            (r.body["id"], parse_time(r.body.get("issued_at")) or r.at)
+            for r in records if r.kind == "command")
         self.journal.append("started", {"version": __version__, "table": self.cfg.table_id})
         # Technical interruption: rebuild from the journal and resolve an open round.
         self.apply(restore(self.table, records))

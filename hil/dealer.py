@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiomqtt
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from daemon.authority import sign_command
 from hil.ports import PtyPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
@@ -30,6 +33,7 @@ class SimDealer:
     host: str
     port: int
     base: str  # "{prefix}/{table}"
+    key: Ed25519PrivateKey  # the supervisor key the dealer signs its commands with
     shoe: ShoeSim | None = None
     shoe_port: PtyPort | None = None
     shuffler: ShufflerSim | None = None
@@ -72,8 +76,9 @@ class SimDealer:
     async def command(self, name: str, **args: str) -> dict[str, Any]:
         assert self._client is not None
         cid = f"dealer-{next(self._ids)}"
-        await self._client.publish(f"{self.base}/cmd/{name}",
-                                   json.dumps({"id": cid, **args}), qos=1)
+        body = sign_command(self.key, self.base.rsplit("/", 1)[-1], name, cid, time.time(),
+                            **args)
+        await self._client.publish(f"{self.base}/cmd/{name}", json.dumps(body), qos=1)
         answer = await self._expect(lambda t, b: t == "replies" and b.get("id") == cid)
         self.replies.append(answer)
         return answer

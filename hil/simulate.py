@@ -17,9 +17,12 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from daemon.config import parse_config
 from daemon.games import get_game
 from daemon.service import TableService
+from daemon.signing import private_key_pem, public_key_text
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.ports import PtyPort, TcpPort
@@ -81,12 +84,18 @@ async def simulate(game: str, layout: str, decks: int, rounds: int, *,
         devices = {"shoe": f"serial://{work / 'shoe'}?baud=115200",
                    "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:"
                                f"{shuffler_port.port}"}
+    table_key, dealer_key = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    (work / "signing.pem").write_bytes(private_key_pem(table_key))
+    (work / "signing.pem").chmod(0o600)
     cfg = parse_config({
         "table": table,
         "devices": devices,
         "broker": {"url": f"mqtt://{broker[0]}:{broker[1]}",
                    "allow_plaintext_remote": True},
         "journal": {"path": str(work / "journal.db")},
+        "signing": {"key_file": str(work / "signing.pem")},
+        "commands": {"principals": {"sim-dealer": {"key": public_key_text(
+            dealer_key.public_key())}}},
     }, "simulate")
     service = TableService(cfg)
     task = asyncio.create_task(service.run())
@@ -98,6 +107,7 @@ async def simulate(game: str, layout: str, decks: int, rounds: int, *,
                   f"{rounds} rounds; broker {broker[0]}:{broker[1]}; journal "
                   f"{cfg.journal_path}", file=out, flush=True)
         dealer = SimDealer(broker[0], broker[1], f"{cfg.topic_prefix}/{cfg.table_id}",
+                           dealer_key,
                            on_result=(lambda r: None) if quiet else
                            (lambda r: show_result(r, out)), **sims)
         results = await dealer.run(rounds)

@@ -26,6 +26,7 @@ from typing import Any
 
 import aiomqtt
 
+from daemon.signing import Signer
 from daemon.store.journal import Journal, JournalError, OutboxEntry
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ class Publisher:
     retained: Callable[[], list[tuple[str, Mapping[str, Any]]]] = list  # republished on connect
     subscriptions: tuple[str, ...] = ()
     on_message: Callable[[str, bytes], Awaitable[None]] | None = None  # commands in
+    signer: Signer | None = None  # signs every payload as it goes on the wire
     stats: PublisherStats = field(default_factory=PublisherStats)
 
     def __post_init__(self) -> None:
@@ -104,9 +106,13 @@ class Publisher:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, self.broker.backoff_max)
 
+    def _wire(self, body: Mapping[str, Any]) -> str:
+        if self.signer is not None:
+            return self.signer.seal(body)
+        return json.dumps(dict(body), separators=(",", ":"), sort_keys=True)
+
     def _payload(self, state: str, session: int) -> str:
-        return json.dumps(dict(self.status(state, session)), separators=(",", ":"),
-                          sort_keys=True)
+        return self._wire(self.status(state, session))
 
     async def _session(self, session: int) -> None:
         b = self.broker
@@ -154,8 +160,7 @@ class Publisher:
         await client.publish(self.status_topic, self._payload("online", session), qos=1,
                              retain=True)
         for topic, payload in self.retained():
-            await client.publish(topic, json.dumps(payload, sort_keys=True), qos=1,
-                                 retain=True)
+            await client.publish(topic, self._wire(payload), qos=1, retain=True)
         while not self._stopping:
             await self._drain(client)
             if self._stopping:
@@ -182,12 +187,14 @@ class Publisher:
 
     async def _publish(self, client: aiomqtt.Client, entry: OutboxEntry) -> None:
         payload = entry.payload
-        if entry.id <= self._replay_upto or entry.attempts:
+        replay = entry.id <= self._replay_upto or bool(entry.attempts)
+        if replay or self.signer is not None:
+            # Signed on the way out, so "replayed" is covered by the signature too.
             body = json.loads(payload)
-            if isinstance(body, dict) and "replayed" in body:
+            if replay and "replayed" in body:
                 body["replayed"] = True
-                payload = json.dumps(body, separators=(",", ":"), sort_keys=True)
                 self.stats.replayed += 1
+            payload = self._wire(body)
         try:
             await client.publish(entry.topic, payload, qos=entry.qos, retain=entry.retain)
         except aiomqtt.MqttError:

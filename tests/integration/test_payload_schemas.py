@@ -15,8 +15,10 @@ import jsonschema
 from daemon.config import parse_config
 from daemon.round.effects import Alert
 from daemon.service import TableService
+from daemon.signing import Keyring, load_private_key
 from hil.broker import Mosquitto
 from hil.simulate import simulate
+from tests.keys import TABLE_KEY, TABLE_KEYRING, commands, signed, signing
 
 
 def schema(name: str) -> jsonschema.Draft202012Validator:
@@ -58,8 +60,12 @@ async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> Non
             listener.cancel()
     finally:
         broker.cleanup()
+    table_key = load_private_key(tmp_path / "signing.pem")
+    ring = Keyring.of([table_key.public_key()])
     kinds = set()
     for topic, payload in seen:
+        if "/cmd/" not in topic:  # everything the table publishes is signed by it
+            ring.verify(payload)
         name = schema_for(topic)
         SCHEMAS[name].validate(payload)
         kinds.add(name)
@@ -74,14 +80,19 @@ async def test_alert_and_error_reply_payloads(tmp_path: Path) -> None:
         "table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
         "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9"},
         "journal": {"path": str(tmp_path / "j.db")},
+        "signing": signing(), "commands": commands(),
     })
     service = TableService(cfg)
     service.apply([Alert("card_not_of_set", "5.5.1", "draw 3: back of set 0xbad", "r-1"),
                    Alert("device_command_failed", "", "lock_gate to shoe failed")])
-    service.execute("close_betting", b'{"id": "a"}')
+    service.execute("close_betting", signed("t1", "close_betting", "a"))
     service.execute("open_betting", b"{broken")
+    service.execute("open_betting", b'{"id": "unsigned"}')  # denied, with an alert
     published = [(e.topic, json.loads(e.payload)) for e in service.journal.pending()]
     names = [schema_for(t) for t, _ in published]
-    assert names.count("alert") == 2 and names.count("reply") == 2
+    assert names.count("alert") == 3 and names.count("reply") == 3
     for topic, payload in published:
-        SCHEMAS[schema_for(topic)].validate(payload)
+        wire = json.loads(service.publisher._wire(payload))
+        assert TABLE_KEYRING.verify(wire) == service.cfg.signer.kid
+        SCHEMAS[schema_for(topic)].validate(wire)
+    assert service.cfg.signer.key.public_key() == TABLE_KEY.public_key()

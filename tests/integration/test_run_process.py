@@ -14,10 +14,12 @@ from typing import Any
 
 import aiomqtt
 
+from daemon.signing import public_key_text
 from hil.broker import Mosquitto
 from hil.ports import PtyPort, TcpPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
+from tests.keys import STRANGER_KEY, SUPERVISOR_KEY, TABLE_KEY_FILE, TABLE_KEYRING, signed
 
 
 async def until(cond: Callable[[], bool], timeout: float = 20) -> None:
@@ -47,6 +49,10 @@ shuffler = "usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler_port.port}"
 url = "mqtt://127.0.0.1:{broker.port}"
 [journal]
 path = "{tmp_path / 'journal.db'}"
+[signing]
+key_file = "{TABLE_KEY_FILE}"
+[commands.principals.pit-boss]
+key = "{public_key_text(SUPERVISOR_KEY.public_key())}"
 """, encoding="utf-8")
     seen: dict[str, list[dict[str, Any]]] = {}
     proc = subprocess.Popen([sys.executable, "-m", "daemon", "run", "--config", str(cfg)],
@@ -67,12 +73,19 @@ path = "{tmp_path / 'journal.db'}"
 
             await until(lambda: any(s["state"] == "online" for s in seen.get("status", [])))
             await until(lambda: ready("shoe") and ready("shuffler"))
-            await client.publish("tables/bac-07/cmd/close_betting", '{"id": "x1"}', qos=1)
+            await client.publish("tables/bac-07/cmd/close_betting",
+                                 signed("bac-07", "close_betting", "x1"), qos=1)
             await client.publish("tables/bac-07/cmd/launch", '{"id": "x2"}', qos=1)
-            await until(lambda: len(seen.get("replies", [])) >= 2)
+            await client.publish("tables/bac-07/cmd/open_betting",
+                                 signed("bac-07", "open_betting", "x3", key=STRANGER_KEY), qos=1)
+            await until(lambda: len(seen.get("replies", [])) >= 3)
             replies = {r["id"]: r for r in seen["replies"]}
             assert replies["x1"]["error"]["code"] == "wrong_state"
             assert replies["x2"]["error"]["code"] == "unknown_command"
+            assert replies["x3"]["error"]["code"] == "denied"
+            assert "signed by an unknown key" in replies["x3"]["error"]["message"]
+            await until(lambda: any(a["code"] == "command_denied"
+                                    for a in seen.get("alerts", [])))
             proc.send_signal(signal.SIGTERM)
             await until(lambda: seen["status"][-1]["state"] == "offline")
             listener.cancel()
@@ -81,6 +94,9 @@ path = "{tmp_path / 'journal.db'}"
         lines = [json.loads(line) for line in proc.stderr.read().splitlines() if line.strip()]
         assert any(line.get("event", "").startswith("shoe ready") for line in lines)
         assert all("timestamp" in line and "level" in line for line in lines)
+        for topic, payloads in seen.items():
+            for p in payloads if not topic.startswith("cmd/") else ():
+                TABLE_KEYRING.verify(p)
     finally:
         if proc.poll() is None:
             proc.kill()

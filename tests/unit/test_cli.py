@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from daemon.cli import main
+from daemon.signing import Signer, load_private_key, public_key_text
+from tests.keys import TABLE_KEY, TABLE_KEY_FILE
 
 
 def test_par_sheet_text(capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,4 +76,38 @@ def test_config_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "table.decks: 11 is outside 4-10" in err
     assert "devices.shoe: missing" in err
     root = Path(__file__).resolve().parents[2]
-    assert main(["config", "check", "--config", str(root / "systemd/table.example.toml")]) == 0
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    (creds / "signing-key").write_bytes(TABLE_KEY_FILE.read_bytes())
+    assert main(["config", "check", "--credentials", str(creds), "--config",
+                 str(root / "systemd/table.example.toml")]) == 0
+    assert "1 command principal(s): pit-supervisor-1" in capsys.readouterr().out
+
+
+def test_keys_sign_and_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                         ) -> None:
+    assert main(["keys", "generate", "--out", str(tmp_path / "sup")]) == 0
+    assert (tmp_path / "sup.pem").stat().st_mode & 0o777 == 0o600
+    assert main(["keys", "generate", "--out", str(tmp_path / "sup")]) == 2  # never overwrite
+    capsys.readouterr()
+    assert main(["command", "sign", "--key", str(tmp_path / "sup.pem"), "--table", "bac-07",
+                 "--id", "c1", "--reason", "dropped card", "void_round"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["id"] == "c1" and body["reason"] == "dropped card" and body["sig"]["kid"]
+    # A consumer checks a stream as mosquitto_sub -v prints it: one good, two bad lines.
+    signer = Signer(load_private_key(TABLE_KEY_FILE))
+    good = {"type": "result", "seq": 7, "winner": "banker", "replayed": False}
+    tampered = {**signer.sign(good), "winner": "player"}
+    stream = tmp_path / "stream.txt"
+    stream.write_text(f"tables/bac-07/results {signer.seal(good)}\n"
+                      f"tables/bac-07/results {json.dumps(tampered)}\n"
+                      f"{json.dumps(good)}\n", encoding="utf-8")
+    (tmp_path / "table.pub").write_text(public_key_text(TABLE_KEY.public_key()))
+    assert main(["verify", "--key", str(tmp_path / "table.pub"), str(stream)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"ok line 1 (tables/bac-07/results): result seq 7, key {signer.kid}"
+    assert out[1].startswith(f"REJECTED line 2 (tables/bac-07/results): bad signature for key "
+                             f"{signer.kid}")
+    assert out[2] == "REJECTED line 3: unsigned: the payload has no 'sig' object"
+    stream.write_text(signer.seal(good) + "\n", encoding="utf-8")
+    assert main(["verify", "--key", str(tmp_path / "table.pub"), str(stream)]) == 0

@@ -13,10 +13,12 @@ from daemon.commands import MAX_PAYLOAD, Command, CommandError, parse_command, r
 
 
 def test_valid_commands() -> None:
-    assert parse_command("open_betting", b'{"id": "c1"}') == Command("open_betting", "c1", {})
-    assert parse_command("void_round", json.dumps(
-        {"id": "c2", "reason": " dropped card ", "by": "sup-12"}).encode()) == Command(
-        "void_round", "c2", {"reason": "dropped card", "by": "sup-12"})
+    assert parse_command("open_betting", b'{"id": "c1"}') == Command("open_betting", "c1", {},
+                                                                     {"id": "c1"})
+    body = {"id": "c2", "reason": " dropped card ", "issued_at": "2026-11-26T10:00:00Z",
+            "sig": {"alg": "Ed25519"}}
+    assert parse_command("void_round", json.dumps(body).encode()) == Command(
+        "void_round", "c2", {"reason": "dropped card"}, body)
 
 
 @pytest.mark.parametrize(("name", "payload", "code", "message"), [
@@ -27,10 +29,11 @@ def test_valid_commands() -> None:
     ("open_betting", b'{"id": 5}', "bad_payload", "'id' must be a string"),
     ("open_betting", b"{" + b" " * MAX_PAYLOAD + b"}", "bad_payload", "exceeds 4096"),
     ("launch", b'{"id": "c"}', "unknown_command", "unknown command 'launch'"),
-    ("void_round", b'{"id": "c", "by": "sup"}', "bad_argument", "void_round needs 'reason'"),
-    ("void_round", b'{"id": "c", "by": "sup", "reason": ""}', "bad_argument",
+    ("void_round", b'{"id": "c"}', "bad_argument", "void_round needs 'reason'"),
+    ("void_round", b'{"id": "c", "reason": ""}', "bad_argument",
      "void_round.reason must be a non-empty string"),
-    ("end_shoe", b'{"id": "c"}', "bad_argument", "end_shoe needs 'by'"),
+    # Who asked comes from the signature, never from the payload.
+    ("end_shoe", b'{"id": "c", "by": "sup-12"}', "bad_argument", "end_shoe takes no 'by'"),
     ("open_betting", b'{"id": "c", "force": true}', "bad_argument",
      "open_betting takes no 'force'"),
 ])

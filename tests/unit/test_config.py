@@ -10,6 +10,8 @@ import pytest
 
 from daemon.config import ConfigError, load_config, parse_config
 from daemon.device_url import DeviceUrlError, SerialUrl, SocketUrl, UsbUrl, parse_device_url
+from daemon.signing import key_id, private_key_pem
+from tests.keys import SUPERVISOR_KEY, TABLE_KEY, TABLE_KEY_FILE, commands, signing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,6 +23,8 @@ def good() -> dict[str, Any]:
                     "shuffler": "usb://1d50:6178?serial=SF0001"},
         "broker": {"url": "mqtt://127.0.0.1:1883"},
         "journal": {"path": "/tmp/j.db"},
+        "signing": signing(),
+        "commands": commands(),
     }
 
 
@@ -30,8 +34,12 @@ def problems(data: dict[str, Any]) -> list[str]:
     return err.value.problems
 
 
-def test_the_example_config_is_valid() -> None:
+def test_the_example_config_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As systemd runs it: secrets are credentials (LoadCredential=) in $CREDENTIALS_DIRECTORY.
+    (tmp_path / "signing-key").write_bytes(TABLE_KEY_FILE.read_bytes())
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))
     cfg = load_config(ROOT / "systemd" / "table.example.toml")
+    assert cfg.signer.kid == key_id(TABLE_KEY.public_key())
     assert (cfg.table_id, cfg.game, cfg.layout, cfg.decks) == ("bac-07", "tiger-buffalo", "P", 8)
     assert cfg.devices["shoe"] == SerialUrl("/dev/tabled/shoe", 115200)
     assert cfg.topic_prefix == "tables"
@@ -64,6 +72,19 @@ def test_defaults() -> None:
      "broker.ca_file: /nonexistent/ca.pem does not exist"),
     ({"mqtt": {"topic_prefix": "tables/#"}}, "mqtt.topic_prefix: 'tables/#' may not contain"),
     ({"extra": {}}, "extra: unknown section"),
+    ({"signing": {"key_file": "/nonexistent/k.pem"}}, "signing.key_file: cannot read"),
+    ({"signing": {"key_file": "credential:"}}, "signing.key_file: 'credential:': a credential"),
+    ({"signing": {"key_file": str(ROOT / "README.md")}},
+     "signing.key_file: " + str(ROOT / "README.md") + " is not an unencrypted PEM"),
+    ({"commands": {"principals": {"bob": {"key": "AAAA"}}}},
+     "commands.principals.bob.key: an Ed25519 public key has 32 bytes, this has 3"),
+    ({"commands": {"principals": {"bob": {"key": "not base64!"}}}},
+     "commands.principals.bob.key: not a public key"),
+    ({"commands": {"principals": {"pit-boss": {"allow": ["fire"]}}}},
+     "commands.principals.pit-boss.allow: unknown command 'fire'"),
+    ({"commands": {"principals": {"pit-boss": {"role": "x"}}}},
+     "commands.principals.pit-boss.role: unknown key"),
+    ({"commands": {"max_age_seconds": 1}}, "commands.max_age_seconds: 1 must be a number"),
 ])
 def test_each_mistake_names_its_key(patch: dict[str, dict[str, Any]], expected: str) -> None:
     data = good()
@@ -88,6 +109,44 @@ def test_tai_sai_needs_a_tumbler_and_no_decks() -> None:
     found = problems(data)
     assert "table.decks: tai-sai-open-cover is played with dice; remove this key" in found
     assert "devices.tumbler: missing; tai-sai-open-cover needs tumbler" in found
+
+
+def test_signing_is_required() -> None:
+    data = good()
+    del data["signing"]
+    assert problems(data) == ["signing.key_file: missing; every published payload is signed "
+                              "(make a key with 'tabled keys generate')"]
+
+
+def test_a_credential_needs_systemd(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CREDENTIALS_DIRECTORY", raising=False)
+    data = good()
+    data["signing"] = {"key_file": "credential:signing-key"}
+    assert problems(data) == ["signing.key_file: 'credential:signing-key' needs "
+                              "$CREDENTIALS_DIRECTORY, which systemd sets for a unit with "
+                              "LoadCredential="]
+
+
+def test_credentials_resolve_in_the_credentials_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "key").write_bytes(private_key_pem(TABLE_KEY))
+    (tmp_path / "mqtt-password").write_text("s3cret\n", encoding="utf-8")
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))
+    data = good()
+    data["signing"] = {"key_file": "credential:key"}
+    data["broker"] = {"url": "mqtt://127.0.0.1", "password_file": "credential:mqtt-password"}
+    cfg = parse_config(data)
+    assert cfg.broker.password == "s3cret"
+    assert cfg.signer.kid == key_id(TABLE_KEY.public_key())
+
+
+def test_principals_default_to_every_command() -> None:
+    cfg = parse_config(good())
+    from daemon.commands import COMMANDS  # noqa: PLC0415
+
+    assert cfg.principals["pit-boss"].allow == frozenset(COMMANDS)
+    assert cfg.principals["pit-boss"].key == SUPERVISOR_KEY.public_key()
+    assert cfg.command_max_age == 120
 
 
 def test_remote_plaintext_can_be_allowed_explicitly() -> None:

@@ -1,0 +1,185 @@
+"""Ed25519 signatures on everything tabled publishes, and on the commands it accepts.
+
+A signed payload is the JSON object with one more member::
+
+    "sig": {"alg": "Ed25519", "kid": "<16 hex>", "value": "<base64 of 64 bytes>"}
+
+The signature covers ``DOMAIN + canonical(payload without "sig")``, where canonical is
+JSON with keys sorted, no whitespace, UTF-8. For the values tabled publishes (strings,
+integers, booleans, null; never floats) that is exactly RFC 8785 (JCS), so a consumer
+in any language can rebuild the bytes. Floats are refused, not rounded: their text is
+the one part of JSON that differs between implementations.
+
+``kid`` is the first 16 hex digits of SHA-256 over the raw 32-byte public key, so keys
+can rotate: a consumer holds the public keys it trusts, by kid.
+
+The domain string differs for results/events (published) and for commands (received),
+so a signature made for one can never be replayed as the other.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+PUBLISHED = b"tabled-payload-v1\n"
+COMMAND = b"tabled-command-v1\n"
+
+
+class SignatureError(ValueError):
+    """A payload is unsigned, malformed, signed by an unknown key, or altered."""
+
+
+class KeyFileError(ValueError):
+    """A key file cannot be read or is not an Ed25519 key."""
+
+
+def _no_floats(value: Any) -> Any:
+    if isinstance(value, float):
+        raise TypeError(f"float {value!r} cannot be signed portably; use a string or "
+                        "an integer")
+    if isinstance(value, dict):
+        for v in value.values():
+            _no_floats(v)
+    elif isinstance(value, list):
+        for v in value:
+            _no_floats(v)
+    return value
+
+
+def canonical(payload: Mapping[str, Any]) -> bytes:
+    body = {k: v for k, v in payload.items() if k != "sig"}
+    _no_floats(body)
+    return json.dumps(body, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False).encode("utf-8")
+
+
+def key_id(public: Ed25519PublicKey) -> str:
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def public_key_text(public: Ed25519PublicKey) -> str:
+    """The form used in configs: base64 of the raw 32 bytes."""
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return base64.b64encode(raw).decode("ascii")
+
+
+def parse_public_key(text: str) -> Ed25519PublicKey:
+    """A public key as base64 of its 32 raw bytes, or as PEM (SubjectPublicKeyInfo)."""
+    text = text.strip()
+    try:
+        if text.startswith("-----BEGIN"):
+            key = serialization.load_pem_public_key(text.encode("ascii"))
+            if not isinstance(key, Ed25519PublicKey):
+                raise KeyFileError(f"not an Ed25519 public key but {type(key).__name__}")
+            return key
+        raw = base64.b64decode(text, validate=True)
+        if len(raw) != 32:
+            raise KeyFileError(f"an Ed25519 public key has 32 bytes, this has {len(raw)}")
+        return Ed25519PublicKey.from_public_bytes(raw)
+    except (ValueError, binascii.Error) as exc:
+        if isinstance(exc, KeyFileError):
+            raise
+        raise KeyFileError(f"not a public key: {exc}") from None
+
+
+def load_public_key(path: Path) -> Ed25519PublicKey:
+    try:
+        return parse_public_key(path.read_text(encoding="ascii"))
+    except OSError as exc:
+        raise KeyFileError(f"cannot read {path}: {exc.strerror}") from None
+    except (KeyFileError, UnicodeDecodeError) as exc:
+        raise KeyFileError(f"{path}: {exc}") from None
+
+
+def load_private_key(path: Path) -> Ed25519PrivateKey:
+    """A PKCS#8 PEM file, as written by ``tabled keys generate`` or
+    ``openssl genpkey -algorithm ed25519``."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise KeyFileError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as exc:
+        raise KeyFileError(f"{path} is not an unencrypted PEM private key: {exc}") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise KeyFileError(f"{path} holds a {type(key).__name__}, not an Ed25519 key")
+    return key
+
+
+def private_key_pem(key: Ed25519PrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+@dataclass(frozen=True)
+class Signer:
+    key: Ed25519PrivateKey
+    domain: bytes = PUBLISHED
+
+    @property
+    def kid(self) -> str:
+        return key_id(self.key.public_key())
+
+    def sign(self, payload: Mapping[str, Any], *, prefix: bytes = b"") -> dict[str, Any]:
+        """The payload with its ``sig``; ``prefix`` binds extra context (a command's topic)."""
+        signature = self.key.sign(self.domain + prefix + canonical(payload))
+        out = {k: v for k, v in payload.items() if k != "sig"}
+        out["sig"] = {"alg": "Ed25519", "kid": self.kid,
+                      "value": base64.b64encode(signature).decode("ascii")}
+        return out
+
+    def seal(self, payload: Mapping[str, Any]) -> str:
+        """The signed payload as the JSON text that goes on the wire."""
+        return json.dumps(self.sign(payload), sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Keyring:
+    """Public keys trusted for verification, by kid."""
+
+    keys: Mapping[str, Ed25519PublicKey]
+
+    @classmethod
+    def of(cls, keys: Iterable[Ed25519PublicKey]) -> Keyring:
+        return cls({key_id(k): k for k in keys})
+
+    def verify(self, payload: Mapping[str, Any], *, domain: bytes = PUBLISHED,
+               prefix: bytes = b"") -> str:
+        """Returns the kid that signed the payload; raises SignatureError otherwise."""
+        sig = payload.get("sig")
+        if not isinstance(sig, dict):
+            raise SignatureError("unsigned: the payload has no 'sig' object")
+        if sig.get("alg") != "Ed25519":
+            raise SignatureError(f"unsupported signature algorithm {sig.get('alg')!r}")
+        kid = sig.get("kid")
+        public = self.keys.get(kid) if isinstance(kid, str) else None
+        if public is None:
+            raise SignatureError(f"signed by an unknown key {kid!r}")
+        try:
+            value = base64.b64decode(str(sig.get("value", "")), validate=True)
+        except binascii.Error:
+            raise SignatureError("the signature is not base64") from None
+        try:
+            body = canonical(payload)
+        except TypeError as exc:
+            raise SignatureError(str(exc)) from None
+        try:
+            public.verify(value, domain + prefix + body)
+        except InvalidSignature:
+            raise SignatureError(f"bad signature for key {kid}: the payload was altered "
+                                 "or signed by another key") from None
+        return str(kid)

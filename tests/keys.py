@@ -1,0 +1,38 @@
+"""Fixed test keys: the table's signing key and one supervisor's command key."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from daemon.authority import sign_command
+from daemon.signing import Keyring, private_key_pem, public_key_text
+
+TABLE_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+SUPERVISOR_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
+STRANGER_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(2, 34)))
+TABLE_KEYRING = Keyring.of([TABLE_KEY.public_key()])
+
+_DIR = Path(tempfile.mkdtemp(prefix="tabled-test-keys-"))
+TABLE_KEY_FILE = _DIR / "signing.pem"
+TABLE_KEY_FILE.write_bytes(private_key_pem(TABLE_KEY))
+TABLE_KEY_FILE.chmod(0o600)
+
+
+def signing() -> dict[str, Any]:
+    return {"key_file": str(TABLE_KEY_FILE)}
+
+
+def commands() -> dict[str, Any]:
+    return {"principals": {"pit-boss": {"key": public_key_text(SUPERVISOR_KEY.public_key())}}}
+
+
+def signed(table: str, name: str, command_id: str, *, key: Ed25519PrivateKey = SUPERVISOR_KEY,
+           at: float | None = None, **args: str) -> bytes:
+    return json.dumps(sign_command(key, table, name, command_id,
+                                   time.time() if at is None else at, **args)).encode()
