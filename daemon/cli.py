@@ -123,9 +123,13 @@ async def _serve(cfg: Any) -> int:
     import logging  # noqa: PLC0415
     import signal  # noqa: PLC0415
 
+    from daemon.health import Health  # noqa: PLC0415
+    from daemon.sdnotify import Notifier  # noqa: PLC0415
     from daemon.service import TableService  # noqa: PLC0415
 
+    notifier = Notifier()
     service = TableService(cfg)
+    health = asyncio.create_task(Health(service, notifier).run())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -133,12 +137,15 @@ async def _serve(cfg: Any) -> int:
     task = asyncio.create_task(service.run())
     stopper = asyncio.create_task(stop.wait())
     await asyncio.wait([task, stopper], return_when=asyncio.FIRST_COMPLETED)
+    health.cancel()
     if task.done():  # the service ended by itself: that is a failure
         stopper.cancel()
         exc = task.exception()
         logging.getLogger("tabled").error("the service stopped: %r", exc)
+        notifier.status(f"failed: {exc!r}")
         return 1
     logging.getLogger("tabled").info("stopping on signal: publishing offline")
+    notifier.stopping("stopping on signal: publishing offline")
     await service.publisher.stop()
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(3):

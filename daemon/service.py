@@ -98,6 +98,7 @@ class TableService:
         }
         self._tasks: set[asyncio.Task[None]] = set()
         self._handlers = self._device_handlers()
+        self.recovered = asyncio.Event()  # the journal is read and any open round resolved
 
     # -- payloads -----------------------------------------------------------------------
 
@@ -264,6 +265,7 @@ class TableService:
         self.journal.append("started", {"version": __version__, "table": self.cfg.table_id})
         # Technical interruption: rebuild from the journal and resolve an open round.
         self.apply(restore(self.table, records))
+        self.recovered.set()
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self.publisher.run())
             for d in self.drivers.values():

@@ -106,6 +106,7 @@ class DeviceDriver:
         self._ready = asyncio.Event()
         self._loop = asyncio.get_running_loop()
         self._last_rx = 0.0
+        self.progress_at = self._loop.time()  # the watchdog's proof this link is not stuck
 
     # -- public ---------------------------------------------------------------------------
 
@@ -128,6 +129,7 @@ class DeviceDriver:
         backoff = self.backoff_initial
         while True:
             reached_ready = False
+            self.progress_at = self._loop.time()
             try:
                 await self._session()
             except* SessionEndedError as group:
@@ -242,7 +244,7 @@ class DeviceDriver:
         while True:
             await asyncio.sleep(TICK)
             assert self._endpoint is not None
-            now = self._loop.time()
+            now = self.progress_at = self._loop.time()
             self._handle(self._endpoint.poll(now))
             await self._flush()
             silent = now - self._last_rx
