@@ -22,7 +22,7 @@ def free_port() -> int:
 
 class Mosquitto:
     def __init__(self, workdir: Path, port: int | None = None, extra_conf: str = "",
-                 persistent: bool = False) -> None:
+                 persistent: bool = False, anonymous: bool = True) -> None:
         binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
         if not Path(binary).exists():
             raise RuntimeError("mosquitto is not installed: apt-get install mosquitto")
@@ -40,7 +40,8 @@ class Mosquitto:
             data.chmod(0o777)
             self._data = data
             persistence = f"persistence true\npersistence_location {data}/\n"
-        self.conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
+        anon = "true" if anonymous else "false"
+        self.conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous {anon}\n"
                              f"{persistence}{extra_conf}", encoding="utf-8")
         self.proc: subprocess.Popen[bytes] | None = None
 

@@ -115,6 +115,13 @@ class Journal:
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                              (str(SCHEMA_VERSION),))
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('session', '0')")
+        version = int(self.get_meta("schema_version") or 0)
+        if version > SCHEMA_VERSION:
+            # A rollback after an upgrade that changed the format: reading it would lose data.
+            self._db.close()
+            raise JournalError(f"journal {self.path} has format {version}; this release "
+                               f"understands format {SCHEMA_VERSION} or older. Run the "
+                               "release that wrote it, or restore a backup.")
 
     def close(self) -> None:
         self._db.close()

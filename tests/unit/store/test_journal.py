@@ -71,3 +71,11 @@ def test_corrupt_file_is_refused_with_its_path(tmp_path: Path) -> None:
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(JournalError, match=str(bad)):
         Journal(bad)
+
+
+def test_a_journal_from_a_newer_release_is_refused(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    j.set_meta("schema_version", "2")
+    j.close()
+    with pytest.raises(JournalError, match="has format 2; this release understands format 1"):
+        Journal(tmp_path / "j.db")

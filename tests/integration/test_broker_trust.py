@@ -1,0 +1,188 @@
+"""The authenticated broker link, end to end, with a real Mosquitto: TLS with a CA and
+certificates made at test time, client certificates, passwords, and the shipped ACL.
+
+- the daemon connects over TLS with its certificate and a password from a credential;
+- a client of another table cannot publish into this table's topics (the ACL);
+- a forged command is denied, and a genuine one is carried out and names its signer;
+- a tampered result is rejected by the consumer's check, the genuine one accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import ssl
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from daemon.config import parse_config
+from daemon.service import TableService
+from daemon.signing import SignatureError
+from hil.broker import Mosquitto
+from tests.keys import STRANGER_KEY, TABLE_KEYRING, commands, signed, signing
+from tests.pki import Pki
+
+ROOT = Path(__file__).resolve().parents[2]
+USERS = {"ts-1": "pw-ts-1", "ts-2": "pw-ts-2", "pit-supervisor-1": "pw-sup",
+         "settlement": "pw-settle"}
+
+pytestmark = pytest.mark.skipif(shutil.which("mosquitto_passwd") is None,
+                                reason="mosquitto_passwd is not installed")
+
+
+@contextlib.asynccontextmanager
+async def secured_broker(work: Path) -> AsyncIterator[tuple[Mosquitto, Pki, Path]]:
+    # Mosquitto drops root for its own user before reading these: a readable directory.
+    files = Path(tempfile.mkdtemp(prefix="tabled-pki-"))
+    files.chmod(0o755)
+    pki = Pki(files)
+    server_cert, server_key = pki.issue("broker", server=True)
+    for user in USERS:
+        pki.issue(user)
+    passwd = files / "passwd"
+    for i, (user, password) in enumerate(USERS.items()):
+        subprocess.run(["mosquitto_passwd", *(["-c"] if i == 0 else []), "-b", str(passwd),
+                        user, password], check=True, capture_output=True)
+    shutil.copy(ROOT / "systemd" / "mosquitto" / "acl.example", files / "acl")
+    for f in files.iterdir():
+        f.chmod(0o644)
+    broker = Mosquitto(work, anonymous=False, extra_conf=(
+        f"cafile {pki.ca_file}\ncertfile {server_cert}\nkeyfile {server_key}\n"
+        "require_certificate true\nuse_identity_as_username false\n"
+        f"password_file {passwd}\nacl_file {files / 'acl'}\n"))
+    broker.start()
+    try:
+        yield broker, pki, files
+    finally:
+        broker.cleanup()
+        shutil.rmtree(files, ignore_errors=True)
+
+
+def client(broker: Mosquitto, pki: Pki, user: str, **kw: Any) -> aiomqtt.Client:
+    ctx = ssl.create_default_context(cafile=str(pki.ca_file))
+    ctx.load_cert_chain(str(pki.dir / f"{user}.pem"), str(pki.dir / f"{user}.key"))
+    return aiomqtt.Client("127.0.0.1", broker.port, username=user, password=USERS[user],
+                          tls_context=ctx, identifier=f"test-{user}", **kw)
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.items: list[tuple[str, bytes]] = []
+
+    async def listen(self, c: aiomqtt.Client) -> None:
+        async for m in c.messages:
+            raw = m.payload if isinstance(m.payload, bytes) else b""
+            self.items.append((str(m.topic), raw))
+
+    async def wait(self, match: Callable[[str, dict[str, Any]], bool],
+                   timeout: float = 10) -> dict[str, Any]:
+        async with asyncio.timeout(timeout):
+            while True:
+                for topic, raw in self.items:
+                    body: dict[str, Any] = json.loads(raw)
+                    if match(topic, body):
+                        return body
+                await asyncio.sleep(0.05)
+
+
+async def test_tls_acl_signed_commands_and_results(tmp_path: Path) -> None:
+    async with secured_broker(tmp_path) as (broker, pki, files):
+        principal = commands()["principals"]["pit-boss"]
+        creds = tmp_path / "creds"
+        creds.mkdir()
+        (creds / "mqtt-password").write_text(USERS["ts-1"] + "\n", encoding="utf-8")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("CREDENTIALS_DIRECTORY", str(creds))
+            cfg = parse_config({
+                "table": {"id": "ts-1", "game": "tai-sai-open-cover", "layout": "E"},
+                "devices": {"tumbler": "socket://127.0.0.1:9"},
+                "broker": {"url": f"mqtts://127.0.0.1:{broker.port}", "username": "ts-1",
+                           "password_file": "credential:mqtt-password",
+                           "ca_file": str(pki.ca_file), "cert_file": str(files / "ts-1.pem"),
+                           "key_file": str(files / "ts-1.key")},
+                "journal": {"path": str(tmp_path / "j.db")},
+                "signing": signing(),
+                "commands": {"principals": {"pit-supervisor-1": principal}}})
+        service = TableService(cfg)
+        daemon = asyncio.create_task(service.run())
+        inbox = Inbox()
+        try:
+            async with client(broker, pki, "settlement") as settle, \
+                    client(broker, pki, "ts-2") as other, \
+                    client(broker, pki, "pit-supervisor-1") as sup:
+                await settle.subscribe("tables/#", qos=1)
+                listener = asyncio.create_task(inbox.listen(settle))
+                online = await inbox.wait(lambda t, b: t == "tables/ts-1/status"
+                                          and b["state"] == "online")
+                TABLE_KEYRING.verify(online)
+
+                # Another table's client: its writes into ts-1's topics never arrive.
+                forged = {"type": "result", "round_id": "fake", "seq": 999, "winner": "x"}
+                await other.publish("tables/ts-1/results", json.dumps(forged), qos=1)
+                await other.publish("tables/ts-1/cmd/open_betting",
+                                    signed("ts-1", "open_betting", "o1"), qos=1)
+                await other.publish("tables/ts-2/results", json.dumps(forged), qos=1)
+                await inbox.wait(lambda t, b: t == "tables/ts-2/results")  # its own: allowed
+                assert not [t for t, _ in inbox.items if t == "tables/ts-1/results"]
+
+                # A forged command is denied; a genuine one runs and names its signer.
+                await sup.publish("tables/ts-1/cmd/open_betting",
+                                  signed("ts-1", "open_betting", "f1", key=STRANGER_KEY), qos=1)
+                denied = await inbox.wait(lambda t, b: t == "tables/ts-1/replies"
+                                          and b["id"] == "f1")
+                assert denied["error"]["code"] == "denied"
+                await inbox.wait(lambda t, b: t == "tables/ts-1/alerts"
+                                 and b["code"] == "command_denied")
+                await sup.publish("tables/ts-1/cmd/open_betting",
+                                  signed("ts-1", "open_betting", "c1"), qos=1)
+                assert (await inbox.wait(lambda t, b: t == "tables/ts-1/replies"
+                                         and b["id"] == "c1"))["ok"]
+                await sup.publish("tables/ts-1/cmd/void_round",
+                                  signed("ts-1", "void_round", "c2", reason="table bumped"), qos=1)
+                assert (await inbox.wait(lambda t, b: t == "tables/ts-1/replies"
+                                         and b["id"] == "c2"))["ok"]
+                result = await inbox.wait(lambda t, b: t == "tables/ts-1/results")
+                assert result["void_reason"]["detail"] == "voided by pit-supervisor-1: " \
+                                                          "table bumped"
+                TABLE_KEYRING.verify(result)
+                tampered = {**result, "status": "valid"}
+                with pytest.raises(SignatureError, match="bad signature"):
+                    TABLE_KEYRING.verify(tampered)
+                # The open_betting that ts-2 sent (o1) never reached the table.
+                assert not [b for t, b in inbox.items if t == "tables/ts-1/replies"
+                            and json.loads(b)["id"] == "o1"]
+                listener.cancel()
+        finally:
+            await service.publisher.stop()
+            await asyncio.sleep(0.2)
+            daemon.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await daemon
+
+
+async def test_without_certificate_or_password_the_broker_refuses(tmp_path: Path) -> None:
+    async with secured_broker(tmp_path) as (broker, pki, _):
+        ctx = ssl.create_default_context(cafile=str(pki.ca_file))
+        no_cert = aiomqtt.Client("127.0.0.1", broker.port, username="ts-1",
+                                 password=USERS["ts-1"], tls_context=ctx)
+        with pytest.raises(aiomqtt.MqttError):
+            async with no_cert:
+                pass
+        bad_password = client(broker, pki, "ts-1")
+        bad_password._client.username_pw_set("ts-1", "wrong")
+        with pytest.raises(aiomqtt.MqttError):
+            async with bad_password:
+                pass
+        plaintext = aiomqtt.Client("127.0.0.1", broker.port, username="ts-1",
+                                   password=USERS["ts-1"], timeout=3)
+        with pytest.raises(aiomqtt.MqttError):
+            async with plaintext:
+                pass
