@@ -50,6 +50,8 @@ class Health:
         s = self.service
         waiting = self.waiting_for()
         head = f"waiting for {', '.join(waiting)}" if waiting else "ready"
+        if s.storage_error is not None:
+            head = f"JOURNAL UNAVAILABLE, no rounds: {s.storage_error}"
         broker = "broker connected" if s.publisher.stats.connected else \
             f"broker unreachable ({s.publisher.stats.last_error or 'connecting'})"
         return (f"{head}; table {s.cfg.table_id} {s.table.state}; {broker}; "

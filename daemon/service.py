@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import ssl
 import time
@@ -37,7 +38,7 @@ from daemon.round.effects import (
 )
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
-from daemon.store.journal import Journal, Publish
+from daemon.store.journal import Journal, JournalError, Publish
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import CommandResult, DeviceKind, Door, Fault
 from firmware_protocols.wire import Catalogue, Message
@@ -73,20 +74,17 @@ class TableService:
                        ("status", "events", "results", "alerts", "replies")}
         self.cmd_prefix = f"{base}/cmd/"
         self.journal = Journal(cfg.journal_path)
-        self.table: BaccaratTable | TaiSaiTable
-        if self.game.kind == "baccarat":
-            assert cfg.decks is not None
-            self.table = BaccaratTable(cfg.table_id, self.game, cfg.layout, cfg.decks,
-                                       clock=clock)
-        else:
-            self.table = TaiSaiTable(cfg.table_id, self.game, cfg.layout, clock=clock)
+        self.table = self._new_table()
+        # Set while the journal cannot be written: no round advances, nothing is acted on.
+        self.storage_error: str | None = None
+        self.dropped_while_failed = 0
         b = cfg.broker
         self.publisher = Publisher(
             self.journal,
             BrokerSettings(b.host, b.port, b.username, b.password, tls_context(b), b.client_id),
             self.topics["status"], self._status, self._retained,
             subscriptions=(f"{self.cmd_prefix}+",), on_message=self._on_mqtt,
-            signer=cfg.signer)
+            signer=cfg.signer, on_journal_error=self._storage_failed)
         self.authority = CommandAuthority(cfg.table_id, cfg.principals, cfg.command_max_age,
                                           clock)
         self.drivers = {
@@ -99,6 +97,13 @@ class TableService:
         self._tasks: set[asyncio.Task[None]] = set()
         self._handlers = self._device_handlers()
         self.recovered = asyncio.Event()  # the journal is read and any open round resolved
+
+    def _new_table(self) -> BaccaratTable | TaiSaiTable:
+        if self.game.kind == "baccarat":
+            assert self.cfg.decks is not None
+            return BaccaratTable(self.cfg.table_id, self.game, self.cfg.layout, self.cfg.decks,
+                                 clock=self.clock)
+        return TaiSaiTable(self.cfg.table_id, self.game, self.cfg.layout, clock=self.clock)
 
     # -- payloads -----------------------------------------------------------------------
 
@@ -122,11 +127,61 @@ class TableService:
     # -- applying effects ---------------------------------------------------------------
 
     def apply(self, effects: list[Effect]) -> None:
-        for e in effects:
-            round_id = getattr(e, "round_id", None)
-            with structlog.contextvars.bound_contextvars(round_id=round_id):
-                self._apply_one(e)
+        if self.storage_error is not None:
+            return  # _on_device and execute already refuse; effects of timers end here
+        try:
+            for e in effects:
+                round_id = getattr(e, "round_id", None)
+                with structlog.contextvars.bound_contextvars(round_id=round_id):
+                    self._apply_one(e)
+        except JournalError as exc:
+            # Journal first: the effect that failed, and every one after it, never happened.
+            self._storage_failed(exc)
         self.publisher.wake()
+
+    # -- a journal that cannot be written --------------------------------------------------
+
+    def _storage_failed(self, exc: Exception) -> None:
+        """Stop the table where it stands, and say so by every path that does not need the
+        journal: a direct alert, the log, systemd's STATUS (daemon/health.py)."""
+        if self.storage_error is not None:
+            return
+        self.storage_error = str(exc)
+        log.error("journal unavailable: %s; the table accepts no rounds until it can be "
+                  "written again", exc)
+        alert = {"type": "alert", "table": self.cfg.table_id, "round_id": None,
+                 "at": iso(self.clock()), "replayed": False, "code": "journal_unavailable",
+                 "clause": "", "detail": f"{exc}; the table accepts no rounds until the "
+                                         "journal can be written"}
+        self._spawn(self.publisher.publish_now(self.topics["alerts"], alert))
+        if "shoe" in self.drivers:  # no card may be drawn that cannot be recorded
+            self._spawn(self._send_unrecorded(DeviceCommand("shoe", shoe.LockGate(0, True))))
+        self._spawn(self._probe_storage())
+
+    async def _send_unrecorded(self, e: DeviceCommand) -> None:
+        try:
+            await self.drivers[e.device].command(e.message)
+        except (DeviceNotReadyError, TimeoutError) as exc:
+            log.error("%s to %s failed: %s", e.message.NAME, e.device, exc or "timed out")
+
+    async def _probe_storage(self, every: float = 2.0) -> None:
+        while self.storage_error is not None:
+            await asyncio.sleep(every)
+            try:
+                self.journal.append("journal_recovered", {
+                    "error": self.storage_error, "dropped_device_messages":
+                    self.dropped_while_failed})
+            except JournalError:
+                continue
+            log.warning("the journal can be written again; rebuilding the table from it")
+            # The table in memory may be ahead of the journal: rebuild it from what was
+            # recorded, and let the technical-interruption rule resolve the open round.
+            records = self.journal.records()
+            self.table = self._new_table()
+            self._handlers = self._device_handlers()
+            self.storage_error = None
+            self.dropped_while_failed = 0
+            self.apply(restore(self.table, records))
 
     def _apply_one(self, e: Effect) -> None:
         if isinstance(e, Record):
@@ -187,17 +242,27 @@ class TableService:
 
     def _on_device(self, device: str, m: Message) -> None:
         handler = self._handlers.get(type(m))
+        recorded = isinstance(m, shoe.Tamper | Door | Fault | shoe.Gate | shoe.DealerButton |
+                              shuffler.ShuffleStarted)
+        if self.storage_error is not None:
+            if handler is not None or recorded:  # heartbeats and replies need no record
+                self.dropped_while_failed += 1
+                log.error("journal unavailable: %s %s not acted on", device, m)
+            return
         if handler is not None:
             self.apply(handler(m))
-        elif isinstance(m, shoe.Tamper | Door | Fault | shoe.Gate | shoe.DealerButton |
-                        shuffler.ShuffleStarted):
+        elif recorded:
             body = {k: v for k, v in m.__dict__.items() if isinstance(v, int | str | bool)}
             self.apply([Record(f"{device}_{m.NAME}", body, None)])
 
     def _on_device_status(self, s: DeviceStatus) -> None:
         topic = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/devices/{s.name}"
-        self.journal.append("device", s.as_dict(), publish=(
-            Publish(topic, self._device_payload(s), retain=True),))
+        try:
+            self.journal.append("device", s.as_dict(), publish=(
+                Publish(topic, self._device_payload(s), retain=True),))
+        except JournalError as exc:
+            self._storage_failed(exc)
+            self._spawn(self.publisher.publish_now(topic, self._device_payload(s)))
         self.publisher.wake()
 
     async def _on_mqtt(self, topic: str, payload: bytes) -> None:
@@ -207,6 +272,13 @@ class TableService:
 
     def execute(self, name: str, payload: bytes) -> dict[str, Any]:
         """Run one command; every outcome, good or bad, is journalled and answered."""
+        if self.storage_error is not None:
+            cid = _command_id(payload)
+            answer = reply(cid, name, ok=False, state=self.table.state, code="storage_failed",
+                           error=f"the journal cannot be written ({self.storage_error}); "
+                                 "no command is carried out until it can")
+            self._answer(answer)
+            return answer
         try:
             cmd = parse_command(name, payload)
             who = self.authority.authorize(cmd).name
@@ -235,10 +307,17 @@ class TableService:
             answer = reply(cmd.id, cmd.name, ok=False, state=t.state, error=str(exc),
                            code="wrong_state")
         else:
-            self.journal.append("command", {"name": cmd.name, "id": cmd.id, "by": who,
-                                            "issued_at": cmd.body["issued_at"], **cmd.args})
+            try:
+                self.journal.append("command", {"name": cmd.name, "id": cmd.id, "by": who,
+                                                "issued_at": cmd.body["issued_at"], **cmd.args})
+            except JournalError as exc:
+                self._storage_failed(exc)
+                return self.execute(name, payload)  # answered as refused, nothing applied
             self.apply(effects)
-            answer = reply(cmd.id, cmd.name, ok=True, state=t.state)
+            ok = self.storage_error is None
+            answer = reply(cmd.id, cmd.name, ok=ok, state=t.state, code="storage_failed",
+                           error=None if ok else f"the journal failed while recording it "
+                                                 f"({self.storage_error})")
         self._answer(answer)
         return answer
 
@@ -252,8 +331,16 @@ class TableService:
         return [DeviceCommand("shuffler", shuffler.StartShuffle(0, self.cfg.decks))]
 
     def _answer(self, answer: dict[str, Any]) -> None:
-        self.journal.append("reply", answer, publish=(Publish(self.topics["replies"], answer),))
-        self.publisher.wake()
+        if self.storage_error is None:
+            try:
+                self.journal.append("reply", answer,
+                                    publish=(Publish(self.topics["replies"], answer),))
+            except JournalError as exc:
+                self._storage_failed(exc)
+            else:
+                self.publisher.wake()
+                return
+        self._spawn(self.publisher.publish_now(self.topics["replies"], answer))
 
     # -- running --------------------------------------------------------------------------
 
@@ -275,3 +362,13 @@ class TableService:
         async with asyncio.timeout(timeout):
             for d in self.drivers.values():
                 await d.wait_ready()
+
+
+def _command_id(payload: bytes) -> str | None:
+    """The id of a command that will not be parsed, for its refusal."""
+    try:
+        body = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    cid = body.get("id") if isinstance(body, dict) else None
+    return cid if isinstance(cid, str) and 0 < len(cid) <= 64 else None

@@ -9,10 +9,11 @@ decision through the real daemon.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,13 @@ class SimDealer:
                 if match(topic, body):
                     return body
                 self._backlog.append((topic, body))
+
+    def forget(self) -> None:
+        """Drop whatever arrived and was not yet wanted: after an interrupted round, its
+        late messages must not answer the next round's questions."""
+        self._backlog.clear()
+        while not self._inbox.empty():
+            self._inbox.get_nowait()
 
     async def command(self, name: str, **args: str) -> dict[str, Any]:
         assert self._client is not None
@@ -148,7 +156,9 @@ class SimDealer:
                 continue
             await self._draw()
 
-    async def run(self, rounds: int) -> list[dict[str, Any]]:
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[SimDealer]:
+        """Connected, subscribed, and the table seen online: ready to deal."""
         async with aiomqtt.Client(self.host, self.port, identifier="sim-dealer") as client:
             self._client = client
             await client.subscribe(f"{self.base}/#", qos=1)
@@ -156,8 +166,13 @@ class SimDealer:
             try:
                 # Commands are heard once the table is online (retained status).
                 await self._expect(lambda t, b: t == "status" and b.get("state") == "online")
-                for _ in range(rounds):
-                    await self.deal_round()
+                yield self
             finally:
                 listener.cancel()
+                self._client = None
+
+    async def run(self, rounds: int) -> list[dict[str, Any]]:
+        async with self.session():
+            for _ in range(rounds):
+                await self.deal_round()
         return self.results

@@ -13,22 +13,13 @@ import asyncio
 import contextlib
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
 from daemon.config import parse_config
-from daemon.games import get_game
 from daemon.service import TableService
-from daemon.signing import private_key_pem, public_key_text
 from hil.broker import Mosquitto
-from hil.dealer import SimDealer
-from hil.ports import PtyPort, TcpPort
-from hil.shoe import ShoeSim
-from hil.shuffler import ShufflerSim
-from hil.tumbler import TumblerSim
+from hil.rig import SimRig
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 
@@ -62,54 +53,20 @@ async def simulate(game: str, layout: str, decks: int, rounds: int, *,
         mosquitto = Mosquitto(work)
         mosquitto.start()
         broker = ("127.0.0.1", mosquitto.port)
-    dice = get_game(game).kind == "dice"
-    ports: list[TcpPort | PtyPort] = []
-    table: dict[str, Any] = {"id": "sim-1", "game": game, "layout": layout}
-    sims: dict[str, Any] = {}
-    if dice:
-        sims["tumbler"] = TumblerSim(speed=speed, seed=int(time.time()))
-        sims["tumbler_port"] = PtyPort(sims["tumbler"], link=work / "tumbler")
-        ports.append(sims["tumbler_port"])
-        devices = {"tumbler": f"serial://{work / 'tumbler'}?baud=115200"}
-    else:
-        table["decks"] = decks
-        sims["shuffler"] = ShufflerSim(speed=speed, seed=int(time.time()))
-        sims["shoe"] = ShoeSim(seed=1)
-        shuffler_port = TcpPort(sims["shuffler"])
-        sims["shoe_port"] = PtyPort(sims["shoe"], link=work / "shoe")
-        ports += [shuffler_port, sims["shoe_port"]]
-    for p in ports:
-        await p.start()
-    if not dice:
-        devices = {"shoe": f"serial://{work / 'shoe'}?baud=115200",
-                   "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:"
-                               f"{shuffler_port.port}"}
-    table_key, dealer_key = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
-    (work / "signing.pem").write_bytes(private_key_pem(table_key))
-    (work / "signing.pem").chmod(0o600)
-    cfg = parse_config({
-        "table": table,
-        "devices": devices,
-        "broker": {"url": f"mqtt://{broker[0]}:{broker[1]}",
-                   "allow_plaintext_remote": True},
-        "journal": {"path": str(work / "journal.db")},
-        "signing": {"key_file": str(work / "signing.pem")},
-        "commands": {"principals": {"sim-dealer": {"key": public_key_text(
-            dealer_key.public_key())}}},
-    }, "simulate")
+    rig = SimRig(work, game, layout, decks, broker, speed=speed)
+    await rig.start()
+    cfg = parse_config(rig.config(), "simulate")
     service = TableService(cfg)
     task = asyncio.create_task(service.run())
     try:
         await service.devices_ready(15)
         if not quiet:
-            shoe_text = "" if dice else f", {decks} decks"
+            shoe_text = "" if rig.dice else f", {decks} decks"
             print(f"tabled simulate: {cfg.game} layout {cfg.layout}{shoe_text}, "
                   f"{rounds} rounds; broker {broker[0]}:{broker[1]}; journal "
                   f"{cfg.journal_path}", file=out, flush=True)
-        dealer = SimDealer(broker[0], broker[1], f"{cfg.topic_prefix}/{cfg.table_id}",
-                           dealer_key,
-                           on_result=(lambda r: None) if quiet else
-                           (lambda r: show_result(r, out)), **sims)
+        dealer = rig.dealer(on_result=(lambda r: None) if quiet else
+                            (lambda r: show_result(r, out)))
         results = await dealer.run(rounds)
         if not quiet:
             valid = sum(r["status"] == "valid" for r in results)
@@ -121,7 +78,6 @@ async def simulate(game: str, layout: str, decks: int, rounds: int, *,
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        for p in ports:
-            await p.stop()
+        await rig.stop()
         if mosquitto is not None:
             mosquitto.cleanup()

@@ -66,6 +66,7 @@ class Publisher:
     subscriptions: tuple[str, ...] = ()
     on_message: Callable[[str, bytes], Awaitable[None]] | None = None  # commands in
     signer: Signer | None = None  # signs every payload as it goes on the wire
+    on_journal_error: Callable[[JournalError], None] = lambda exc: None
     stats: PublisherStats = field(default_factory=PublisherStats)
 
     def __post_init__(self) -> None:
@@ -74,6 +75,20 @@ class Publisher:
         # Outbox ids at or below this mark lived through a restart or an outage.
         self._replay_upto = self.journal.max_outbox_id(pending_only=True)
         self._disrupted = False
+        self._client: aiomqtt.Client | None = None
+
+    async def publish_now(self, topic: str, body: Mapping[str, Any]) -> bool:
+        """Publish at once, bypassing the outbox: only for news the journal cannot hold
+        (it has failed). Best effort: False when there is no connection."""
+        client = self._client
+        if client is None:
+            return False
+        try:
+            await client.publish(topic, self._wire(body), qos=1)
+        except aiomqtt.MqttError as exc:
+            log.warning("could not publish to %s directly: %s", topic, exc)
+            return False
+        return True
 
     def wake(self) -> None:
         """New outbox entries exist."""
@@ -125,7 +140,11 @@ class Publisher:
             # Subscribe before the birth: "online" then means commands are heard.
             for topic in self.subscriptions:
                 await client.subscribe(topic, qos=1)
-            await self._run_session(client, session)
+            self._client = client
+            try:
+                await self._run_session(client, session)
+            finally:
+                self._client = None
 
     async def _run_session(self, client: aiomqtt.Client, session: int) -> None:
         async with asyncio.TaskGroup() as tg:
@@ -162,11 +181,19 @@ class Publisher:
         for topic, payload in self.retained():
             await client.publish(topic, self._wire(payload), qos=1, retain=True)
         while not self._stopping:
-            await self._drain(client)
-            if self._stopping:
-                break
-            self._wake.clear()
-            if self.journal.pending_count():
+            try:
+                await self._drain(client)
+                if self._stopping:
+                    break
+                self._wake.clear()
+                if self.journal.pending_count():
+                    continue
+            except JournalError as exc:
+                # Unreadable, or a delivery cannot be marked: what is pending stays pending
+                # and is sent again later (at least once), so wait and retry.
+                log.error("outbox: %s; retrying in 1 s", exc)
+                self.on_journal_error(exc)
+                await asyncio.sleep(1.0)
                 continue
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):

@@ -1,0 +1,88 @@
+"""Storage: the journal's disk fills up mid-shoe (a real tmpfs, a real ENOSPC).
+
+The daemon stops accepting rounds, says so by a direct alert and in its replies, keeps
+running, and loses nothing it recorded. When space returns it rebuilds the table from
+the journal, resolves the interrupted round by the technical-interruption clause, and
+play goes on with no gap in seq.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.harness import sim_table
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None,
+                                reason="needs root to mount a small tmpfs")
+
+
+@contextlib.contextmanager
+def small_disk(path: Path, size: str = "16m") -> Iterator[Path]:
+    path.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    filler = disk / "filler"
+    with open(filler, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+    return filler
+
+
+async def test_disk_full_stops_rounds_alerts_and_recovers(tmp_path: Path) -> None:
+    with small_disk(tmp_path / "disk") as disk:
+        async with sim_table(tmp_path, journal=disk / "journal.db") as t:
+            dealer = t.rig.dealer()
+            async with dealer.session():
+                for _ in range(3):
+                    await dealer.deal_round()
+                # The disk fills while the next round is being dealt.
+                opened = await dealer.command("open_betting")
+                assert opened["ok"]
+                filler = fill(disk)
+                answer = await dealer.command("close_betting")
+                assert answer["ok"] is False
+                assert answer["error"]["code"] == "storage_failed"
+                await t.observer.until(lambda: any(
+                    a["code"] == "journal_unavailable" for a in t.observer.of("alerts")))
+                again = await dealer.command("open_betting")
+                assert again["error"]["code"] == "storage_failed"  # still refused, not lost
+                assert t.daemon.running()
+
+                filler.unlink()  # space again: the table rebuilds from its journal
+                await t.observer.until(lambda: len(t.results_by_seq()) >= 4)
+                interrupted = t.results_by_seq()[4]
+                assert interrupted["status"] == "void"
+                assert interrupted["void_reason"]["clause"] == "5.4.2"
+                dealer.forget()
+                for _ in range(3):
+                    await dealer.deal_round()
+                await asyncio.sleep(0.5)
+        assert t.daemon.starts == 1 and "journal unavailable" in t.daemon.log()
+        published = t.results_by_seq()
+        journal = t.journal_results()
+        assert [s for s, _ in journal] == list(range(1, len(journal) + 1)) == sorted(published)
+        assert {r["round_id"] for r in published.values()} == {rid for _, rid in journal}
+        for r in published.values():
+            t.rig.keyring.verify(r)
