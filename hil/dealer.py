@@ -41,6 +41,7 @@ class SimDealer:
     tumbler: TumblerSim | None = None
     tumbler_port: PtyPort | None = None
     betting_seconds: float = 0.05
+    reply_timeout: float = 30.0
     on_result: Callable[[dict[str, Any]], None] = lambda r: None
     results: list[dict[str, Any]] = field(default_factory=list)
     replies: list[dict[str, Any]] = field(default_factory=list)
@@ -87,7 +88,8 @@ class SimDealer:
         body = sign_command(self.key, self.base.rsplit("/", 1)[-1], name, cid, time.time(),
                             **args)
         await self._client.publish(f"{self.base}/cmd/{name}", json.dumps(body), qos=1)
-        answer = await self._expect(lambda t, b: t == "replies" and b.get("id") == cid)
+        answer = await self._expect(lambda t, b: t == "replies" and b.get("id") == cid,
+                                    self.reply_timeout)
         self.replies.append(answer)
         return answer
 
@@ -170,6 +172,30 @@ class SimDealer:
             finally:
                 listener.cancel()
                 self._client = None
+
+    async def resume_round(self, patience: float = 2.0) -> dict[str, Any]:
+        """Deal one round from wherever the table is: after a restart the round in progress
+        may have been continued (5.4.1), and its next_card prompt may have gone by, so
+        when nothing arrives the dealer tries the shoe (the gate opens only if a card is
+        wanted)."""
+        state = (await self.command("status"))["state"]
+        if state == "idle":
+            return await self.deal_round()
+        if state == "betting_open":
+            closed = await self.command("close_betting")
+            if not closed["ok"]:
+                raise RuntimeError(f"close_betting refused: {closed}")
+        while True:
+            try:
+                body = await self._expect(
+                    lambda t, b: (t == "events" and b.get("event") == "next_card")
+                    or t == "results", timeout=patience)
+            except TimeoutError:
+                body = {"event": "next_card"}
+            if "seq" in body:
+                return body
+            with contextlib.suppress(RuntimeError):  # the gate stayed shut: ask again
+                await self._draw()
 
     async def run(self, rounds: int) -> list[dict[str, Any]]:
         async with self.session():

@@ -31,6 +31,8 @@ from daemon.store.journal import Journal, JournalError, OutboxEntry
 
 log = logging.getLogger(__name__)
 
+WINDOW = 32  # outbox entries marked delivered per transaction
+
 
 @dataclass(frozen=True)
 class BrokerSettings:
@@ -205,14 +207,36 @@ class Publisher:
     async def _drain(self, client: aiomqtt.Client) -> None:
         last = 0
         while True:
-            batch = self.journal.pending(limit=200, after=last)
+            batch = self.journal.pending(limit=WINDOW * 8, after=last)
             if not batch:
                 return
-            for entry in batch:
-                await self._publish(client, entry)
-                last = entry.id
+            for i in range(0, len(batch), WINDOW):
+                await self._publish_window(client, batch[i:i + WINDOW])
+                last = batch[min(i + WINDOW, len(batch)) - 1].id
 
-    async def _publish(self, client: aiomqtt.Client, entry: OutboxEntry) -> None:
+    async def _publish_window(self, client: aiomqtt.Client, window: list[OutboxEntry]
+                              ) -> None:
+        """Publish in order, one PUBACK at a time, and mark the acknowledged ones delivered
+        in one transaction: one fsync per window, not per entry. (Concurrent publishes
+        were measured slower: aiomqtt warns per call beyond ten in flight.) A crash
+        before the mark only means those entries go again: at least once, as promised."""
+        acked: list[int] = []
+        try:
+            for e in window:
+                try:
+                    await client.publish(e.topic, self._outgoing(e), qos=e.qos,
+                                         retain=e.retain)
+                except aiomqtt.MqttError:
+                    with contextlib.suppress(JournalError):
+                        self.journal.mark_attempt(e.id)
+                    raise
+                acked.append(e.id)
+        finally:
+            if acked:
+                self.journal.mark_delivered(*acked)
+                self.stats.delivered += len(acked)
+
+    def _outgoing(self, entry: OutboxEntry) -> str:
         payload = entry.payload
         replay = entry.id <= self._replay_upto or bool(entry.attempts)
         if replay or self.signer is not None:
@@ -222,11 +246,4 @@ class Publisher:
                 body["replayed"] = True
                 self.stats.replayed += 1
             payload = self._wire(body)
-        try:
-            await client.publish(entry.topic, payload, qos=entry.qos, retain=entry.retain)
-        except aiomqtt.MqttError:
-            with contextlib.suppress(JournalError):
-                self.journal.mark_attempt(entry.id)
-            raise
-        self.journal.mark_delivered(entry.id)
-        self.stats.delivered += 1
+        return payload

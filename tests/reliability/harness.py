@@ -34,11 +34,23 @@ class Observer:
 
     base: str
     seen: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    connected: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def listen(self, client: aiomqtt.Client) -> None:
-        async for m in client.messages:
-            raw = m.payload if isinstance(m.payload, bytes) else b"{}"
-            self.seen.append((str(m.topic)[len(self.base) + 1:], json.loads(raw)))
+    async def run(self, port: int) -> None:
+        """Subscribed with a persistent session (QoS 1), reconnecting through outages, as
+        a settlement system would be."""
+        while True:
+            try:
+                async with aiomqtt.Client("127.0.0.1", port, identifier="observer",
+                                          clean_session=False) as client:
+                    await client.subscribe(f"{self.base}/#", qos=1)
+                    self.connected.set()
+                    async for m in client.messages:
+                        raw = m.payload if isinstance(m.payload, bytes) else b"{}"
+                        self.seen.append((str(m.topic)[len(self.base) + 1:], json.loads(raw)))
+            except aiomqtt.MqttError:
+                self.connected.clear()
+                await asyncio.sleep(0.2)
 
     def of(self, topic: str) -> list[dict[str, Any]]:
         return [b for t, b in self.seen if t == topic]
@@ -84,17 +96,14 @@ async def sim_table(work: Path, game: str = "tiger-buffalo", layout: str = "P",
     await rig.start()
     daemon = DaemonProcess(rig.config(), work, env=env)
     observer = Observer(rig.base)
+    listener = asyncio.create_task(observer.run(broker.port))
     try:
-        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="observer",
-                                  clean_session=False) as client:
-            await client.subscribe(f"{rig.base}/#", qos=1)
-            listener = asyncio.create_task(observer.listen(client))
-            daemon.start()
-            try:
-                yield Table(rig, daemon, broker, observer)
-            finally:
-                listener.cancel()
+        async with asyncio.timeout(10):
+            await observer.connected.wait()
+        daemon.start()
+        yield Table(rig, daemon, broker, observer)
     finally:
+        listener.cancel()
         daemon.kill()
         await rig.stop()
         broker.cleanup()
