@@ -249,6 +249,12 @@ def _cmd_command_sign(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_hil_run(args: argparse.Namespace) -> int:
+    from hil.runner import main_run  # noqa: PLC0415
+
+    return main_run(args.scenario, args.broker, args.rig, args.speed, args.seed)
+
+
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
 
@@ -317,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(func=_cmd_simulate)
 
     _add_trust_commands(sub)
+    _add_hil_commands(sub)
 
     config = sub.add_parser("config", help="the table config")
     csub = config.add_subparsers(dest="config_command", required=True)
@@ -326,6 +333,18 @@ def build_parser() -> argparse.ArgumentParser:
                                           "(e.g. /etc/credstore)")
     cc.set_defaults(func=_cmd_config_check)
     return parser
+
+
+def _add_hil_commands(sub: Any) -> None:
+    hil = sub.add_parser("hil", help="hardware-in-the-loop scenarios")
+    hsub = hil.add_subparsers(dest="hil_command", required=True)
+    hr = hsub.add_parser("run", help="play a scenario against the daemon (as a process)")
+    hr.add_argument("scenario", help="a scenario file (hil/scenarios/*.json)")
+    hr.add_argument("--broker", help="mqtt://host:port; default: a private broker")
+    hr.add_argument("--rig", help="a rig description naming real devices; default: simulators")
+    hr.add_argument("--speed", type=float, default=50.0)
+    hr.add_argument("--seed", type=int, default=1, help="the random part of the shoe")
+    hr.set_defaults(func=_cmd_hil_run)
 
 
 def _add_trust_commands(sub: Any) -> None:

@@ -23,7 +23,7 @@ from daemon import __version__
 from daemon.authority import CommandAuthority, parse_time
 from daemon.commands import CommandError, parse_command, reply
 from daemon.config import BrokerConfig, TableConfig
-from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceStatus
+from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.games import get_game
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.results import iso
@@ -256,6 +256,13 @@ class TableService:
             self.apply([Record(f"{device}_{m.NAME}", body, None)])
 
     def _on_device_status(self, s: DeviceStatus) -> None:
+        if s.state is DeviceState.READY and self.storage_error is None:
+            # A device that has just (re)connected knows nothing of the round in progress.
+            t = self.table
+            if s.name == "shoe" and isinstance(t, BaccaratTable):
+                self._spawn(self._device_command(t.gate_command()))
+            elif s.name == "tumbler" and isinstance(t, TaiSaiTable):
+                self._spawn(self._device_command(t.arm_command()))
         topic = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/devices/{s.name}"
         try:
             self.journal.append("device", s.as_dict(), publish=(

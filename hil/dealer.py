@@ -44,6 +44,7 @@ class SimDealer:
     reply_timeout: float = 30.0
     on_result: Callable[[dict[str, Any]], None] = lambda r: None
     results: list[dict[str, Any]] = field(default_factory=list)
+    seen: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # all, in order
     replies: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -56,15 +57,17 @@ class SimDealer:
         async for m in client.messages:
             raw = m.payload if isinstance(m.payload, bytes) else str(m.payload).encode()
             topic, body = str(m.topic)[len(self.base) + 1:], json.loads(raw)
+            self.seen.append((topic, body))
             if topic == "results":
                 self.results.append(body)
                 self.on_result(body)
             self._inbox.put_nowait((topic, body))
 
     async def _expect(self, match: Callable[[str, dict[str, Any]], bool],
-                      timeout: float = 30.0) -> dict[str, Any]:
-        """The first message, arrived or arriving, that matches; others wait their turn."""
-        for i, (topic, body) in enumerate(self._backlog):
+                      timeout: float = 30.0, *, fresh: bool = False) -> dict[str, Any]:
+        """The first message, arrived or arriving, that matches; others wait their turn.
+        ``fresh``: only one still to arrive (a state change after something we did)."""
+        for i, (topic, body) in enumerate(() if fresh else self._backlog):
             if match(topic, body):
                 del self._backlog[i]
                 return body

@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.games import get_game
 from daemon.signing import Keyring, private_key_pem, public_key_text
+from firmware_protocols.framing import PROTOCOL_VERSION
 from hil.dealer import SimDealer
 from hil.ports import DevicePort, PtyPort, TcpPort
 from hil.shoe import ShoeSim
@@ -35,6 +36,7 @@ class SimRig:
     journal: Path | None = None
     table_key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
     dealer_key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
+    protocol_versions: dict[str, int] = field(default_factory=dict)  # a wrong one, to test
     sims: dict[str, Any] = field(default_factory=dict)
     ports: dict[str, DevicePort] = field(default_factory=dict)
 
@@ -52,11 +54,13 @@ class SimRig:
 
     async def start(self) -> None:
         if self.dice:
-            self.sims["tumbler"] = TumblerSim(speed=self.speed, seed=self.seed)
+            self.sims["tumbler"] = TumblerSim(speed=self.speed, seed=self.seed,
+                                              protocol_version=self._version("tumbler"))
             self.ports["tumbler"] = PtyPort(self.sims["tumbler"], link=self.work / "tumbler")
         else:
-            self.sims["shuffler"] = ShufflerSim(speed=self.speed, seed=self.seed)
-            self.sims["shoe"] = ShoeSim(seed=self.seed)
+            self.sims["shuffler"] = ShufflerSim(speed=self.speed, seed=self.seed,
+                                                protocol_version=self._version("shuffler"))
+            self.sims["shoe"] = ShoeSim(seed=self.seed, protocol_version=self._version("shoe"))
             self.ports["shuffler"] = TcpPort(self.sims["shuffler"])
             self.ports["shoe"] = PtyPort(self.sims["shoe"], link=self.work / "shoe")
         for p in self.ports.values():
@@ -64,6 +68,9 @@ class SimRig:
         key_file = self.work / "signing.pem"
         key_file.write_bytes(private_key_pem(self.table_key))
         key_file.chmod(0o600)
+
+    def _version(self, device: str) -> int:
+        return self.protocol_versions.get(device, PROTOCOL_VERSION)
 
     async def stop(self) -> None:
         for p in self.ports.values():

@@ -58,6 +58,11 @@ class BaccaratTable(RoundLifecycle):
 
     # -- commands (from MQTT or the local CLI) --------------------------------------------
 
+    def gate_command(self) -> DeviceCommand:
+        """The gate as it should be now: for a shoe that has just (re)connected, which
+        comes up locked after a reboot and knows nothing of the round in progress."""
+        return DeviceCommand("shoe", shoe_proto.LockGate(0, self.state != DEALING))
+
     def open_betting(self) -> list[Effect]:
         if self.state != IDLE:
             raise CommandRefusedError(f"a round is already {self.state}")

@@ -93,6 +93,7 @@ class Shoe:
     deck_set: int
     drawn: list[str] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
+    last_draw_no: int = 0
 
     @classmethod
     def load(cls, game: GameRules[Any], certificate: Certificate | None,
@@ -111,6 +112,16 @@ class Shoe:
         """Findings for one drawn card; the card is counted whatever they are."""
         g = self.game
         findings = []
+        expected = self.last_draw_no + 1
+        self.last_draw_no = max(self.last_draw_no, msg.draw_no)
+        if msg.draw_no != expected:
+            # Cards left the shoe while nobody recorded them (the controller was down, or
+            # the line lost them): their values are unknown here, so the pit decides.
+            findings.append(Finding(g.irregularity("unresolved_irregularity"),
+                                    f"draw {msg.draw_no} follows draw {expected - 1}: "
+                                    f"{msg.draw_no - expected} card(s) left the shoe "
+                                    "unrecorded" if msg.draw_no > expected else
+                                    f"draw {msg.draw_no} repeats an earlier draw number"))
         self.drawn.append(msg.card)
         try:
             card = parse_card(msg.card)

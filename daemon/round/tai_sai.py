@@ -68,6 +68,11 @@ class TaiSaiTable(RoundLifecycle):
 
     # -- the tumbler ------------------------------------------------------------------
 
+    def arm_command(self) -> DeviceCommand:
+        """Armed exactly while a throw is awaited: for a tumbler that has just
+        (re)connected, which comes up disarmed after a reboot."""
+        return DeviceCommand("tumbler", tumbler_proto.Arm(0, self.state == TUMBLING))
+
     def activated(self, msg: tumbler_proto.Activated) -> list[Effect]:
         rid = self.round.round_id if self.round else None
         out: list[Effect] = [Record("tumbler_activated", {"source": msg.source,

@@ -88,11 +88,12 @@ class Table:
 async def sim_table(work: Path, game: str = "tiger-buffalo", layout: str = "P",
                     decks: int | None = 8, *, journal: Path | None = None,
                     speed: float = 50.0, seed: int = 1, persistent_broker: bool = True,
-                    env: dict[str, str] | None = None) -> AsyncIterator[Table]:
+                    env: dict[str, str] | None = None,
+                    protocol_versions: dict[str, int] | None = None) -> AsyncIterator[Table]:
     broker = Mosquitto(work, persistent=persistent_broker)
     broker.start()
     rig = SimRig(work, game, layout, decks, ("127.0.0.1", broker.port), speed=speed,
-                 seed=seed, journal=journal)
+                 seed=seed, journal=journal, protocol_versions=protocol_versions or {})
     await rig.start()
     daemon = DaemonProcess(rig.config(), work, env=env)
     observer = Observer(rig.base)

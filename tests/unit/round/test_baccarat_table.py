@@ -273,3 +273,37 @@ def test_carried_cards_survive_a_restart(tmp_path: Any) -> None:
     fresh = BaccaratTable("bac-07", get_game("tiger-buffalo"), "P", DECKS)
     restore(fresh, j.records())
     assert [(c.code, n) for c, n in fresh.carried] == [("5C", 5)]
+
+
+@pytest.mark.parametrize(("game", "clause"), [
+    pytest.param("tiger-buffalo", "5.18", id="rws_tb_5_18_cards_left_the_shoe_unrecorded"),
+    pytest.param("tiger-baccarat", "6.1", id="mbs_6_1_cards_left_the_shoe_unrecorded"),
+])
+def test_a_gap_in_draw_numbers_goes_to_the_pit(game: str, clause: str) -> None:
+    # Decision: a card that left the shoe while the controller was down has a value
+    # nobody recorded, so the pit decides (the catch-all clause); play is not stopped.
+    t = Table(game, "A")
+    t.t.open_betting()
+    t.t.close_betting()
+    t.draw()
+    t.draws += 1  # draw 2 happened while nobody was listening
+    out = t.draw()
+    assert [(a.code, a.clause) for a in out if isinstance(a, Alert)] == [
+        ("unresolved_irregularity", clause)]
+    assert "draw 3 follows draw 1: 1 card(s) left the shoe unrecorded" in \
+        next(a.detail for a in out if isinstance(a, Alert))
+
+
+def test_a_reconnected_shoe_gets_the_gate_the_round_needs() -> None:
+    t = Table()
+
+    def locked() -> bool:
+        message = t.t.gate_command().message
+        assert isinstance(message, sp.LockGate)
+        return message.locked
+
+    assert locked()  # idle
+    t.t.open_betting()
+    assert locked()  # betting: no card may come out
+    t.t.close_betting()
+    assert not locked()  # dealing

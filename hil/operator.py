@@ -1,0 +1,104 @@
+"""Scenarios on a real rig: the daemon opens the rig's real devices, and a person at the
+table is told what to do (draw the next card, press the button, inject a fault), while
+the runner checks what the daemon publishes, exactly as with the simulators."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from daemon.signing import Keyring, private_key_pem, public_key_text
+from hil.broker import Mosquitto
+from hil.dealer import SimDealer
+from hil.process import DaemonProcess
+from hil.runner import Report, RoundReport, check
+from hil.scenario import Rig, Round, Scenario
+
+OPERATOR_TIMEOUT = 300.0  # a person is slower than a simulator
+
+
+class OperatorDealer(SimDealer):
+    out: TextIO = sys.stdout
+
+    def say(self, text: str) -> None:
+        print(f">>> {text}", file=self.out, flush=True)
+
+    async def play(self, r: Round) -> dict[str, Any] | None:
+        if not (await self.command("open_betting"))["ok"]:
+            self.say("load a shuffled shoe (new_shoe), then press Enter")
+            await self.command("new_shoe")
+            await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded",
+                               OPERATOR_TIMEOUT)
+            if not (await self.command("open_betting"))["ok"]:
+                return None
+        for f in r.faults:
+            self.say(f"fault to inject by hand: {f.fault} {f.args} "
+                     f"(draw {f.draw}, after {f.after})")
+        await self.command("close_betting")
+        if r.dice is not None:
+            self.say(f"press the tumbler button; expected dice {list(r.dice)}")
+            return await self._expect(lambda t, b: t == "results", OPERATOR_TIMEOUT)
+        n = 0
+        while True:
+            body = await self._expect(lambda t, b: (t == "events" and b.get("event") ==
+                                                    "next_card") or t == "results",
+                                      OPERATOR_TIMEOUT)
+            if "seq" in body:
+                return body
+            card = r.cards[n] if n < len(r.cards) else "any"
+            n += 1
+            self.say(f"draw card {n} of the round ({body.get('needed')}): expected {card}")
+
+
+async def run_on_rig(s: Scenario, rig: Rig, *, broker: tuple[str, int] | None,
+                     workdir: Path | None, out: TextIO) -> Report:
+    work = workdir or Path(tempfile.mkdtemp(prefix="tabled-rig-"))
+    mosquitto = None
+    if broker is None:
+        mosquitto = Mosquitto(work)
+        mosquitto.start()
+        broker = ("127.0.0.1", mosquitto.port)
+    table_key, dealer_key = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    (work / "signing.pem").write_bytes(private_key_pem(table_key))
+    (work / "signing.pem").chmod(0o600)
+    table: dict[str, Any] = {"id": f"rig-{rig.name}", "game": s.game, "layout": s.layout}
+    if s.decks:
+        table["decks"] = s.decks
+    config = {"table": table, "devices": rig.devices,
+              "broker": {"url": f"mqtt://{broker[0]}:{broker[1]}",
+                         "allow_plaintext_remote": True},
+              "journal": {"path": str(work / "journal.db")},
+              "signing": {"key_file": str(work / "signing.pem")},
+              "commands": {"principals": {"operator": {
+                  "key": public_key_text(dealer_key.public_key())}}}}
+    daemon = DaemonProcess(config, work)
+    daemon.start()
+    dealer = OperatorDealer(broker[0], broker[1], f"tables/{table['id']}", dealer_key,
+                            reply_timeout=30.0)
+    dealer.out = out
+    report = Report(s)
+    try:
+        async with dealer.session():
+            for i, r in enumerate(s.rounds):
+                mark = len(dealer.seen)
+                result = await dealer.play(r)
+                alerts = [b["code"] for t, b in dealer.seen[mark:] if t == "alerts"]
+                report.rounds.append(RoundReport(i, result, alerts,
+                                                 check(r.expect, result, alerts)))
+    except (TimeoutError, RuntimeError) as exc:
+        report.problems.append(f"the run stopped: {exc or 'timed out'}")
+    finally:
+        daemon.stop()
+        if mosquitto is not None:
+            mosquitto.cleanup()
+    ring = Keyring.of([table_key.public_key()])
+    for rr in report.rounds:
+        if rr.result is not None:
+            ring.verify(rr.result)
+    await asyncio.sleep(0)
+    return report

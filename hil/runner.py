@@ -1,0 +1,453 @@
+"""`tabled hil run`: play a scenario against the daemon, started as its own process the
+way systemd starts it, and compare every published result with the expectations.
+
+With no rig the devices are the simulators, scripted from the scenario: the shuffler
+produces a certified order that begins with the scenario's cards, the tumbler throws
+its dice. With a rig (real devices), an operator is told what to draw or press.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from daemon.games import get_game
+from daemon.games.cards import parse_cards
+from daemon.games.settle import settle_cards
+from hil.broker import Mosquitto
+from hil.dealer import SimDealer
+from hil.faults import LineFaults
+from hil.process import DaemonProcess
+from hil.rig import SimRig
+from hil.scenario import Fault, Rig, Round, Scenario
+from hil.shuffler import fresh_decks
+from hil.tumbler import Throw
+
+NOT_FLAT_TILT = 120  # tenths of a degree: well past the flat limit
+
+
+@dataclass
+class RoundReport:
+    index: int
+    result: dict[str, Any] | None
+    alerts: list[str]
+    mismatches: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        r = self.result
+        if r is None:
+            what = "no result (refused)"
+        elif r["status"] == "void":
+            what = f"seq {r['seq']} VOID {r['void_reason']['clause']} {r['void_reason']['code']}"
+        elif "dice" in r:
+            what = f"seq {r['seq']} dice {r['dice']} total {r['total']}"
+        else:
+            what = (f"seq {r['seq']} {r['winner']} {r['player_total']}-{r['banker_total']} "
+                    f"({len(r['cards'])} cards)")
+        alerts = f"; alerts {', '.join(self.alerts)}" if self.alerts else ""
+        mark = "ok  " if not self.mismatches else "FAIL"
+        out = f"{mark} round {self.index + 1}: {what}{alerts}"
+        return out + "".join(f"\n       {m}" for m in self.mismatches)
+
+
+@dataclass
+class Report:
+    scenario: Scenario
+    rounds: list[RoundReport] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(not r.mismatches for r in self.rounds)
+
+    def render(self) -> str:
+        s = self.scenario
+        lines = [f"scenario {s.name} ({s.game} layout {s.layout}"
+                 f"{f', {s.decks} decks' if s.decks else ''}"
+                 f"{'; clauses ' + ', '.join(s.clauses) if s.clauses else ''})"]
+        lines += [r.line() for r in self.rounds]
+        lines += [f"FAIL {p}" for p in self.problems]
+        bad = sum(1 for r in self.rounds if r.mismatches) + len(self.problems)
+        lines.append(f"{len(self.rounds)} rounds, {bad} mismatch(es): "
+                     f"{'PASS' if self.ok else 'FAIL'}")
+        return "\n".join(lines) + "\n"
+
+
+def check(expect: dict[str, Any], result: dict[str, Any] | None, alerts: list[str]
+          ) -> list[str]:
+    """Every expectation the result does not meet, as a sentence."""
+    out: list[str] = []
+    if result is None:
+        if expect.get("status", "refused") != "refused":
+            out.append(f"expected a {expect['status']} result, but the round was refused")
+        for code in expect.get("alerts", []):
+            if code not in alerts:
+                out.append(f"expected alert {code}, saw {alerts or 'none'}")
+        return out
+    actual: dict[str, Any] = {
+        "status": result["status"], "winner": result.get("winner"),
+        "player_total": result.get("player_total"), "banker_total": result.get("banker_total"),
+        "natural": result.get("natural"), "total": result.get("total"),
+        "dice": result.get("dice"), "cards": len(result.get("cards", [])),
+        "void_clause": (result.get("void_reason") or {}).get("clause"),
+        "void_code": (result.get("void_reason") or {}).get("code"),
+        "wins": sorted(b["bet"] for b in result["bets"] if b["result"] == "win"),
+    }
+    for key, want in expect.items():
+        if key == "alerts":
+            for code in want:
+                if code not in alerts:
+                    out.append(f"expected alert {code}, saw {alerts or 'none'}")
+        elif key == "pays":
+            pays = {b["bet"]: b.get("pays") for b in result["bets"] if b["result"] == "win"}
+            for bet, p in want.items():
+                if pays.get(bet) != p:
+                    out.append(f"expected {bet} to pay {p}, got {pays.get(bet)}")
+        elif key == "wins":
+            if sorted(want) != actual["wins"]:
+                out.append(f"expected wins {sorted(want)}, got {actual['wins']}")
+        elif actual[key] != want:
+            out.append(f"expected {key} {want!r}, got {actual[key]!r}")
+    return out
+
+
+def shuffled_order(s: Scenario, rng: random.Random) -> list[str]:
+    """The certified order: the scenario's cards first, then the rest of the decks."""
+    assert s.decks is not None
+    rest = Counter(fresh_decks(s.decks))
+    head = s.scripted_cards()
+    for c in head:
+        if rest[c] > 0:
+            rest[c] -= 1
+    tail = list(rest.elements())
+    rng.shuffle(tail)
+    for c in s.shuffle.get("remove", []):
+        if c in tail:
+            tail.remove(c)
+    return head + tail + list(s.shuffle.get("add", []))
+
+
+class ScriptedDealer(SimDealer):
+    """Deals exactly the scenario: draws when asked, and injects each fault where the
+    scenario puts it."""
+
+    run_ctx: RunContext
+
+    async def play(self, r: Round) -> dict[str, Any] | None:
+        self.forget()  # prompts of an earlier round must not drive this one
+        self.owed = 0  # a card carried from the last round is dealt without a prompt
+        if r.dice is not None:
+            return await self._throw(r)
+        opened = await self.command("open_betting")
+        if not opened["ok"]:
+            if not await self._shoe_or_alert():
+                return None
+            opened = await self.command("open_betting")
+            if not opened["ok"]:
+                return None
+        for _ in r.faults_at("betting"):
+            await self._force_draw()  # the daemon deals it as the next hand's first card
+        await asyncio.sleep(self.betting_seconds)
+        await self.command("close_betting")
+        drawn = 0
+        await self._after(r, 0)
+        while True:
+            body = self._take_result() or await self._expect(
+                lambda t, b: (t == "events" and b.get("event") in ("next_card",
+                                                                  "insurance_offered"))
+                or t == "results")
+            if "seq" in body:
+                return body
+            if body["event"] == "insurance_offered":
+                await asyncio.sleep(self.betting_seconds)
+                await self.command("close_insurance")
+                continue
+            if self.owed:  # a card already out answers this prompt
+                self.owed -= 1
+                continue
+            draw_no = await self._draw_with(r.faults_at("draw", drawn + 1))
+            if draw_no is None:
+                continue  # a prompt from before a fault: the gate stays shut, wait on
+            drawn += 1
+            if r.faults_at("after", drawn):
+                # "after card n" means after the daemon has recorded it, not merely after
+                # it left the shoe: otherwise a kill could race the card's record.
+                await self._recorded(draw_no)
+            drawn += await self._after(r, drawn)
+
+    async def _shoe_or_alert(self) -> bool:
+        """A new shoe, or the alert that says why the daemon would not certify it."""
+        if not (await self.command("new_shoe"))["ok"]:
+            return False
+        body = await self._expect(lambda t, b: (t == "events" and b.get("event") ==
+                                                "shuffle_certified") or t == "alerts")
+        if body.get("type") == "alert":
+            return False
+        assert self.shuffler and self.shoe and self.shoe_port
+        order = self.shuffler.last_order
+        self.shoe.load(order, self.shoe_port.now(), cut_at=len(order) - 14)
+        self.shoe_port.kick()
+        await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded")
+        return True
+
+    owed = 0  # cards drawn unasked, which the next prompts will be answered by
+
+    async def _force_draw(self) -> None:
+        """A card pulled past the gate (a faulty gate, or a dealer forcing it)."""
+        assert self.shoe and self.shoe_port
+        locked, self.shoe.gate_locked = self.shoe.gate_locked, False
+        self.shoe.draw(self.shoe_port.now())
+        self.shoe.gate_locked = locked
+        self.shoe_port.kick()
+
+    async def _recorded(self, draw_no: int) -> None:
+        await self._expect(lambda t, b: t == "events" and b.get("event") == "card_drawn"
+                           and b.get("draw_no") == draw_no)
+
+    def _take_result(self) -> dict[str, Any] | None:
+        """A result already in: after a fault (a void, a restart) it overtakes prompts
+        that were published before it."""
+        for i, (topic, body) in enumerate(self._backlog):
+            if topic == "results":
+                del self._backlog[i]
+                return body
+        return None
+
+    async def _draw_with(self, faults: list[Fault]) -> int | None:
+        assert self.shoe and self.shoe_port
+        kw: dict[str, Any] = {}
+        for f in faults:
+            if f.fault in ("face_up", "double_draw"):
+                kw[f.fault] = True
+            elif f.fault == "low_confidence":
+                kw["confidence"] = int(f.args.get("confidence", 40))
+            elif f.fault == "foreign_back" and self.shoe.shoe is not None:
+                self.shoe.shoe.backs[self.shoe.shoe.drawn + 1] = int(f.args.get("deck_set",
+                                                                                0xBAD))
+        for _ in range(150):
+            if self.shoe.draw(self.shoe_port.now(), **kw) is not None:
+                self.shoe_port.kick()
+                assert self.shoe.shoe is not None
+                return self.shoe.shoe.drawn
+            await asyncio.sleep(0.01)
+        if self.shoe.shoe is not None:
+            self.shoe.shoe.backs.pop(self.shoe.shoe.drawn + 1, None)
+        return None
+
+    async def _after(self, r: Round, n: int) -> int:
+        """Faults after the round's n-th card; returns how many extra cards were drawn."""
+        extra = 0
+        for f in r.faults_at("after", n):
+            if f.fault == "extra_draw":
+                await self._force_draw()
+                self.owed += 1
+                extra += 1
+            else:
+                await self.run_ctx.inject(f, self)
+        return extra
+
+    async def _throw(self, r: Round) -> dict[str, Any] | None:
+        assert self.tumbler and self.tumbler_port and r.dice is not None
+        tilt = tuple(0 if flat else NOT_FLAT_TILT for flat in r.flat)
+        # This round's throw only: one scripted for a round that was voided is gone.
+        self.tumbler.scripted = [Throw(r.dice, r.tumbles, (tilt[0], tilt[1], tilt[2]))]
+        opened = await self.command("open_betting")
+        if not opened["ok"]:
+            return None
+        early = bool(r.faults_at("betting"))
+        if early:  # the button before "No more bets" (Tai Sai 5.5.3)
+            self.tumbler.press_button(self.tumbler_port.now())
+            self.tumbler_port.kick()
+        await asyncio.sleep(self.betting_seconds)
+        await self.command("close_betting")
+        await self._after(r, 0)
+        if not early:
+            for _ in range(300):  # a dealer presses only once the armed light is on
+                if self.tumbler.armed:
+                    self.tumbler.press_button(self.tumbler_port.now())
+                    self.tumbler_port.kick()
+                    break
+                await asyncio.sleep(0.01)
+        if r.faults_at("after", 1):  # after the dice came to rest
+            await self._expect(lambda t, b: t == "events" and b.get("event") == "dice")
+            await self._after(r, 1)
+        return await self._expect(lambda t, b: t == "results")
+
+
+@dataclass
+class RunContext:
+    """What a fault can reach: the daemon process, the broker, the simulated devices."""
+
+    daemon: DaemonProcess
+    broker: Mosquitto | None
+    rig: SimRig
+
+    async def inject(self, f: Fault, dealer: SimDealer) -> None:
+        if f.fault == "kill_daemon":
+            self.daemon.kill()
+            dealer.forget()  # its prompts died with it
+            self.daemon.start()
+            # A dealer waits until the table is back before touching anything.
+            await dealer._expect(lambda t, b: t == "status" and b["state"] == "online",
+                                 fresh=True)
+            waiting = {f"devices/{d}" for d in self.rig.ports}  # every device back in hand
+            while waiting:
+                body = await dealer._expect(lambda t, b: t in waiting and b["state"] == "ready",
+                                            fresh=True)
+                waiting.discard(f"devices/{body['name']}")
+            await asyncio.sleep(0.1)  # the re-synced gate or arm reaches the device
+        elif f.fault == "void":
+            await dealer.command("void_round", reason=str(f.args.get("reason", "scenario")))
+        elif f.fault in ("unplug", "reboot"):
+            device = f.args["device"]
+            port = self.rig.ports[device]
+            if f.fault == "unplug":
+                await port.unplug()
+                await asyncio.sleep(float(f.args.get("seconds", 1.0)))
+                await port.replug()
+            else:
+                port.device.reboot(port.now())
+                port.kick()
+            # A dealer waits for the device's ready light (and the shoe's gate) first.
+            topic = f"devices/{device}"
+            await dealer._expect(lambda t, b: t == topic and b["state"] == "ready",
+                                 fresh=True)
+            if device == "shoe":
+                await dealer._expect(lambda t, b: t == "events" and b.get("event") ==
+                                     "shoe_gate", fresh=True)
+
+
+async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
+                       rig: Rig | None = None, workdir: Path | None = None,
+                       speed: float = 50.0, seed: int = 1, out: TextIO = sys.stdout
+                       ) -> Report:
+    if rig is not None:
+        from hil.operator import run_on_rig  # noqa: PLC0415 - real hardware only
+
+        return await run_on_rig(s, rig, broker=broker, workdir=workdir, out=out)
+    work = workdir or Path(tempfile.mkdtemp(prefix="tabled-hil-"))
+    mosquitto = None
+    if broker is None:
+        mosquitto = Mosquitto(work)
+        mosquitto.start()
+        broker = ("127.0.0.1", mosquitto.port)
+    report = Report(s)
+    sim = SimRig(work, s.game, s.layout, s.decks, broker, speed=speed, seed=seed)
+    await sim.start()
+    if not s.dice and s.scripted_cards():
+        sim.sims["shuffler"].script(shuffled_order(s, random.Random(seed)))
+    if not s.dice:
+        sim.sims["shuffler"].foreign_cards = int(s.shuffle.get("foreign", 0))
+        sim.sims["shuffler"].rng_ok = not s.shuffle.get("not_shuffled", False)
+    daemon = DaemonProcess(sim.config(), work)
+    daemon.start()
+    ctx = RunContext(daemon, mosquitto, sim)
+    devices = {k: v for k, v in sim.sims.items()}
+    for name, port in sim.ports.items():
+        if name in ("shoe", "tumbler"):
+            devices[f"{name}_port"] = port
+    dealer = ScriptedDealer(broker[0], broker[1], sim.base, sim.dealer_key,
+                            reply_timeout=15.0, **devices)
+    dealer.run_ctx = ctx
+    try:
+        async with asyncio.timeout(60):
+            async with dealer.session():
+                pass
+        async with dealer.session():
+            for i, r in enumerate(s.rounds):
+                if r.random:
+                    await _random_rounds(dealer, r.random, report, s)
+                    continue
+                await _scripted_round(dealer, sim, i, r, report)
+    except (TimeoutError, RuntimeError) as exc:
+        report.problems.append(f"the run stopped: {exc or 'timed out waiting for the daemon'}"
+                               f" (daemon log: {daemon.log_path})")
+    finally:
+        code = daemon.stop()
+        if code not in (0, None):
+            report.problems.append(f"the daemon exited with status {code} "
+                                   f"(log: {daemon.log_path})")
+        await sim.stop()
+        if mosquitto is not None:
+            mosquitto.cleanup()
+    for rr in report.rounds:
+        if rr.result is not None:
+            try:
+                sim.keyring.verify(rr.result)
+            except ValueError as exc:
+                report.problems.append(f"result seq {rr.result['seq']}: {exc}")
+    return report
+
+
+async def _scripted_round(dealer: ScriptedDealer, sim: SimRig, i: int, r: Round,
+                          report: Report) -> None:
+    mark = len(dealer.seen)
+    noise = r.faults_at("round")
+    for f in noise:
+        sim.ports[f.args["device"]].faults_out = LineFaults(
+            bit_error_rate=float(f.args.get("ber", 1e-3)), seed=i)
+    try:
+        async with asyncio.timeout(60):
+            result = await dealer.play(r)
+    finally:
+        for f in noise:
+            sim.ports[f.args["device"]].faults_out = None
+    alerts = [b["code"] for t, b in dealer.seen[mark:] if t == "alerts"]
+    rr = RoundReport(i, result, alerts, check(r.expect, result, alerts))
+    carried = {"extra_draw", "draw_during_betting"}
+    shifted = any(f.fault in carried for f in r.faults) or (
+        i > 0 and any(f.fault in carried for f in report.scenario.rounds[i - 1].faults))
+    if result is not None and r.cards and not shifted and "cards" not in r.expect \
+            and result["status"] == "valid" and len(result["cards"]) != len(r.cards):
+        rr.mismatches.append(f"the scenario lists {len(r.cards)} cards, the daemon dealt "
+                             f"{len(result['cards'])}: fix the scenario")
+    report.rounds.append(rr)
+
+
+async def _random_rounds(dealer: SimDealer, n: int, report: Report, s: Scenario) -> None:
+    """Rounds from a random certified shoe; each result is settled again independently
+    from its cards and must match the published bets."""
+    game = get_game(s.game)
+    for _ in range(n):
+        mark = len(dealer.seen)
+        async with asyncio.timeout(60):
+            result = await dealer.deal_round()
+        alerts = [b["code"] for t, b in dealer.seen[mark:] if t == "alerts"]
+        rr = RoundReport(len(report.rounds), result, alerts)
+        if result["status"] == "valid" and "cards" in result:
+            again = settle_cards(game, s.layout, parse_cards([c["card"] for c in
+                                                             result["cards"]]))
+            expected = sorted((b.bet, b.result.value) for b in again)
+            got = sorted((b["bet"], b["result"]) for b in result["bets"])
+            if expected != got:
+                rr.mismatches.append(f"bets differ from an independent settlement: "
+                                     f"{set(got) ^ set(expected)}")
+        report.rounds.append(rr)
+
+
+def main_run(path: str, broker_url: str | None, rig_path: str | None, speed: float,
+             seed: int) -> int:
+    from hil.scenario import ScenarioError, load_rig, load_scenario  # noqa: PLC0415
+
+    try:
+        s = load_scenario(path)
+        rig = load_rig(rig_path) if rig_path else None
+    except ScenarioError as exc:
+        print(f"tabled: {exc}", file=sys.stderr)
+        return 2
+    broker = None
+    if broker_url:
+        host, _, port = broker_url.removeprefix("mqtt://").partition(":")
+        broker = (host, int(port or 1883))
+    started = time.monotonic()
+    report = asyncio.run(run_scenario(s, broker=broker, rig=rig, speed=speed, seed=seed))
+    sys.stdout.write(report.render())
+    print(f"({time.monotonic() - started:.1f}s)")
+    return 0 if report.ok else 1

@@ -1,0 +1,275 @@
+"""HIL scenarios and rig descriptions: JSON files, validated with every problem named.
+
+A scenario::
+
+    {"name": "...", "clauses": ["5.10"],
+     "table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
+     "shuffle": {"remove": ["AS"]},   # optional: a bad shuffle (add, foreign, not_shuffled)
+     "rounds": [
+       {"cards": ["9H", "KS", "TD", "2C"],               # every card drawn, in order
+        "faults": [{"fault": "face_up", "draw": 2}],
+        "expect": {"status": "valid", "winner": "player", "alerts": ["face_up_card"]}},
+       {"dice": [3, 3, 5], "tumbles": 3, "flat": [true, true, true]},
+       {"random": 20}                                     # rounds from a random shoe
+     ]}
+
+``cards`` lists every card that leaves the shoe in that round, extra draws included;
+the dealer draws only when the daemon asks, except where a fault says otherwise.
+
+A rig description names the real devices::
+
+    {"name": "bench-2", "devices": {"shoe": "serial:///dev/ttyUSB0?baud=115200",
+                                    "shuffler": "usb://1d50:6178?serial=SF0001"}}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from daemon.device_url import DeviceUrlError, parse_device_url
+from daemon.games import GAMES
+from daemon.games.cards import parse_card
+from daemon.games.errors import RulesError
+
+# fault -> (where it applies, extra keys it takes)
+FAULTS: dict[str, tuple[str, frozenset[str]]] = {
+    # one drawn card, by its number in the round ("draw": 1 is the round's first card)
+    "face_up": ("draw", frozenset()),
+    "double_draw": ("draw", frozenset()),
+    "foreign_back": ("draw", frozenset({"deck_set"})),
+    "low_confidence": ("draw", frozenset({"confidence"})),
+    # after the round's n-th card ("after": 0 is just after "No more bets")
+    "extra_draw": ("after", frozenset()),
+    "kill_daemon": ("after", frozenset()),
+    "unplug": ("after", frozenset({"device", "seconds"})),
+    "reboot": ("after", frozenset({"device"})),
+    "void": ("after", frozenset({"reason"})),
+    # before "No more bets"
+    "draw_during_betting": ("betting", frozenset()),
+    "activate_early": ("betting", frozenset()),
+    # the whole round
+    "line_noise": ("round", frozenset({"device", "ber"})),
+}
+EXPECT_KEYS = {"status", "winner", "player_total", "banker_total", "natural", "total", "dice",
+               "void_clause", "void_code", "wins", "alerts", "cards", "pays"}
+DEVICES = ("shoe", "shuffler", "tumbler")
+
+
+class ScenarioError(ValueError):
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(f"{source} is not a valid scenario:\n" +
+                         "\n".join(f"  {p}" for p in problems))
+
+
+@dataclass(frozen=True)
+class Fault:
+    fault: str
+    draw: int | None = None
+    after: int | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Round:
+    cards: tuple[str, ...] = ()
+    dice: tuple[int, int, int] | None = None
+    tumbles: int = 3
+    flat: tuple[bool, bool, bool] = (True, True, True)
+    random: int = 0
+    faults: tuple[Fault, ...] = ()
+    expect: dict[str, Any] = field(default_factory=dict)
+
+    def faults_at(self, where: str, n: int | None = None) -> list[Fault]:
+        out = []
+        for f in self.faults:
+            kind = FAULTS[f.fault][0]
+            if kind == where and (n is None or (f.draw if where == "draw" else f.after) == n):
+                out.append(f)
+        return out
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    game: str
+    layout: str
+    decks: int | None
+    rounds: tuple[Round, ...]
+    shuffle: dict[str, Any] = field(default_factory=dict)
+    clauses: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def dice(self) -> bool:
+        return GAMES[self.game].kind == "dice"
+
+    def scripted_cards(self) -> list[str]:
+        return [c for r in self.rounds for c in r.cards]
+
+
+@dataclass(frozen=True)
+class Rig:
+    name: str
+    devices: dict[str, str]
+
+
+def _fault(raw: Any, where: str, problems: list[str]) -> Fault | None:
+    if not isinstance(raw, dict) or raw.get("fault") not in FAULTS:
+        problems.append(f"{where}: a fault is an object with 'fault' one of "
+                        f"{', '.join(FAULTS)}; got {raw!r}")
+        return None
+    name = raw["fault"]
+    kind, extra = FAULTS[name]
+    allowed = {"fault"} | extra | ({"draw"} if kind == "draw" else set()) | (
+        {"after"} if kind == "after" else set())
+    for key in sorted(set(raw) - allowed):
+        problems.append(f"{where}: {name} takes no {key!r} (it takes "
+                        f"{', '.join(sorted(allowed - {'fault'})) or 'nothing'})")
+    n = raw.get(kind) if kind in ("draw", "after") else None
+    if kind in ("draw", "after") and (not isinstance(n, int) or n < (1 if kind == "draw" else 0)):
+        problems.append(f"{where}: {name} needs {kind!r}, the card number in the round")
+    if "device" in extra and raw.get("device") not in DEVICES:
+        problems.append(f"{where}: {name} needs 'device', one of {', '.join(DEVICES)}")
+    args = {k: v for k, v in raw.items() if k in extra}
+    return Fault(name, n if kind == "draw" else None, n if kind == "after" else None, args)
+
+
+def _round(raw: Any, where: str, dice: bool, problems: list[str]) -> Round | None:
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must be an object")
+        return None
+    if "random" in raw:
+        n = raw["random"]
+        if not isinstance(n, int) or n < 1 or set(raw) - {"random"}:
+            problems.append(f"{where}: {{'random': N}} takes a positive N and nothing else")
+            return None
+        return Round(random=n)
+    for key in sorted(set(raw) - {"cards", "dice", "tumbles", "flat", "faults", "expect"}):
+        problems.append(f"{where}.{key}: unknown key")
+    faults = []
+    for i, f in enumerate(raw.get("faults", [])):
+        fault = _fault(f, f"{where}.faults[{i}]", problems)
+        if fault is not None:
+            faults.append(fault)
+    expect = raw.get("expect", {})
+    if not isinstance(expect, dict):
+        problems.append(f"{where}.expect: must be an object")
+        expect = {}
+    for key in sorted(set(expect) - EXPECT_KEYS):
+        problems.append(f"{where}.expect.{key}: unknown (known: {', '.join(sorted(EXPECT_KEYS))})")
+    if dice:
+        d = raw.get("dice")
+        if not (isinstance(d, list) and len(d) == 3 and all(isinstance(x, int) and 0 <= x <= 6
+                                                            for x in d)):
+            problems.append(f"{where}.dice: three dice 1-6 (0: unreadable), e.g. [3, 3, 5]")
+            return None
+        flat = raw.get("flat", [True, True, True])
+        if not (isinstance(flat, list) and len(flat) == 3 and all(isinstance(x, bool)
+                                                                  for x in flat)):
+            problems.append(f"{where}.flat: three booleans")
+            flat = [True, True, True]
+        tumbles = raw.get("tumbles", 3)
+        if not isinstance(tumbles, int) or not 0 <= tumbles <= 20:
+            problems.append(f"{where}.tumbles: 0-20")
+            tumbles = 3
+        return Round(dice=(d[0], d[1], d[2]), tumbles=tumbles,
+                     flat=(flat[0], flat[1], flat[2]), faults=tuple(faults), expect=expect)
+    cards = raw.get("cards")
+    if not isinstance(cards, list) or not cards:
+        problems.append(f"{where}.cards: the cards drawn in this round, e.g. [\"9H\", \"KS\"]")
+        return None
+    for c in cards:
+        try:
+            parse_card(c)
+        except (RulesError, TypeError, ValueError):
+            problems.append(f"{where}.cards: {c!r} is not a card code like 9H, TD, KS")
+    for f in faults:
+        if f.draw is not None and f.draw > len(cards):
+            problems.append(f"{where}: {f.fault} on draw {f.draw}, but the round lists "
+                            f"{len(cards)} cards")
+    return Round(cards=tuple(cards), faults=tuple(faults), expect=expect)
+
+
+def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        raise ScenarioError(source, ["the file must hold a JSON object"])
+    for key in sorted(set(data) - {"name", "table", "rounds", "shuffle", "clauses"}):
+        problems.append(f"{key}: unknown key")
+    table = data.get("table", {})
+    game_id = table.get("game") if isinstance(table, dict) else None
+    game = GAMES.get(game_id or "")
+    if game is None:
+        raise ScenarioError(source, [*problems, f"table.game: one of {', '.join(GAMES)}"])
+    layout = str(table.get("layout", ""))
+    try:
+        game.check_layout(layout)
+    except RulesError as exc:
+        problems.append(f"table.layout: {exc}")
+    decks = table.get("decks") if game.kind == "baccarat" else None
+    if game.kind == "baccarat":
+        try:
+            game.check_decks(int(decks) if isinstance(decks, int) else -1)
+        except RulesError as exc:
+            problems.append(f"table.decks: {exc}")
+    rounds = []
+    raw_rounds = data.get("rounds")
+    if not isinstance(raw_rounds, list) or not raw_rounds:
+        problems.append("rounds: a non-empty list")
+        raw_rounds = []
+    for i, r in enumerate(raw_rounds):
+        parsed = _round(r, f"rounds[{i}]", game.kind == "dice", problems)
+        if parsed is not None:
+            rounds.append(parsed)
+    if any(r.random for r in rounds) and any(r.cards for r in rounds):
+        problems.append("rounds: scripted cards and random rounds cannot share a shoe")
+    shuffle = data.get("shuffle", {})
+    if not isinstance(shuffle, dict) or set(shuffle) - {"remove", "add", "foreign",
+                                                        "not_shuffled"}:
+        problems.append("shuffle: an object with 'remove' and 'add' (lists of cards), "
+                        "'foreign' (a count) and 'not_shuffled' (true)")
+        shuffle = {}
+    if problems:
+        raise ScenarioError(source, problems)
+    return Scenario(str(data.get("name", Path(source).stem)), game.id, layout, decks,
+                    tuple(rounds), dict(shuffle),
+                    tuple(data.get("clauses", [])), source)
+
+
+def load_scenario(path: Path | str) -> Scenario:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScenarioError(str(p), [f"cannot read: {exc.strerror}"]) from None
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(str(p), [f"not valid JSON: {exc}"]) from None
+    return parse_scenario(data, str(p))
+
+
+def load_rig(path: Path | str) -> Rig:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ScenarioError(str(p), [f"cannot read the rig description: {exc}"]) from None
+    problems = []
+    devices = data.get("devices") if isinstance(data, dict) else None
+    if not isinstance(devices, dict) or not devices:
+        problems.append("devices: an object naming each device's URL")
+        devices = {}
+    for name, url in devices.items():
+        if name not in DEVICES:
+            problems.append(f"devices.{name}: not one of {', '.join(DEVICES)}")
+            continue
+        try:
+            parse_device_url(url)
+        except (DeviceUrlError, TypeError) as exc:
+            problems.append(f"devices.{name}: {exc}")
+    if problems:
+        raise ScenarioError(str(p), problems)
+    return Rig(str(data.get("name", p.stem)), dict(devices))

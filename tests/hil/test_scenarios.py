@@ -1,0 +1,114 @@
+"""Every shipped scenario passes against the daemon, run as its own process; the runner
+reports mismatches and bad scenario files clearly; rig tests skip without a rig."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from daemon.games import GAMES
+from hil.runner import check, run_scenario
+from hil.scenario import ScenarioError, load_rig, load_scenario, parse_scenario
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "hil" / "scenarios").glob("*.json"))
+
+
+def test_every_controller_irregularity_clause_has_a_scenario() -> None:
+    covered: dict[str, set[str]] = {}
+    for path in SCENARIOS:
+        s = load_scenario(path)
+        covered.setdefault(s.game, set()).update(s.clauses)
+    for game in GAMES.values():
+        needed = {i.clause for i in game.irregularities if i.detected_by == "controller"}
+        missing = needed - covered.get(game.id, set())
+        print(f"{game.id}: {len(needed) - len(missing)}/{len(needed)} controller clauses "
+              f"covered; not simulable here: {sorted(missing)}")
+        assert covered.get(game.id), f"no scenario for {game.id}"
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+async def test_scenario(path: Path, tmp_path: Path) -> None:
+    s = load_scenario(path)
+    report = await run_scenario(s, workdir=tmp_path, speed=50)
+    print(report.render())
+    assert report.ok, report.render()
+
+
+def test_hil_run_command_exits_non_zero_on_a_mismatch(tmp_path: Path) -> None:
+    scenario = json.loads(SCENARIOS[0].read_text(encoding="utf-8"))
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(scenario), encoding="utf-8")
+    wrong = dict(scenario)
+    wrong["rounds"] = [dict(scenario["rounds"][0], expect={"status": "valid", "total": 99})]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(wrong), encoding="utf-8")
+    ok = subprocess.run([sys.executable, "-m", "daemon", "hil", "run", str(good)],
+                        capture_output=True, text=True, timeout=300, check=False)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "PASS" in ok.stdout
+    failed = subprocess.run([sys.executable, "-m", "daemon", "hil", "run", str(bad)],
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert failed.returncode == 1
+    assert "expected total 99, got" in failed.stdout and "FAIL" in failed.stdout
+
+
+def test_check_names_each_mismatch() -> None:
+    result = {"status": "void", "void_reason": {"clause": "5.5.1", "code": "card_not_of_set"},
+              "bets": [{"bet": "banker", "result": "push"}], "cards": []}
+    assert check({"status": "valid", "void_clause": "5.5.1", "alerts": ["face_up_card"]},
+                 result, ["card_not_of_set"]) == [
+        "expected status 'valid', got 'void'",
+        "expected alert face_up_card, saw ['card_not_of_set']"]
+    assert check({"status": "valid"}, None, []) == [
+        "expected a valid result, but the round was refused"]
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"table": {"game": "poker"}, "rounds": []}, "table.game: one of"),
+    ({"table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
+      "rounds": [{"cards": ["ZZ"]}]}, "rounds[0].cards: 'ZZ' is not a card code"),
+    ({"table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
+      "rounds": [{"cards": ["9H"], "faults": [{"fault": "face_up"}]}]},
+     "rounds[0].faults[0]: face_up needs 'draw'"),
+    ({"table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
+      "rounds": [{"cards": ["9H"], "faults": [{"fault": "melt"}]}]},
+     "rounds[0].faults[0]: a fault is an object"),
+    ({"table": {"game": "tai-sai-open-cover", "layout": "E"},
+      "rounds": [{"dice": [7, 1, 1]}]}, "rounds[0].dice: three dice 1-6"),
+    ({"table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
+      "rounds": [{"cards": ["9H"], "expect": {"colour": "red"}}]}, "rounds[0].expect.colour"),
+])
+def test_bad_scenarios_name_every_problem(data: dict[str, object], message: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(data, "s.json")
+    assert any(p.startswith(message) for p in err.value.problems), err.value.problems
+
+
+RIG = os.environ.get("TABLED_RIG")
+
+
+@pytest.mark.skipif(RIG is None, reason="no rig: set TABLED_RIG to a rig description "
+                                        "(hil/rigs/example.json) to run on real devices")
+async def test_on_the_rig(tmp_path: Path) -> None:
+    assert RIG is not None
+    rig = load_rig(RIG)
+    game = "tai-sai-open-cover" if "tumbler" in rig.devices else "tiger-buffalo"
+    path = next(p for p in SCENARIOS if load_scenario(p).game == game)
+    report = await run_scenario(load_scenario(path), rig=rig, workdir=tmp_path)
+    assert report.ok, report.render()
+
+
+def test_rig_descriptions_are_checked(tmp_path: Path) -> None:
+    bad = tmp_path / "rig.json"
+    bad.write_text(json.dumps({"devices": {"shoe": "serial://dev/ttyUSB0", "dice": "x"}}))
+    with pytest.raises(ScenarioError) as err:
+        load_rig(bad)
+    assert any("devices.shoe" in p for p in err.value.problems)
+    assert any("devices.dice: not one of" in p for p in err.value.problems)
+    example = Path(__file__).resolve().parents[2] / "hil" / "rigs" / "example.json"
+    assert load_rig(example).devices["shoe"].startswith("serial:///dev/tabled/shoe")
