@@ -56,7 +56,10 @@ class SimDealer:
     async def _listen(self, client: aiomqtt.Client) -> None:
         async for m in client.messages:
             raw = m.payload if isinstance(m.payload, bytes) else str(m.payload).encode()
-            topic, body = str(m.topic)[len(self.base) + 1:], json.loads(raw)
+            topic = str(m.topic)[len(self.base) + 1:]
+            if topic.startswith("cmd/"):
+                continue  # commands, ours or anyone's: not the table's word
+            body = json.loads(raw)
             self.seen.append((topic, body))
             if topic == "results":
                 self.results.append(body)

@@ -47,7 +47,9 @@ class Observer:
                     self.connected.set()
                     async for m in client.messages:
                         raw = m.payload if isinstance(m.payload, bytes) else b"{}"
-                        self.seen.append((str(m.topic)[len(self.base) + 1:], json.loads(raw)))
+                        topic = str(m.topic)[len(self.base) + 1:]
+                        if not topic.startswith("cmd/"):  # the table's words only
+                            self.seen.append((topic, json.loads(raw)))
             except aiomqtt.MqttError:
                 self.connected.clear()
                 await asyncio.sleep(0.2)
