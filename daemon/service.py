@@ -129,14 +129,20 @@ class TableService:
     def apply(self, effects: list[Effect]) -> None:
         if self.storage_error is not None:
             return  # _on_device and execute already refuse; effects of timers end here
+        commands = [e for e in effects if isinstance(e, DeviceCommand)]
         try:
-            for e in effects:
-                round_id = getattr(e, "round_id", None)
-                with structlog.contextvars.bound_contextvars(round_id=round_id):
-                    self._apply_one(e)
+            # One transaction for everything one input caused: atomic, and one fsync.
+            with self.journal.batch():
+                for e in effects:
+                    round_id = getattr(e, "round_id", None)
+                    with structlog.contextvars.bound_contextvars(round_id=round_id):
+                        self._apply_one(e)
         except JournalError as exc:
-            # Journal first: the effect that failed, and every one after it, never happened.
+            # Journal first: none of it happened, and no device is told anything.
             self._storage_failed(exc)
+        else:
+            for c in commands:  # only once what they follow from is on disk
+                self._spawn(self._device_command(c))
         self.publisher.wake()
 
     # -- a journal that cannot be written --------------------------------------------------
@@ -199,8 +205,6 @@ class TableService:
             final = self.journal.record_result(e.round_id, e.payload, self.topics["results"])
             slog.info("result", seq=final["seq"], status=final["status"],
                       winner=final.get("winner"), total=final.get("total"))
-        elif isinstance(e, DeviceCommand):
-            self._spawn(self._device_command(e))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

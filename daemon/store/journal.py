@@ -17,7 +17,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,7 @@ class Journal:
     def __init__(self, path: Path | str, *, clock: Any = time.time) -> None:
         self.path = Path(path)
         self._clock = clock
+        self._depth = 0
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -128,20 +129,33 @@ class Journal:
 
     @contextmanager
     def _tx(self) -> Iterator[None]:
+        if self._depth:  # inside batch(): one transaction, one fsync, for all of it
+            yield
+            return
+        self._depth += 1
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+            yield
             self._db.execute("COMMIT")
-        except sqlite3.IntegrityError as exc:
-            if "results.round_id" in str(exc):
-                raise DuplicateResultError(str(exc)) from exc
-            raise JournalError(f"journal {self.path}: {exc}") from exc
-        except sqlite3.Error as exc:
-            raise JournalError(f"journal {self.path}: write failed: {exc}") from exc
+        except BaseException as exc:
+            # Also when COMMIT itself failed (disk full): never leave a transaction open,
+            # or every later write would fail with "cannot start a transaction".
+            if self._db.in_transaction:
+                with suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.IntegrityError):
+                if "results.round_id" in str(exc):
+                    raise DuplicateResultError(str(exc)) from exc
+                raise JournalError(f"journal {self.path}: {exc}") from exc
+            if isinstance(exc, sqlite3.Error):
+                raise JournalError(f"journal {self.path}: write failed: {exc}") from exc
+            raise
+        finally:
+            self._depth -= 1
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Several appends as one transaction: all recorded, or none (and one fsync)."""
+        return self._tx()
 
     # -- writing ------------------------------------------------------------------------
 

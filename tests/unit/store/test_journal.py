@@ -79,3 +79,15 @@ def test_a_journal_from_a_newer_release_is_refused(tmp_path: Path) -> None:
     j.close()
     with pytest.raises(JournalError, match="has format 2; this release understands format 1"):
         Journal(tmp_path / "j.db")
+
+
+def test_a_batch_is_all_or_nothing(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    j.record_result("r1", {"replayed": False}, "t/results")
+    before = (len(j.records()), j.pending_count())
+    with pytest.raises(DuplicateResultError), j.batch():
+        j.append("card", {"n": 1}, publish=(Publish("t/events", {"n": 1}),))
+        j.record_result("r1", {"replayed": False}, "t/results")  # the same round again
+    assert (len(j.records()), j.pending_count()) == before
+    j.append("after", {})  # and the journal is writable: no transaction left open
+    assert j.records()[-1].kind == "after"
