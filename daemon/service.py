@@ -129,20 +129,28 @@ class TableService:
     def apply(self, effects: list[Effect]) -> None:
         if self.storage_error is not None:
             return  # _on_device and execute already refuse; effects of timers end here
-        commands = [e for e in effects if isinstance(e, DeviceCommand)]
         try:
             # One transaction for everything one input caused: atomic, and one fsync.
             with self.journal.batch():
-                for e in effects:
-                    round_id = getattr(e, "round_id", None)
-                    with structlog.contextvars.bound_contextvars(round_id=round_id):
-                        self._apply_one(e)
+                commands = self._record(effects)
         except JournalError as exc:
             # Journal first: none of it happened, and no device is told anything.
             self._storage_failed(exc)
         else:
-            for c in commands:  # only once what they follow from is on disk
-                self._spawn(self._device_command(c))
+            self._send(commands)
+
+    def _record(self, effects: list[Effect]) -> list[DeviceCommand]:
+        """Journal the effects (inside the caller's batch); the device commands to send
+        once that batch is committed."""
+        for e in effects:
+            round_id = getattr(e, "round_id", None)
+            with structlog.contextvars.bound_contextvars(round_id=round_id):
+                self._apply_one(e)
+        return [e for e in effects if isinstance(e, DeviceCommand)]
+
+    def _send(self, commands: list[DeviceCommand]) -> None:
+        for c in commands:  # only once what they follow from is on disk
+            self._spawn(self._device_command(c))
         self.publisher.wake()
 
     # -- a journal that cannot be written --------------------------------------------------
@@ -318,17 +326,23 @@ class TableService:
             answer = reply(cmd.id, cmd.name, ok=False, state=t.state, error=str(exc),
                            code="wrong_state")
         else:
+            # The command, what it caused and its reply: one transaction, one fsync.
             try:
-                self.journal.append("command", {"name": cmd.name, "id": cmd.id, "by": who,
-                                                "issued_at": cmd.body["issued_at"], **cmd.args})
+                with self.journal.batch():
+                    self.journal.append("command", {"name": cmd.name, "id": cmd.id,
+                                                    "by": who, "issued_at":
+                                                    cmd.body["issued_at"], **cmd.args})
+                    commands = self._record(effects)
+                    answer = reply(cmd.id, cmd.name, ok=True, state=t.state)
+                    self.journal.append("reply", answer, publish=(
+                        Publish(self.topics["replies"], answer),))
             except JournalError as exc:
                 self._storage_failed(exc)
-                return self.execute(name, payload)  # answered as refused, nothing applied
-            self.apply(effects)
-            ok = self.storage_error is None
-            answer = reply(cmd.id, cmd.name, ok=ok, state=t.state, code="storage_failed",
-                           error=None if ok else f"the journal failed while recording it "
-                                                 f"({self.storage_error})")
+                # The table in memory may have moved; it is rebuilt from the journal when
+                # the journal can be written again. Refused, and said so directly.
+                return self.execute(name, payload)
+            self._send(commands)
+            return answer
         self._answer(answer)
         return answer
 

@@ -41,7 +41,12 @@ class Mosquitto:
             self._data = data
             persistence = f"persistence true\npersistence_location {data}/\n"
         anon = "true" if anonymous else "false"
+        # set_tcp_nodelay: without it, small request/reply packets wait out Nagle + delayed ACK.
         self.conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous {anon}\n"
+                             "set_tcp_nodelay true\n"
+                             # A backlog drains faster than a consumer reads: room for
+                             # it, or mosquitto drops QoS 1 messages past 1000 queued.
+                             "max_queued_messages 100000\n"
                              f"{persistence}{extra_conf}", encoding="utf-8")
         self.proc: subprocess.Popen[bytes] | None = None
 

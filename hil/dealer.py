@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import secrets
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -21,6 +22,7 @@ import aiomqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.authority import sign_command
+from daemon.mqtt.publisher import NODELAY
 from hil.ports import PtyPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
@@ -51,6 +53,8 @@ class SimDealer:
         self._inbox: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
         self._backlog: list[tuple[str, dict[str, Any]]] = []  # arrived, not yet wanted
         self._ids = itertools.count(1)
+        # Unique across dealers and restarts: the daemon refuses a command id it has seen.
+        self._id_prefix = f"dealer-{secrets.token_hex(3)}"
         self._client: aiomqtt.Client | None = None
 
     async def _listen(self, client: aiomqtt.Client) -> None:
@@ -90,7 +94,7 @@ class SimDealer:
 
     async def command(self, name: str, **args: str) -> dict[str, Any]:
         assert self._client is not None
-        cid = f"dealer-{next(self._ids)}"
+        cid = f"{self._id_prefix}-{next(self._ids)}"
         body = sign_command(self.key, self.base.rsplit("/", 1)[-1], name, cid, time.time(),
                             **args)
         await self._client.publish(f"{self.base}/cmd/{name}", json.dumps(body), qos=1)
@@ -167,7 +171,8 @@ class SimDealer:
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[SimDealer]:
         """Connected, subscribed, and the table seen online: ready to deal."""
-        async with aiomqtt.Client(self.host, self.port, identifier="sim-dealer") as client:
+        async with aiomqtt.Client(self.host, self.port, identifier="sim-dealer",
+                                  socket_options=NODELAY) as client:
             self._client = client
             await client.subscribe(f"{self.base}/#", qos=1)
             listener = asyncio.create_task(self._listen(client))

@@ -1,0 +1,359 @@
+"""Benchmark: the whole table, end to end, against its floor, in one run.
+
+Run: .venv/bin/python -m bench.end_to_end [--rounds 1000] [--idle 60]
+
+The daemon runs as its own process (as systemd runs it), with the simulated shoe on a
+pty and the shuffler behind the pyusb backend; a private Mosquitto on loopback; an
+independent subscriber. A dealer deals at full speed: it knows the drawing rules, so it
+draws while the gate is open without waiting for prompts, as a real dealer would.
+
+- card latency: from the simulator writing a card's last byte to the subscriber
+  receiving its ``card_drawn`` event; result latency: from the last card's last byte to
+  the subscriber receiving the result;
+- the floor, measured in the same run: the card frame's wire time at 115200 baud, plus
+  one fsync'd journal commit, plus the same payload published at QoS 1 by a minimal
+  paho-mqtt client to the same subscriber;
+- throughput (rounds/s), the drain rate of a 10,000-result backlog, the daemon's RSS,
+  its idle CPU with heartbeats running, and its start-up time to READY=1.
+
+Prints a summary; writes bench/results/end_to_end.json. Medians and p99 only: this
+machine is noisy, and the dealer, simulators and subscriber share one core with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import socket
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import paho.mqtt.client as paho
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from paho.mqtt.enums import CallbackAPIVersion
+
+from daemon.games.baccarat import deal
+from daemon.games.cards import parse_card
+from daemon.mqtt.publisher import BrokerSettings, Publisher
+from daemon.signing import Signer
+from daemon.store.journal import Journal, Publish
+from firmware_protocols import shoe as shoe_proto
+from firmware_protocols.framing import Frame, Kind
+from hil.broker import Mosquitto
+from hil.dealer import SimDealer
+from hil.ports import PtyPort
+from hil.process import DaemonProcess
+from hil.rig import SimRig
+
+RESULTS = Path(__file__).parent / "results" / "end_to_end.json"
+BAUD = 115200
+
+
+def pct(samples: list[float], p: float) -> float:
+    s = sorted(samples)
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
+
+
+def summary(samples: list[float]) -> dict[str, float]:
+    return {"n": len(samples), "p50_ms": round(statistics.median(samples) * 1e3, 3),
+            "p99_ms": round(pct(samples, 99) * 1e3, 3)}
+
+
+class Subscriber:
+    """The independent consumer: every event and result, stamped on arrival."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[str, dict[str, Any], float]] = []
+        self.paced_end = 0  # where the latency run's messages end
+
+    async def run(self, port: int, ready: asyncio.Event) -> None:
+        async with aiomqtt.Client("127.0.0.1", port, identifier="bench-subscriber") as c:
+            for topic in ("tables/sim-1/events", "tables/sim-1/results", "bench/floor/#"):
+                await c.subscribe(topic, qos=1)
+            ready.set()
+            async for m in c.messages:
+                t = time.monotonic()
+                raw = m.payload if isinstance(m.payload, bytes) else b"{}"
+                self.got.append((str(m.topic), json.loads(raw), t))
+
+
+class StampingDealer(SimDealer):
+    """Draws when the daemon asks (next_card), one card at a time, and stamps the moment
+    each card's last byte is on the line: for latency, with nothing queued behind."""
+
+    writes: list[tuple[int, float]]
+    round_ends: list[float]
+
+    async def _draw(self) -> None:
+        assert self.shoe and self.shoe_port
+        while self.shoe.draw(self.shoe_port.now()) is None:
+            await asyncio.sleep(0.0005)
+        self.shoe_port.kick()  # the frame is in the pty now
+        assert self.shoe.shoe is not None
+        self.writes.append((self.shoe.shoe.drawn, time.monotonic()))
+
+    async def stamped_round(self) -> None:
+        await self.deal_round()
+        self.round_ends.append(self.writes[-1][1])
+
+
+class FullSpeedDealer(StampingDealer):
+    """Draws by the tableau, not by prompt, as fast as the gate allows: for throughput."""
+
+    async def full_speed_round(self) -> None:
+        assert self.shoe and self.shoe_port
+        opened = await self.command("open_betting")
+        if not opened["ok"]:
+            await self._new_shoe()
+            assert (await self.command("open_betting"))["ok"]
+        assert (await self.command("close_betting"))["ok"]
+        cards: list[Any] = []
+        while not deal(cards).complete:
+            card = self.shoe.draw(self.shoe_port.now())
+            if card is None:  # the gate is still opening
+                await asyncio.sleep(0.0005)
+                continue
+            self.shoe_port.kick()  # writes the frame to the pty now
+            assert self.shoe.shoe is not None
+            self.writes.append((self.shoe.shoe.drawn, time.monotonic()))
+            cards.append(parse_card(card))
+        self.round_ends.append(self.writes[-1][1])
+        await self._expect(lambda t, b: t == "results")
+
+
+async def wait_ready(sock: socket.socket, timeout: float) -> float:
+    loop = asyncio.get_running_loop()
+    async with asyncio.timeout(timeout):
+        while True:
+            data = await loop.sock_recv(sock, 4096)
+            if b"READY=1" in data.split(b"\n"):
+                return time.monotonic()
+
+
+def rss_kib(pid: int) -> dict[str, int]:
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(("VmRSS:", "VmHWM:")):
+            out[line.split(":")[0]] = int(line.split()[1])
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def fsync_floor(directory: Path, n: int = 300) -> list[float]:
+    j = Journal(directory / "floor.db")
+    samples = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        j.append("card", {"n": i}, publish=(Publish("t/events", {"n": i}),))
+        samples.append(time.perf_counter() - t0)
+    j.close()
+    return samples
+
+
+def paho_floor(port: int, sub: Subscriber, payload: str, n: int) -> list[float]:
+    """The same payload, published at QoS 1 by a minimal paho client, to our subscriber."""
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id="bench-paho")
+    client.connect("127.0.0.1", port)
+    client.loop_start()
+    samples = []
+    try:
+        for i in range(n):
+            topic = f"bench/floor/{i}"
+            before = len(sub.got)
+            t0 = time.monotonic()
+            client.publish(topic, payload, qos=1).wait_for_publish(5)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                hit = [t for tp, _, t in sub.got[before:] if tp == topic]
+                if hit:
+                    samples.append(hit[0] - t0)
+                    break
+                time.sleep(0.0002)
+    finally:
+        client.loop_stop()
+        client.disconnect()
+    return samples
+
+
+async def drain_rate(work: Path, port: int, n: int = 10_000) -> dict[str, float]:
+    journal = Journal(work / "backlog.db")
+    for i in range(n):
+        journal.record_result(f"r-{i}", {"type": "result", "n": i, "replayed": False},
+                              "bench/backlog/results")
+    journal.append("end", {}, publish=(Publish("bench/backlog/end", {"end": True}),))
+    done = asyncio.Event()
+    async with aiomqtt.Client("127.0.0.1", port, identifier="bench-drain-sub") as c:
+        await c.subscribe("bench/backlog/#", qos=1)
+
+        async def consume() -> None:
+            async for m in c.messages:
+                if str(m.topic).endswith("/end"):
+                    done.set()
+
+        listener = asyncio.create_task(consume())
+        pub = Publisher(journal, BrokerSettings("127.0.0.1", port, client_id="bench-drain"),
+                        "bench/backlog/status", lambda s, k: {"state": s, "session": k},
+                        signer=Signer(Ed25519PrivateKey.generate()))
+        t0 = time.perf_counter()
+        task = asyncio.create_task(pub.run())
+        async with asyncio.timeout(120):
+            await done.wait()
+        seconds = time.perf_counter() - t0
+        await pub.stop()
+        await asyncio.sleep(0.2)
+        task.cancel()
+        listener.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    return {"results": n, "seconds": round(seconds, 3), "per_s": round(n / seconds)}
+
+
+async def throughput(rig: SimRig, port: int, shoe_port: PtyPort, rounds: int
+                     ) -> dict[str, float]:
+    dealer = FullSpeedDealer("127.0.0.1", port, rig.base, rig.dealer_key, betting_seconds=0,
+                             shoe=rig.sims["shoe"], shuffler=rig.sims["shuffler"],
+                             shoe_port=shoe_port)
+    dealer.writes, dealer.round_ends = [], []
+    async with dealer.session():
+        t0 = time.monotonic()
+        for _ in range(rounds):
+            await dealer.full_speed_round()
+        elapsed = time.monotonic() - t0
+    return {"rounds": rounds, "seconds": round(elapsed, 2),
+            "rounds_per_s": round(rounds / elapsed, 1)}
+
+
+async def latency_figures(sub: Subscriber, dealer: StampingDealer, work: Path, port: int
+                          ) -> dict[str, Any]:
+    """Latency of the paced run, and its floor measured now, with this run's payloads."""
+    out: dict[str, Any] = {}
+    paced = sub.got[:sub.paced_end]
+    events = [(b, t) for tp, b, t in paced if tp.endswith("/events")
+              and b.get("event") == "card_drawn"]
+    results = [(b, t) for tp, b, t in paced if tp.endswith("/results")]
+    assert len(events) == len(dealer.writes), (len(events), len(dealer.writes))
+    card_lat = []
+    for (draw_no, t_write), (ev, t_recv) in zip(dealer.writes, events, strict=True):
+        assert ev["draw_no"] == draw_no
+        card_lat.append(t_recv - t_write)
+    result_lat = [t - end for (_, t), end in zip(results, dealer.round_ends, strict=True)]
+    # The floor, in the same run, with this run's own payloads.
+    frame = Frame(Kind.DATA, 0, 0, shoe_proto.CardDrawn.MSG_ID,
+                  shoe_proto.CardDrawn(1, "9H", 99, 0xC0FFEE, False, False).to_bytes())
+    wire_s = len(frame.to_bytes()) * 10 / BAUD
+    fsync = fsync_floor(work)
+    paho_event = await asyncio.to_thread(paho_floor, port, sub,
+                                         json.dumps(events[-1][0]), 1000)
+    paho_result = await asyncio.to_thread(paho_floor, port, sub,
+                                          json.dumps(results[-1][0]), 300)
+    floor_card = [wire_s + f + p for f, p in zip(fsync * 4, paho_event, strict=False)]
+    floor_result = [wire_s + f + p for f, p in zip(fsync, paho_result, strict=False)]
+    out["latency"] = {
+        "card_event": summary(card_lat), "result": summary(result_lat),
+        "floor_card_event": summary(floor_card), "floor_result": summary(floor_result),
+        "floor_parts": {"wire_ms": round(wire_s * 1e3, 3), "fsync": summary(fsync),
+                        "paho_event": summary(paho_event),
+                        "paho_result": summary(paho_result)},
+    }
+    lat = out["latency"]
+    out["ratio_to_floor"] = {
+        "card_event_p50": round(lat["card_event"]["p50_ms"] /
+                                lat["floor_card_event"]["p50_ms"], 2),
+        "card_event_p99": round(lat["card_event"]["p99_ms"] /
+                                lat["floor_card_event"]["p99_ms"], 2),
+        "result_p50": round(lat["result"]["p50_ms"] / lat["floor_result"]["p50_ms"], 2),
+        "result_p99": round(lat["result"]["p99_ms"] / lat["floor_result"]["p99_ms"], 2)}
+    return out
+
+
+async def run(rounds: int, idle: float) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="tabled-bench-"))
+    broker = Mosquitto(work)
+    broker.start()
+    rig = SimRig(work, "tiger-buffalo", "P", 8, ("127.0.0.1", broker.port), speed=1000)
+    await rig.start()
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(work / "notify"))
+    notify.setblocking(False)
+    daemon = DaemonProcess(rig.config(), work, log_level="WARNING",
+                           env={"NOTIFY_SOCKET": str(work / "notify")})
+    sub = Subscriber()
+    sub_ready = asyncio.Event()
+    sub_task = asyncio.create_task(sub.run(broker.port, sub_ready))
+    await sub_ready.wait()
+    out: dict[str, Any] = {}
+    try:
+        started = time.monotonic()
+        daemon.start()
+        out["ready_s"] = round(await wait_ready(notify, 30) - started, 3)
+        shoe_port = rig.ports["shoe"]
+        assert isinstance(shoe_port, PtyPort)
+        dealer = StampingDealer("127.0.0.1", broker.port, rig.base, rig.dealer_key,
+                                betting_seconds=0, shoe=rig.sims["shoe"],
+                                shuffler=rig.sims["shuffler"], shoe_port=shoe_port)
+        dealer.writes, dealer.round_ends = [], []
+        async with dealer.session():
+            for _ in range(rounds):
+                await dealer.stamped_round()
+        await asyncio.sleep(0.5)
+        sub.paced_end = len(sub.got)
+        out["throughput"] = await throughput(rig, broker.port, shoe_port, rounds // 2)
+        out["rss_kib_after_run"] = rss_kib(daemon.pid)
+        out.update(await latency_figures(sub, dealer, work, broker.port))
+        # Idle: devices connected, heartbeats running, no rounds.
+        c0, t0 = cpu_seconds(daemon.pid), time.monotonic()
+        await asyncio.sleep(idle)
+        out["idle_cpu_percent"] = round(100 * (cpu_seconds(daemon.pid) - c0) /
+                                        (time.monotonic() - t0), 3)
+        out["idle_seconds"] = idle
+        out["rss_kib_idle"] = rss_kib(daemon.pid)
+        out["backlog_drain"] = await drain_rate(work, broker.port)
+    finally:
+        daemon.stop()
+        sub_task.cancel()
+        await rig.stop()
+        broker.cleanup()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=1000)
+    parser.add_argument("--idle", type=float, default=60.0)
+    args = parser.parse_args()
+    out = asyncio.run(run(args.rounds, args.idle))
+    out["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(),
+                      "kernel": platform.release()}
+    RESULTS.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    lat = out["latency"]
+    print(f"READY after {out['ready_s']} s")
+    print(f"throughput: {out['throughput']['rounds_per_s']} rounds/s at full speed "
+          f"({out['throughput']['rounds']} rounds in {out['throughput']['seconds']} s)")
+    for name in ("card_event", "result"):
+        mine, floor = lat[name], lat[f"floor_{name}"]
+        print(f"{name:10} p50 {mine['p50_ms']:7.3f} ms  p99 {mine['p99_ms']:7.3f} ms   floor "
+              f"p50 {floor['p50_ms']:7.3f} p99 {floor['p99_ms']:7.3f}   ratio p50 "
+              f"{out['ratio_to_floor'][name + '_p50']}x "
+              f"p99 {out['ratio_to_floor'][name + '_p99']}x")
+    print(f"floor parts: {lat['floor_parts']}")
+    print(f"RSS after run {out['rss_kib_after_run']} KiB; idle {out['rss_kib_idle']} KiB")
+    print(f"idle CPU {out['idle_cpu_percent']}% over {args.idle:.0f} s")
+    d = out["backlog_drain"]
+    print(f"backlog: {d['results']} drained in {d['seconds']} s ({d['per_s']}/s)")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
