@@ -273,6 +273,9 @@ class TableService:
             t = self.table
             if s.name == "shoe" and isinstance(t, BaccaratTable):
                 self._spawn(self._device_command(t.gate_command()))
+            elif s.name == "shuffler" and isinstance(t, BaccaratTable):
+                for c in t.reveal_commands():
+                    self._spawn(self._device_command(c))
             elif s.name == "tumbler" and isinstance(t, TaiSaiTable):
                 self._spawn(self._device_command(t.arm_command()))
         topic = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/devices/{s.name}"

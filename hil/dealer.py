@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import secrets
 import json
+import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -104,10 +104,17 @@ class SimDealer:
         return answer
 
     async def _new_shoe(self) -> None:
-        answer = await self.command("new_shoe")
-        if not answer["ok"]:
-            raise RuntimeError(f"new_shoe refused: {answer}")
-        await self._expect(lambda t, b: t == "events" and b.get("event") == "shuffle_certified")
+        for attempt in range(3):  # a shuffle lost to a device fault: press again
+            answer = await self.command("new_shoe")
+            if not answer["ok"]:
+                raise RuntimeError(f"new_shoe refused: {answer}")
+            try:
+                await self._expect(lambda t, b: t == "events" and
+                                   b.get("event") == "shuffle_certified", 15.0)
+                break
+            except TimeoutError:
+                if attempt == 2:
+                    raise
         assert self.shuffler and self.shoe and self.shoe_port
         order = self.shuffler.last_order
         self.shoe.load(order, self.shoe_port.now(), cut_at=len(order) - CUT_CARD_FROM_END)

@@ -232,6 +232,16 @@ class BaccaratTable(RoundLifecycle):
         return [Record("cut_card", {"draw_no": msg.draw_no},
                        self.round.round_id if self.round else None)]
 
+    def reveal_commands(self) -> list[DeviceCommand]:
+        """Ask again for every order still owed: for a shuffler that has just
+        (re)connected, since a reveal cut short (line noise, a reboot) would otherwise
+        leave a shoe unverified."""
+        out = []
+        for sid, (shoe, _) in self.awaiting_order.items():
+            self.awaiting_order[sid] = (shoe, [])
+            out.append(DeviceCommand("shuffler", shuffler_proto.RequestOrder(0, sid)))
+        return out
+
     def order_chunk(self, msg: shuffler_proto.OrderChunk) -> list[Effect]:
         """Collect a revealed order; when complete, check the dealt cards against it."""
         if msg.shuffle_id not in self.awaiting_order:

@@ -35,7 +35,7 @@ async def test_sigkill_at_random_points(tmp_path: Path) -> None:
         async def killer() -> None:
             nonlocal kills
             while not stop.is_set():
-                await asyncio.sleep(rng.uniform(1.0, 3.0))
+                await asyncio.sleep(rng.uniform(0.3, 1.5))
                 if stop.is_set():
                     return
                 t.daemon.kill()

@@ -307,3 +307,12 @@ def test_a_reconnected_shoe_gets_the_gate_the_round_needs() -> None:
     assert locked()  # betting: no card may come out
     t.t.close_betting()
     assert not locked()  # dealing
+
+
+def test_an_order_reveal_cut_short_is_asked_for_again() -> None:
+    t = Table(top=["9S", "2H", "KH", "3D"])
+    t.t.end_shoe("supervisor 12")
+    [again] = t.t.reveal_commands()
+    assert isinstance(again.message, fp.RequestOrder) and again.message.shuffle_id == 77
+    assert kinds(_reveal(t, t.cards)) == ["shuffle_verified"]
+    assert t.t.reveal_commands() == []  # nothing owed any more
