@@ -39,6 +39,9 @@ class RoundReport:
     result: dict[str, Any] | None
     alerts: list[str]
     mismatches: list[str] = field(default_factory=list)
+    mark: int = 0  # where this round's messages begin in the dealer's record
+    expect: dict[str, Any] = field(default_factory=dict)
+    extra: list[str] = field(default_factory=list)  # mismatches not from expectations
 
     def line(self) -> str:
         r = self.result
@@ -191,13 +194,17 @@ class ScriptedDealer(SimDealer):
         if body.get("type") == "alert":
             return False
         assert self.shuffler and self.shoe and self.shoe_port
-        order = self.shuffler.last_order
+        order = list(self.shuffler.last_order)
+        for draw_no, card in self.swaps.items():  # a card switched in the shoe
+            order[draw_no - 1] = card
+        self.swaps = {}
         self.shoe.load(order, self.shoe_port.now(), cut_at=len(order) - 14)
         self.shoe_port.kick()
         await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded")
         return True
 
     owed = 0  # cards drawn unasked, which the next prompts will be answered by
+    swaps: dict[int, str] = {}  # noqa: RUF012 - set per run: draw number -> card
 
     async def _force_draw(self) -> None:
         """A card pulled past the gate (a faulty gate, or a dealer forcing it)."""
@@ -305,6 +312,10 @@ class RunContext:
             await asyncio.sleep(0.1)  # the re-synced gate or arm reaches the device
         elif f.fault == "void":
             await dealer.command("void_round", reason=str(f.args.get("reason", "scenario")))
+        elif f.fault == "end_shoe":
+            await dealer._expect(lambda t, b: t == "results")  # the round finishes first
+            dealer._backlog.append(("results", dealer.results[-1]))  # still the round's
+            await dealer.command("end_shoe")
         elif f.fault in ("unplug", "reboot"):
             device = f.args["device"]
             port = self.rig.ports[device]
@@ -349,13 +360,7 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
     daemon = DaemonProcess(sim.config(), work)
     daemon.start()
     ctx = RunContext(daemon, mosquitto, sim)
-    devices = {k: v for k, v in sim.sims.items()}
-    for name, port in sim.ports.items():
-        if name in ("shoe", "tumbler"):
-            devices[f"{name}_port"] = port
-    dealer = ScriptedDealer(broker[0], broker[1], sim.base, sim.dealer_key,
-                            reply_timeout=15.0, **devices)
-    dealer.run_ctx = ctx
+    dealer = _scripted_dealer(s, sim, broker, ctx)
     try:
         async with asyncio.timeout(60):
             async with dealer.session():
@@ -366,6 +371,8 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
                     await _random_rounds(dealer, r.random, report, s)
                     continue
                 await _scripted_round(dealer, sim, i, r, report)
+            await asyncio.sleep(0.3)  # alerts that follow the last result
+        settle_alert_windows(report, dealer.seen)
     except (TimeoutError, RuntimeError) as exc:
         report.problems.append(f"the run stopped: {exc or 'timed out waiting for the daemon'}"
                                f" (daemon log: {daemon.log_path})")
@@ -386,6 +393,19 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
     return report
 
 
+def _scripted_dealer(s: Scenario, sim: SimRig, broker: tuple[str, int], ctx: RunContext
+                     ) -> ScriptedDealer:
+    devices: dict[str, Any] = dict(sim.sims)
+    for name, port in sim.ports.items():
+        if name in ("shoe", "tumbler"):
+            devices[f"{name}_port"] = port
+    dealer = ScriptedDealer(broker[0], broker[1], sim.base, sim.dealer_key,
+                            reply_timeout=15.0, **devices)
+    dealer.run_ctx = ctx
+    dealer.swaps = {int(k): v for k, v in s.shuffle.get("switch", {}).items()}
+    return dealer
+
+
 async def _scripted_round(dealer: ScriptedDealer, sim: SimRig, i: int, r: Round,
                           report: Report) -> None:
     mark = len(dealer.seen)
@@ -400,15 +420,27 @@ async def _scripted_round(dealer: ScriptedDealer, sim: SimRig, i: int, r: Round,
         for f in noise:
             sim.ports[f.args["device"]].faults_out = None
     alerts = [b["code"] for t, b in dealer.seen[mark:] if t == "alerts"]
-    rr = RoundReport(i, result, alerts, check(r.expect, result, alerts))
+    rr = RoundReport(i, result, alerts, check(r.expect, result, alerts), mark, r.expect)
     carried = {"extra_draw", "draw_during_betting"}
     shifted = any(f.fault in carried for f in r.faults) or (
         i > 0 and any(f.fault in carried for f in report.scenario.rounds[i - 1].faults))
     if result is not None and r.cards and not shifted and "cards" not in r.expect \
             and result["status"] == "valid" and len(result["cards"]) != len(r.cards):
-        rr.mismatches.append(f"the scenario lists {len(r.cards)} cards, the daemon dealt "
-                             f"{len(result['cards'])}: fix the scenario")
+        rr.extra.append(f"the scenario lists {len(r.cards)} cards, the daemon dealt "
+                        f"{len(result['cards'])}: fix the scenario")
+        rr.mismatches += rr.extra
     report.rounds.append(rr)
+
+
+def settle_alert_windows(report: Report, seen: list[tuple[str, dict[str, Any]]]) -> None:
+    """A round's alerts are everything from its start to the next round's start (the
+    last round's: to the end of the run): an alert about a round can follow its result,
+    e.g. a card drawn after it, or a shoe found altered when it ends."""
+    scripted = [rr for rr in report.rounds if rr.expect or rr.mark]
+    for n, rr in enumerate(scripted):
+        end = scripted[n + 1].mark if n + 1 < len(scripted) else len(seen)
+        rr.alerts = [b["code"] for t, b in seen[rr.mark:end] if t == "alerts"]
+        rr.mismatches = check(rr.expect, rr.result, rr.alerts) + rr.extra
 
 
 async def _random_rounds(dealer: SimDealer, n: int, report: Report, s: Scenario) -> None:

@@ -47,6 +47,7 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "unplug": ("after", frozenset({"device", "seconds"})),
     "reboot": ("after", frozenset({"device"})),
     "void": ("after", frozenset({"reason"})),
+    "end_shoe": ("after", frozenset()),
     # before "No more bets"
     "draw_during_betting": ("betting", frozenset()),
     "activate_early": ("betting", frozenset()),
@@ -229,9 +230,10 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         problems.append("rounds: scripted cards and random rounds cannot share a shoe")
     shuffle = data.get("shuffle", {})
     if not isinstance(shuffle, dict) or set(shuffle) - {"remove", "add", "foreign",
-                                                        "not_shuffled"}:
+                                                        "not_shuffled", "switch"}:
         problems.append("shuffle: an object with 'remove' and 'add' (lists of cards), "
-                        "'foreign' (a count) and 'not_shuffled' (true)")
+                        "'foreign' (a count), 'not_shuffled' (true) and 'switch' "
+                        "({draw number: card}: a card switched in the loaded shoe)")
         shuffle = {}
     if problems:
         raise ScenarioError(source, problems)
