@@ -255,7 +255,9 @@ class BaccaratTable(RoundLifecycle):
         if not findings:
             return [Record("shuffle_verified", {"shuffle_id": msg.shuffle_id,
                                                 "cards_checked": len(shoe.drawn)})]
-        return [Alert(f.irregularity.code, f.clause, f.detail) for f in findings]
+        return [Record("shuffle_verification_failed", {"shuffle_id": msg.shuffle_id,
+                                                       "findings": len(findings)}),
+                *[Alert(f.irregularity.code, f.clause, f.detail) for f in findings]]
 
     def shoe_empty(self, msg: shoe_proto.ShoeEmpty) -> list[Effect]:
         out: list[Effect] = []

@@ -36,8 +36,7 @@ def restore(table: BaccaratTable | TaiSaiTable, records: list[JournalRecord]) ->
         return _restore_tai_sai(table, records)
     certs = {r.body["shuffle_id"]: r for r in records if r.kind == "shuffle_certified"}
     shoe_records = _since_last(records, "shoe_loaded")
-    ended = any(r.kind == "shoe_ended" for r in shoe_records)
-    if not shoe_records or ended or shoe_records[0].body["shuffle_id"] not in certs:
+    if not shoe_records or shoe_records[0].body["shuffle_id"] not in certs:
         return []
     loaded = shoe_records[0].body
     cert_body = certs[loaded["shuffle_id"]].body
@@ -47,16 +46,15 @@ def restore(table: BaccaratTable | TaiSaiTable, records: list[JournalRecord]) ->
                                                                 loaded["deck_set"]))
     if shoe is None:
         return []
+    if any(r.kind == "shoe_ended" for r in shoe_records):
+        _owe_verification(table, shoe, shoe_records)
+        return []
     table.shoe, table.shoe_id = shoe, loaded["shoe_id"]
     results = {r.round_id for r in records if r.kind == "result"}
     open_round: RoundData | None = None
+    _replay_draws(shoe, shoe_records)
     for r in shoe_records:
-        if r.kind == "card_drawn":
-            b = r.body
-            shoe.check_card(shoe_proto.CardDrawn(b["draw_no"], b["card"], b["confidence"],
-                                                 b["deck_set"], b["double_draw"],
-                                                 b["face_up"]))
-        elif r.kind == "cut_card":
+        if r.kind == "cut_card":
             table.shoe_ending = True
         elif r.kind == "card_carried":
             table.carried.append((parse_card(r.body["card"]), r.body["draw_no"]))
@@ -73,6 +71,28 @@ def restore(table: BaccaratTable | TaiSaiTable, records: list[JournalRecord]) ->
     if open_round is None:
         return []
     return _resolve(table, open_round)
+
+
+def _replay_draws(shoe: Shoe, shoe_records: list[JournalRecord]) -> None:
+    for r in shoe_records:
+        if r.kind == "card_drawn":
+            b = r.body
+            shoe.check_card(shoe_proto.CardDrawn(b["draw_no"], b["card"], b["confidence"],
+                                                 b["deck_set"], b["double_draw"],
+                                                 b["face_up"]))
+
+
+def _owe_verification(table: BaccaratTable, shoe: Shoe, shoe_records: list[JournalRecord]
+                      ) -> None:
+    """The last shoe ended, but its order was not yet checked against the cards dealt
+    (the daemon stopped before the reveal came): owe it, so the reveal is asked for
+    again when the shuffler is back, and a switched card is still found."""
+    sid = shoe.certificate.shuffle_id
+    if any(r.kind in ("shuffle_verified", "shuffle_verification_failed")
+           and r.body.get("shuffle_id") == sid for r in shoe_records):
+        return
+    _replay_draws(shoe, shoe_records)
+    table.awaiting_order[sid] = (shoe, [])
 
 
 def _resolve(table: BaccaratTable, rnd: RoundData) -> list[Effect]:

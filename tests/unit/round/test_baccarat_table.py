@@ -316,3 +316,35 @@ def test_an_order_reveal_cut_short_is_asked_for_again() -> None:
     assert isinstance(again.message, fp.RequestOrder) and again.message.shuffle_id == 77
     assert kinds(_reveal(t, t.cards)) == ["shuffle_verified"]
     assert t.t.reveal_commands() == []  # nothing owed any more
+
+
+def test_rws_tb_5_5_2_a_restart_before_the_reveal_still_finds_a_switched_card(
+        tmp_path: Any) -> None:
+    from daemon.round.recovery import restore  # noqa: PLC0415
+    from daemon.store.journal import Journal  # noqa: PLC0415
+    from tests.unit.round.test_recovery import journal_effects  # noqa: PLC0415
+
+    t = Table(top=["9S", "2H", "KH", "3D"])
+    j = Journal(tmp_path / "j.db")
+    journal_effects(j, t.effects)
+    for cmd in (t.t.open_betting, t.t.close_betting):
+        journal_effects(j, cmd())
+    journal_effects(j, t.draw())
+    journal_effects(j, t.draw(card="2C"))  # switched in at the shoe
+    journal_effects(j, t.draw())
+    journal_effects(j, t.draw())
+    journal_effects(j, t.t.end_shoe("supervisor 12"))
+    # Killed here, before the shuffler's reveal arrived. After the restart the check is
+    # still owed, asked for again when the shuffler is back, and finds the switch.
+    fresh = BaccaratTable("bac-07", get_game("tiger-buffalo"), "P", DECKS)
+    restore(fresh, j.records())
+    [again] = fresh.reveal_commands()
+    assert isinstance(again.message, fp.RequestOrder) and again.message.shuffle_id == 77
+    t.t = fresh
+    out = journal_effects(j, _reveal(t, t.cards))
+    assert kinds(out) == ["shuffle_verification_failed"]
+    assert [a.clause for a in out if isinstance(a, Alert)] == ["5.5.2"]
+    # Checked once: a second restart owes nothing.
+    second = BaccaratTable("bac-07", get_game("tiger-buffalo"), "P", DECKS)
+    restore(second, j.records())
+    assert second.reveal_commands() == []
