@@ -269,15 +269,8 @@ class TableService:
 
     def _on_device_status(self, s: DeviceStatus) -> None:
         if s.state is DeviceState.READY and self.storage_error is None:
-            # A device that has just (re)connected knows nothing of the round in progress.
-            t = self.table
-            if s.name == "shoe" and isinstance(t, BaccaratTable):
-                self._spawn(self._device_command(t.gate_command()))
-            elif s.name == "shuffler" and isinstance(t, BaccaratTable):
-                for c in t.reveal_commands():
-                    self._spawn(self._device_command(c))
-            elif s.name == "tumbler" and isinstance(t, TaiSaiTable):
-                self._spawn(self._device_command(t.arm_command()))
+            for c in self.table.device_ready(s.name):
+                self._spawn(self._device_command(c))
         topic = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/devices/{s.name}"
         try:
             self.journal.append("device", s.as_dict(), publish=(

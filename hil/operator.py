@@ -4,7 +4,6 @@ the runner checks what the daemon publishes, exactly as with the simulators."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import tempfile
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any, TextIO
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.signing import Keyring, private_key_pem, public_key_text
+from daemon.signing import Keyring, SignatureError, private_key_pem, public_key_text
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.process import DaemonProcess
@@ -30,7 +29,7 @@ class OperatorDealer(SimDealer):
 
     async def play(self, r: Round) -> dict[str, Any] | None:
         if not (await self.command("open_betting"))["ok"]:
-            self.say("load a shuffled shoe (new_shoe), then press Enter")
+            self.say("new shoe: when the shuffler is done, load its cards into the shoe")
             await self.command("new_shoe")
             await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded",
                                OPERATOR_TIMEOUT)
@@ -99,6 +98,8 @@ async def run_on_rig(s: Scenario, rig: Rig, *, broker: tuple[str, int] | None,
     ring = Keyring.of([table_key.public_key()])
     for rr in report.rounds:
         if rr.result is not None:
-            ring.verify(rr.result)
-    await asyncio.sleep(0)
+            try:
+                ring.verify(rr.result)
+            except SignatureError as exc:
+                report.problems.append(f"result seq {rr.result['seq']}: {exc}")
     return report

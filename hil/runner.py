@@ -203,8 +203,8 @@ class ScriptedDealer(SimDealer):
         await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded")
         return True
 
-    owed = 0  # cards drawn unasked, which the next prompts will be answered by
-    swaps: dict[int, str] = {}  # noqa: RUF012 - set per run: draw number -> card
+    owed: int  # cards drawn unasked, which the next prompts will be answered by
+    swaps: dict[int, str]  # draw number -> card switched into the next shoe loaded
 
     async def _force_draw(self) -> None:
         """A card pulled past the gate (a faulty gate, or a dealer forcing it)."""
@@ -401,7 +401,7 @@ def _scripted_dealer(s: Scenario, sim: SimRig, broker: tuple[str, int], ctx: Run
             devices[f"{name}_port"] = port
     dealer = ScriptedDealer(broker[0], broker[1], sim.base, sim.dealer_key,
                             reply_timeout=15.0, **devices)
-    dealer.run_ctx = ctx
+    dealer.run_ctx, dealer.owed = ctx, 0
     dealer.swaps = {int(k): v for k, v in s.shuffle.get("switch", {}).items()}
     return dealer
 

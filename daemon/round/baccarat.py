@@ -58,6 +58,15 @@ class BaccaratTable(RoundLifecycle):
 
     # -- commands (from MQTT or the local CLI) --------------------------------------------
 
+    def device_ready(self, device: str) -> list[DeviceCommand]:
+        """What a device that has just (re)connected must be told: it knows nothing of
+        the round in progress, nor of an order reveal it was cut off from."""
+        if device == "shoe":
+            return [self.gate_command()]
+        if device == "shuffler":
+            return self.reveal_commands()
+        return []
+
     def gate_command(self) -> DeviceCommand:
         """The gate as it should be now: for a shoe that has just (re)connected, which
         comes up locked after a reboot and knows nothing of the round in progress."""

@@ -68,6 +68,10 @@ class TaiSaiTable(RoundLifecycle):
 
     # -- the tumbler ------------------------------------------------------------------
 
+    def device_ready(self, device: str) -> list[DeviceCommand]:
+        """What a device that has just (re)connected must be told (see BaccaratTable)."""
+        return [self.arm_command()] if device == "tumbler" else []
+
     def arm_command(self) -> DeviceCommand:
         """Armed exactly while a throw is awaited: for a tumbler that has just
         (re)connected, which comes up disarmed after a reboot."""

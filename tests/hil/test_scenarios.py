@@ -3,8 +3,11 @@ reports mismatches and bad scenario files clearly; rig tests skip without a rig.
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,13 +15,45 @@ from pathlib import Path
 import pytest
 
 from daemon.games import GAMES
+from hil.ports import PtyPort
 from hil.runner import check, run_scenario
 from hil.scenario import ScenarioError, load_rig, load_scenario, parse_scenario
+from hil.tumbler import Throw, TumblerSim
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "hil" / "scenarios").glob("*.json"))
 
 
-def test_every_controller_irregularity_clause_has_a_scenario() -> None:
+# Clauses the rule data marks controller-detected that no scenario shows yet, and why.
+# This list may only shrink: a new gap, or a gap closed without updating it, fails.
+NO_SCENARIO_YET = {
+    "tiger-buffalo": {
+        "5.13": "dealing_error is never raised by the daemon",
+        "5.5.3": "incorrect_card_count is never raised: the controller directs every card",
+        "5.5.4": "raised on shoe empty mid-round; needs a shoe without a cut card",
+    },
+    "tiger-buffalo-insurance-plus": {
+        "5.12": "dealing_error is never raised by the daemon",
+        "5.13.1": "the controller always offers insurance; never raised",
+        "5.13.2": "the controller always offers insurance; never raised",
+        "5.5.3": "incorrect_card_count is never raised: the controller directs every card",
+        "5.5.4": "raised on shoe empty mid-round; needs a shoe without a cut card",
+    },
+    "tiger-baccarat": {
+        "5.12.1": "method C is not modelled",
+        "5.12.2": "method C is not modelled",
+        "5.3": "raised on shoe empty mid-round; needs a shoe without a cut card",
+        "5.7.1": "dealing_error is never raised by the daemon",
+        "5.8.2.1": "the shoe reports no 'order unknown' for a double draw",
+        "5.8.2.2": "the shoe reports no 'order unknown' for a double draw",
+        "5.9": "a shoe reset after No more bets is not treated as 5.9 (decision pending)",
+    },
+    "tai-sai-open-cover": {
+        "5.4.1": "the dice and the result commit together: no restart can fall between",
+    },
+}
+
+
+def test_controller_irregularity_clauses_with_scenarios() -> None:
     covered: dict[str, set[str]] = {}
     for path in SCENARIOS:
         s = load_scenario(path)
@@ -27,8 +62,9 @@ def test_every_controller_irregularity_clause_has_a_scenario() -> None:
         needed = {i.clause for i in game.irregularities if i.detected_by == "controller"}
         missing = needed - covered.get(game.id, set())
         print(f"{game.id}: {len(needed) - len(missing)}/{len(needed)} controller clauses "
-              f"covered; no scenario yet: {sorted(missing)}")
-        assert covered.get(game.id), f"no scenario for {game.id}"
+              f"have a scenario")
+        assert missing == set(NO_SCENARIO_YET[game.id]), (
+            f"{game.id}: update NO_SCENARIO_YET; without a scenario now: {sorted(missing)}")
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
@@ -112,3 +148,46 @@ def test_rig_descriptions_are_checked(tmp_path: Path) -> None:
     assert any("devices.dice: not one of" in p for p in err.value.problems)
     example = Path(__file__).resolve().parents[2] / "hil" / "rigs" / "example.json"
     assert load_rig(example).devices["shoe"].startswith("serial:///dev/tabled/shoe")
+
+
+class PressingOperator(io.StringIO):
+    """Stands in for the person at a rig: does what the runner tells it, on a simulator
+    behind a real pty, so the rig path (hil/operator.py) runs end to end here too."""
+
+    def __init__(self, tumbler: TumblerSim, port: PtyPort) -> None:
+        super().__init__()
+        self.tumbler, self.port = tumbler, port
+        self.tasks: list[asyncio.Task[None]] = []
+
+    def write(self, text: str) -> int:
+        said = re.search(r"press the tumbler button; expected dice \[(\d), (\d), (\d)\]", text)
+        if said:
+            dice = (int(said[1]), int(said[2]), int(said[3]))
+            self.tasks.append(asyncio.get_running_loop().create_task(self._press(dice)))
+        return super().write(text)
+
+    async def _press(self, dice: tuple[int, int, int]) -> None:
+        self.tumbler.scripted = [Throw(dice)]
+        while not self.tumbler.armed:  # a person waits for the armed light
+            await asyncio.sleep(0.01)
+        self.tumbler.press_button(self.port.now())
+        self.port.kick()
+
+
+async def test_the_rig_path_with_an_operator(tmp_path: Path) -> None:
+    tumbler = TumblerSim(speed=50)
+    port = PtyPort(tumbler, link=tmp_path / "tumbler")
+    await port.start()
+    rig_file = tmp_path / "rig.json"
+    rig_file.write_text(json.dumps({"name": "bench-test", "devices": {
+        "tumbler": f"serial://{tmp_path / 'tumbler'}?baud=115200"}}), encoding="utf-8")
+    operator = PressingOperator(tumbler, port)
+    try:
+        scenario = load_scenario(next(p for p in SCENARIOS if p.stem == "tai-sai-valid"))
+        report = await run_scenario(scenario, rig=load_rig(rig_file), workdir=tmp_path,
+                                    out=operator)
+    finally:
+        await port.stop()
+    assert report.ok, report.render()
+    assert [r.result["dice"] for r in report.rounds if r.result] == [[3, 4, 5], [6, 6, 6]]
+    assert operator.getvalue().count(">>> press the tumbler button") == 2
