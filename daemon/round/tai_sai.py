@@ -58,10 +58,11 @@ class TaiSaiTable(RoundLifecycle):
                 DeviceCommand("tumbler", tumbler_proto.Arm(0, True)),
                 Record("awaiting_tumble", {}, rid)]
 
-    def void_round(self, reason: str, by: str) -> list[Effect]:
+    def void_round(self, reason: str, by: str,
+                   code: str = "unresolved_irregularity") -> list[Effect]:
         if self.round is None or self.state == IDLE:
             raise CommandRefusedError("there is no round to void")
-        return self._void("unresolved_irregularity", f"voided by {by}: {reason}")
+        return self._void(code, f"voided by {by}: {reason}")
 
     def end_shoe(self, by: str) -> list[Effect]:
         raise CommandRefusedError(f"{self.game.id} is played without a shoe")
@@ -81,15 +82,23 @@ class TaiSaiTable(RoundLifecycle):
         rid = self.round.round_id if self.round else None
         out: list[Effect] = [Record("tumbler_activated", {"source": msg.source,
                                                           "armed": msg.armed}, rid)]
-        if self.state == TUMBLING and msg.armed:
-            self.tumbles = 0
-            return out
         if self.state == BETTING:
             self.activated_early = True  # the throw that follows is void (5.5.3)
             return out
-        irregular = self.game.irregularity("activated_before_no_more_bets")
-        return [*out, Alert(irregular.code, irregular.clause,
-                            f"the tumbler was activated while the table is {self.state}", rid)]
+        # Neither case below is 5.5.3, which is about activation before "No more Bets":
+        # the pit is told (5.14), and no round is voided for it.
+        pit = self.game.irregularity("unresolved_irregularity")
+        if self.state == TUMBLING:
+            self.tumbles = 0
+            if msg.armed:
+                return out
+            # After "No more Bets", so the throw stands; but the tumbler did not know it
+            # was armed (a lost Arm, a reboot), which someone must look at.
+            return [*out, Alert(pit.code, pit.clause, "the tumbler reports it was not armed "
+                                "when activated after \"No more Bets\": the throw stands; "
+                                "check the tumbler's arming", rid)]
+        return [*out, Alert(pit.code, pit.clause, "the tumbler was activated while no round "
+                            "is open: no round is affected; its dice are not a result", rid)]
 
     def tumble(self, msg: tumbler_proto.Tumble) -> list[Effect]:
         self.tumbles = max(self.tumbles, msg.count)

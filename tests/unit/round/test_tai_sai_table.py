@@ -71,6 +71,28 @@ def test_tai_sai_5_5_3_activated_before_no_more_bets_voids() -> None:
     assert r["void_reason"]["clause"] == "5.5.3"
 
 
+def test_tai_sai_5_5_3_does_not_apply_to_a_disarmed_activation_after_no_more_bets() -> None:
+    # The tumbler missed its Arm (or rebooted): activated after "No more Bets", so the
+    # throw stands; the pit is told under 5.14, not 5.5.3.
+    t = table()
+    t.open_betting()
+    t.close_betting()
+    effects = throw(t, (2, 3, 4), armed=False)
+    assert [(a.code, a.clause) for a in effects if isinstance(a, Alert)] == [
+        ("unresolved_irregularity", "5.14")]
+    r = result(effects)
+    assert (r["status"], r["dice"], r["tumbles"]) == ("valid", [2, 3, 4], 3)
+
+
+def test_tai_sai_5_14_an_activation_with_no_round_open_is_reported_and_voids_nothing() -> None:
+    t = table()
+    effects = throw(t, (5, 5, 5))
+    assert [(a.code, a.clause) for a in effects if isinstance(a, Alert)] == [
+        ("unresolved_irregularity", "5.14")]
+    assert not [e for e in effects if isinstance(e, RoundResult)]
+    assert t.state == "idle"
+
+
 def test_tai_sai_5_14_unreadable_dice_wait_for_the_pit() -> None:
     t = table()
     t.open_betting()
