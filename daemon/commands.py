@@ -15,14 +15,17 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.games.model import GameRules
+
 MAX_PAYLOAD = 4096
 
 # name -> (required string fields, optional string fields)
 COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "open_betting": ((), ()),
     "close_betting": ((), ()),
-    "void_round": (("reason",), ()),
+    "void_round": (("reason",), ("irregularity",)),
     "close_insurance": ((), ()),
+    "reset_dealing_device": ((), ()),
     "new_shoe": ((), ()),
     "end_shoe": ((), ()),
     "status": ((), ()),
@@ -89,6 +92,16 @@ def parse_command(topic_name: str, payload: bytes) -> Command:
                                command_id, topic_name)
         args[key] = value.strip()
     return Command(topic_name, command_id, args, body)
+
+
+def check_irregularity(cmd: Command, game: GameRules[Any]) -> None:
+    """``void_round``'s ``irregularity``: the pit names the cause it saw, which must be a
+    cause that voids a round in this game's document (decision D14)."""
+    code = cmd.args.get("irregularity")
+    if code is not None and code not in game.pit_voidable():
+        raise CommandError("bad_argument", f"{cmd.name}.irregularity {code!r} does not void "
+                                           f"a round of {game.id}; one of: "
+                                           f"{', '.join(game.pit_voidable())}", cmd.id, cmd.name)
 
 
 def reply(command_id: str | None, name: str | None, *, ok: bool, state: str,

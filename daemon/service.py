@@ -21,7 +21,7 @@ import structlog
 
 from daemon import __version__
 from daemon.authority import CommandAuthority, parse_time
-from daemon.commands import CommandError, parse_command, reply
+from daemon.commands import CommandError, check_irregularity, parse_command, reply
 from daemon.config import BrokerConfig, TableConfig
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.games import get_game
@@ -297,6 +297,7 @@ class TableService:
         try:
             cmd = parse_command(name, payload)
             who = self.authority.authorize(cmd).name
+            check_irregularity(cmd, self.game)
         except CommandError as exc:
             answer = reply(exc.command_id, exc.name, ok=False, state=self.table.state,
                            error=exc)
@@ -308,9 +309,13 @@ class TableService:
         t = self.table
         actions: dict[str, Callable[[], list[Effect]]] = {
                    "open_betting": t.open_betting, "close_betting": t.close_betting,
-                   "void_round": lambda: t.void_round(cmd.args["reason"], who),
+                   "void_round": lambda: t.void_round(
+                       cmd.args["reason"], who,
+                       cmd.args.get("irregularity", "unresolved_irregularity")),
                    "end_shoe": lambda: t.end_shoe(who),
                    "new_shoe": self._new_shoe, "status": lambda: []}
+        if isinstance(t, BaccaratTable):
+            actions["reset_dealing_device"] = lambda: t.reset_dealing_device(who)
         if isinstance(t, BaccaratTable) and self.game.has_insurance:
             actions["close_insurance"] = lambda: t.close_insurance("command " + cmd.id)
         action = actions.get(cmd.name)

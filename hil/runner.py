@@ -170,8 +170,10 @@ class ScriptedDealer(SimDealer):
                 return body
             if body["event"] == "insurance_offered":
                 await asyncio.sleep(self.betting_seconds)
-                await self.command("close_insurance")
-                continue
+                if not r.faults_at("insurance"):
+                    await self.command("close_insurance")
+                    continue
+                # The dealer skips insurance: the next card, with the window still open.
             if self.owed:  # a card already out answers this prompt
                 self.owed -= 1
                 continue
@@ -198,12 +200,14 @@ class ScriptedDealer(SimDealer):
         for draw_no, card in self.swaps.items():  # a card switched in the shoe
             order[draw_no - 1] = card
         self.swaps = {}
-        self.shoe.load(order, self.shoe_port.now(), cut_at=len(order) - 14)
+        cut = len(order) - 14 if self.cut_card else None
+        self.shoe.load(order, self.shoe_port.now(), cut_at=cut)
         self.shoe_port.kick()
         await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded")
         return True
 
     owed: int  # cards drawn unasked, which the next prompts will be answered by
+    cut_card: bool  # False: no cut card, the shoe is dealt to its last card
     swaps: dict[int, str]  # draw number -> card switched into the next shoe loaded
 
     async def _force_draw(self) -> None:
@@ -311,7 +315,20 @@ class RunContext:
                 waiting.discard(f"devices/{body['name']}")
             await asyncio.sleep(0.1)  # the re-synced gate or arm reaches the device
         elif f.fault == "void":
-            await dealer.command("void_round", reason=str(f.args.get("reason", "scenario")))
+            named = {"irregularity": str(f.args["irregularity"])} \
+                if "irregularity" in f.args else {}
+            answer = await dealer.command("void_round", reason=str(f.args.get("reason",
+                                                                              "scenario")),
+                                          **named)
+            if not answer["ok"]:
+                raise RuntimeError(f"void_round refused: {answer.get('error')}")
+        elif f.fault == "reset_device":
+            answer = await dealer.command("reset_dealing_device")
+            if not answer["ok"]:
+                raise RuntimeError(f"reset_dealing_device refused: {answer.get('error')}")
+            dealer.forget()  # prompts from before the reset
+            await asyncio.sleep(dealer.betting_seconds)  # players withdraw and bet again
+            await dealer.command("close_betting")
         elif f.fault == "end_shoe":
             await dealer._expect(lambda t, b: t == "results")  # the round finishes first
             dealer._backlog.append(("results", dealer.results[-1]))  # still the round's
@@ -403,6 +420,7 @@ def _scripted_dealer(s: Scenario, sim: SimRig, broker: tuple[str, int], ctx: Run
                             reply_timeout=15.0, **devices)
     dealer.run_ctx, dealer.owed = ctx, 0
     dealer.swaps = {int(k): v for k, v in s.shuffle.get("switch", {}).items()}
+    dealer.cut_card = s.shuffle.get("cut_card", True) is not False
     return dealer
 
 

@@ -4,7 +4,8 @@ A scenario::
 
     {"name": "...", "clauses": ["5.10"],
      "table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
-     "shuffle": {"remove": ["AS"]},   # optional: a bad shuffle (add, foreign, not_shuffled)
+     "shuffle": {"remove": ["AS"]},   # optional: a bad shuffle (add, foreign, not_shuffled),
+                                      # or "cut_card": false to deal to the last card
      "rounds": [
        {"cards": ["9H", "KS", "TD", "2C"],               # every card drawn, in order
         "faults": [{"fault": "face_up", "draw": 2}],
@@ -46,8 +47,11 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "kill_daemon": ("after", frozenset()),
     "unplug": ("after", frozenset({"device", "seconds"})),
     "reboot": ("after", frozenset({"device"})),
-    "void": ("after", frozenset({"reason"})),
+    "void": ("after", frozenset({"reason", "irregularity"})),  # the pit voids it
     "end_shoe": ("after", frozenset()),
+    "reset_device": ("after", frozenset()),  # MBS 5.9: reset, bet again, "No more bets"
+    # every insurance window of the round: the dealer draws on without closing it
+    "skip_insurance": ("insurance", frozenset()),
     # before "No more bets"
     "draw_during_betting": ("betting", frozenset()),
     "activate_early": ("betting", frozenset()),
@@ -230,10 +234,11 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         problems.append("rounds: scripted cards and random rounds cannot share a shoe")
     shuffle = data.get("shuffle", {})
     if not isinstance(shuffle, dict) or set(shuffle) - {"remove", "add", "foreign",
-                                                        "not_shuffled", "switch"}:
+                                                        "not_shuffled", "switch", "cut_card"}:
         problems.append("shuffle: an object with 'remove' and 'add' (lists of cards), "
-                        "'foreign' (a count), 'not_shuffled' (true) and 'switch' "
-                        "({draw number: card}: a card switched in the loaded shoe)")
+                        "'foreign' (a count), 'not_shuffled' (true), 'switch' "
+                        "({draw number: card}: a card switched in the loaded shoe) and "
+                        "'cut_card' (false: the shoe is dealt to its last card)")
         shuffle = {}
     if problems:
         raise ScenarioError(source, problems)

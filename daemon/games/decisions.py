@@ -112,9 +112,66 @@ TAI_SAI_LAYOUTS = Decision(
     "'Big: 8 to 17') are extraction errors; the numbered pay tables govern.",
 )
 
+SEEN_BY_THE_PIT = Decision(
+    "D14", "RWS 5.5.3, 5.13 (Insurance Plus 5.12); MBS 5.7.1, 5.8.2, 5.12; every game's "
+           "void clauses",
+    "Which irregularities can the controller see, and how does the pit void a round under a "
+    "clause the controller cannot see?",
+    "Seen by the pit, not the controller: a hand dealt an incorrect number of cards (RWS "
+    "5.5.3), 'any dealing error not described in 5.5' (RWS 5.13, IP 5.12), cards passed to "
+    "the wrong Player, dealt face up or exposed by the Dealer (MBS 5.7.1), whether the order "
+    "of a double draw can be ascertained (MBS 5.8.2.1, 5.8.2.2) and everything of Method C "
+    "(MBS 5.12). The controller still raises what it does see: every double draw (MBS 5.8, "
+    "RWS 5.11), a card leaving the shoe face up, an excess card. The pit voids a round under "
+    "the clause it saw with void_round's 'irregularity', which must name a cause that voids "
+    "a round in that game's document; without it the void is 'anything else' (RWS 5.18, MBS "
+    "6.1, Tai Sai 5.14).",
+    "The controller assigns every card to its hand by draw order and the Table of Play, so "
+    "its own record of a hand never has the wrong number of cards; where the physical card "
+    "lands, and which way up the Dealer turns it, only people and surveillance see. The shoe "
+    "reports that two cards left together, not in which order (firmware_protocols/shoe.md): "
+    "the reader's order is a reconstruction, and only the pit can say it cannot be trusted. "
+    "A void under the clause that applies is what settlement and the auditors need; a void "
+    "always under 'anything else' would hide it.",
+)
+INSURANCE_NOT_OFFERED = Decision(
+    "D15", "RWS Insurance Plus 5.3, 5.13",
+    "The controller announces every insurance window. How can it tell that the Dealer "
+    "neglected to offer Insurance?",
+    "The Dealer offers insurance, then closes the window with close_insurance; only then is "
+    "the next card announced. A card drawn while the window is still open is taken as "
+    "insurance not offered: the window closes (5.3) and the controller raises 5.13.1 "
+    "(insurance_not_offered_before_outcome) if the outcome of the Player and Banker bets is "
+    "not yet established after that card, or 5.13.2 (insurance_not_offered_after_outcome) "
+    "if it is: the round is complete, or both bets have the same result for every way the "
+    "deal can go on. Play continues; the Pit Manager acts as 5.13 says.",
+    "Closing the window is the Dealer's statement that insurance was offered; a card drawn "
+    "past an open window is the only trace the controller has of a Dealer who skipped it, "
+    "and it is noticed when the card is drawn. 5.13 has no 'i.e.' defining the outcome, as "
+    "RWS 5.4 has (D6); read with D6, every window would already have an outcome (Small "
+    "Tiger and Small Buffalo are lost once either hand draws), leaving 5.13.1 no case at "
+    "all. Insurance insures the Original Bet on the Player or Banker Hand (1.12, 5.13.1 "
+    "caps the payout at it), so it is their outcome that counts.",
+)
+DEVICE_RESET = Decision(
+    "D16", "MBS 5.9",
+    "A Dealer error needs the dealing device reset after \"No more bets\". What happens to "
+    "the round and to cards already drawn?",
+    "The reset_dealing_device command (Tiger Baccarat only) reopens betting in the same round "
+    "and raises device_reset (5.9) so that players are offered the withdrawal of their "
+    "wagers. Cards drawn in the round before the reset are set aside, journalled with their "
+    "draw numbers, and are not part of the deal that follows the re-announced \"No more "
+    "bets\". The shoe gate stays locked until then.",
+    "5.9 lets players bet again before \"No more bets\" is re-announced. Cards that stayed "
+    "in the deal would then be known to players placing new wagers, so they cannot stay. "
+    "The shuffle verification at the end of the shoe still checks them, in draw order.",
+)
+
 BACCARAT_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, WU_DALANG, CHAR_SIU_CARDS, BANKER_ON_SIX,
-                      DECIDED_BETS)
-MBS_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, MBS_TIE_PUSH, DECIDED_BETS)
-INSURANCE_DECISIONS = (*BACCARAT_DECISIONS, INSURANCE_WINDOWS, INSURANCE_SETTLEMENT)
+                      DECIDED_BETS, SEEN_BY_THE_PIT)
+MBS_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, MBS_TIE_PUSH, DECIDED_BETS, SEEN_BY_THE_PIT,
+                 DEVICE_RESET)
+INSURANCE_DECISIONS = (*BACCARAT_DECISIONS, INSURANCE_WINDOWS, INSURANCE_SETTLEMENT,
+                       INSURANCE_NOT_OFFERED)
 TAI_SAI_DECISIONS = (FOUR_NUMBER, DOUBLE_SINGLE_AS_PRINTED, TRIPLE_RULE, TAI_SAI_LAYOUTS,
-                     DECIDED_BETS)
+                     DECIDED_BETS, SEEN_BY_THE_PIT)

@@ -129,3 +129,11 @@ class GameRules(Generic[Outcome]):
             if i.code == code:
                 return i
         raise UnknownGameError(f"game {self.id!r} has no irregularity {code!r}")
+
+    def pit_voidable(self) -> tuple[str, ...]:
+        """The irregularities a pit supervisor may void a round under, by code: every cause
+        whose consequence is a void, and "anything else" (D14). The clause that only says
+        a void round returns its bets is a consequence, not a cause."""
+        causes = tuple(i.code for i in self.irregularities
+                       if i.consequence is Consequence.VOID and i.code != "void_returns_bets")
+        return (*dict.fromkeys(causes), "unresolved_irregularity")

@@ -27,7 +27,7 @@ SHARED: dict[str, tuple[str, C, str]] = {
     "deck_shortage_or_excess": ("A shortage or excess of cards in the deck", C.VOID,
                                 "controller"),
     "incorrect_card_count": ("A hand dealt an incorrect number of cards that cannot be "
-                             "Reconstructed", C.VOID, "controller"),
+                             "Reconstructed", C.VOID, "pit"),
     "insufficient_cards": ("Not enough cards to complete the round", C.VOID, "controller"),
     "not_shuffled": ("The cards were not shuffled", C.VOID, "controller"),
     "previous_rounds_stand": ("Once the next round has begun, earlier outcomes stand",
@@ -47,7 +47,7 @@ SHARED: dict[str, tuple[str, C, str]] = {
     "error_noticed_late": ("An error noticed after the next round began does not affect "
                            "later rounds", C.CONTINUE, "pit"),
     "dealing_error": ("Any other dealing error: continue, continue Reconstructed, or have the "
-                      "Bet returned", C.PLAYER_OPTION, "controller"),
+                      "Bet returned", C.PLAYER_OPTION, "pit"),
     "bets_by_chip_position": ("Bets settle by chip position at close", C.SETTLE, "pit"),
     "display_information": ("Displays are information only; the table prevails", C.CONTINUE,
                             "pit"),

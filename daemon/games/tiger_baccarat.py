@@ -61,16 +61,16 @@ IRREGULARITIES = (
                  "passed correctly; play continues", C.RECONSTRUCT, "pit"),
     Irregularity("dealing_error", "5.7.1", "Cards not passed to the right Player, dealt face up "
                  "or exposed in error: not a wrong delivery; the outcome stands", C.CONTINUE,
-                 "controller"),
+                 "pit"),
     Irregularity("simultaneous_draw", "5.8", "Two or more cards drawn at once, order known: "
                  "reconstructed, with the option to withdraw first (5.8.1)", C.RECONSTRUCT,
                  "controller"),
     Irregularity("simultaneous_draw_initial_unknown_order", "5.8.2.1", "Two or more cards drawn "
                  "at once during the initial deal, order unknown: the round is void", C.VOID,
-                 "controller"),
+                 "pit"),
     Irregularity("simultaneous_draw_later_unknown_order", "5.8.2.2", "Two or more cards drawn "
                  "at once after the initial deal, order unknown: the Pit Manager sets the order; "
-                 "players may withdraw or play on", C.PIT_DECISION, "controller"),
+                 "players may withdraw or play on", C.PIT_DECISION, "pit"),
     Irregularity("device_reset", "5.9", "The electronic dealing device is reset after \"No more "
                  "bets\": players may withdraw, then bet again before \"No more bets\"",
                  C.PLAYER_OPTION, "controller"),
@@ -79,10 +79,10 @@ IRREGULARITIES = (
     Irregularity("cards_taken_from_table", "5.11", "A Player leaves with cards: missing cards "
                  "are determined and replaced (5.11.1-5.11.5)", C.PIT_DECISION, "pit"),
     Irregularity("method_c_exposed", "5.12.1", "Method C: cards exposed while moving the device "
-                 "are played as if face down", C.CONTINUE, "controller"),
+                 "are played as if face down", C.CONTINUE, "pit"),
     Irregularity("method_c_order_altered", "5.12.2", "Method C: the order in the device is "
                  "altered and cannot be rectified: the round is void, the cards replaced",
-                 C.VOID, "controller"),
+                 C.VOID, "pit"),
     Irregularity("cards_replaced_after_void", "5.13", "After a void round the cards may be "
                  "replaced", C.PIT_DECISION, "pit"),
     Irregularity("below_minimum", "5.14", "Wagers under the minimum: paid or collected once, "

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from daemon.games import insurance_plus
-from daemon.games.baccarat import deal
+from daemon.games.baccarat import Deal, deal
 from daemon.games.cards import Card, parse_card
+from daemon.games.decided import decided_bets
 from daemon.games.errors import CardCodeError, DealError
 from daemon.games.model import Consequence, GameRules
 from daemon.results import RoundContext, baccarat_result, void_result
@@ -102,12 +103,35 @@ class BaccaratTable(RoundLifecycle):
             return out + self.settle()
         return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
 
-    def void_round(self, reason: str, by: str) -> list[Effect]:
+    def void_round(self, reason: str, by: str,
+                   code: str = "unresolved_irregularity") -> list[Effect]:
         if self.round is None or self.state == IDLE:
             raise CommandRefusedError("there is no round to void")
-        finding = Finding(self.game.irregularity("unresolved_irregularity"),
-                          f"voided by {by}: {reason}")
+        finding = Finding(self.game.irregularity(code), f"voided by {by}: {reason}")
         return self._void(finding)
+
+    def reset_dealing_device(self, by: str) -> list[Effect]:
+        """MBS 5.9 (decision D16): the dealing device was reset after "No more bets".
+        Betting reopens in the same round, so players may withdraw and bet again; cards
+        drawn before the reset are set aside, since new wagers would be placed knowing them."""
+        if not any(i.code == "device_reset" for i in self.game.irregularities):
+            raise CommandRefusedError(f"the rules of {self.game.id} have no reset of the "
+                                      "dealing device")
+        if self.state != DEALING or self.round is None:
+            raise CommandRefusedError("the dealing device is reset only after \"No more "
+                                      f"bets\" (the table is {self.state})")
+        reset = self.game.irregularity("device_reset")
+        rnd, aside = self.round, [c.code for c in self.round.cards]
+        rnd.cards, rnd.closed_at = [], None
+        self._go("reopen")
+        detail = (f"the dealing device was reset by {by} after \"No more bets\": players may "
+                  "withdraw their wagers, then bet again before \"No more bets\" is "
+                  "re-announced; " + (f"cards set aside: {' '.join(aside)}" if aside
+                                      else "no card had been drawn"))
+        return [Record("betting_reopened", {"clause": reset.clause, "by": by,
+                                            "cards_set_aside": aside}, rnd.round_id),
+                DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
+                Alert(reset.code, reset.clause, detail, rnd.round_id)]
 
     def end_shoe(self, by: str) -> list[Effect]:
         if self.state != IDLE:
@@ -170,9 +194,11 @@ class BaccaratTable(RoundLifecycle):
             excess = self.game.irregularity("excess_card")
             return [*out, Alert(excess.code, excess.clause, str(exc), rid)]
         if self.insurance_window is not None:
-            # IP 5.3: whoever has not bet insurance before the next card forgoes it.
-            out.append(Record("insurance_closed", {"window": self.insurance_window,
-                                                   "by": "next card drawn"}, rid))
+            # IP 5.3: whoever has not bet insurance before the next card forgoes it. The
+            # Dealer never closed the window, so it may never have been offered (D15).
+            out += [Record("insurance_closed", {"window": self.insurance_window,
+                                                "by": "next card drawn"}, rid),
+                    self._insurance_not_offered(d, card, msg.draw_no, rid)]
             self.insurance_window = None
         self.round.cards.append(card)
         placed = d.cards[-1]
@@ -213,6 +239,20 @@ class BaccaratTable(RoundLifecycle):
                 Alert(excess.code, excess.clause,
                       f"card {card.code} drawn while the table is {where}: it will be card "
                       f"{len(self.carried)} of the next deal", rid)]
+
+    def _insurance_not_offered(self, d: Deal, card: Card, draw_no: int,
+                               rid: str | None) -> Alert:
+        """IP 5.13.1 before an outcome is established, 5.13.2 after (decision D15)."""
+        assert self.round is not None
+        decided = decided_bets(self.game, self.layout, [*self.round.cards, card])
+        established = d.complete or {"player", "banker"} <= decided.keys()
+        irregular = self.game.irregularity("insurance_not_offered_after_outcome" if established
+                                           else "insurance_not_offered_before_outcome")
+        return Alert(irregular.code, irregular.clause,
+                     f"draw {draw_no}: {card.code} was drawn while the {self.insurance_window} "
+                     "insurance window was open; the Dealer had not closed it, so Insurance "
+                     "may not have been offered" + (" (an outcome is established)"
+                                                    if established else ""), rid)
 
     def close_insurance(self, by: str = "dealer") -> list[Effect]:
         """Insurance Plus: close the open window; the next card is then announced."""

@@ -46,6 +46,7 @@ class RoundLifecycle:
                                auto_transitions=False, transitions=[
                                    ["to_betting", IDLE, BETTING],
                                    ["to_play", BETTING, self.PLAY],
+                                   ["reopen", self.PLAY, BETTING],  # MBS 5.9
                                    ["to_idle", [BETTING, self.PLAY], IDLE],
                                ])
 

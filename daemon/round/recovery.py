@@ -66,6 +66,8 @@ def restore(table: BaccaratTable | TaiSaiTable, records: list[JournalRecord]) ->
         elif open_round is not None and r.round_id == open_round.round_id:
             if r.kind == "betting_closed":
                 open_round.closed_at = r.at
+            elif r.kind == "betting_reopened":  # MBS 5.9: cards drawn so far set aside
+                open_round.closed_at, open_round.cards = None, []
             elif r.kind == "card":
                 open_round.cards.append(parse_card(r.body["card"]))
     if open_round is None:
