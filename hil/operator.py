@@ -19,10 +19,12 @@ from hil.runner import Report, RoundReport, check
 from hil.scenario import Rig, Round, Scenario
 
 OPERATOR_TIMEOUT = 300.0  # a person is slower than a simulator
+COMMANDED = ("void", "reset_device")  # faults the runner gives as commands
 
 
 class OperatorDealer(SimDealer):
     out: TextIO = sys.stdout
+    _given: set[tuple[int, int]]  # (round, fault index) of the command faults given
 
     def say(self, text: str) -> None:
         print(f">>> {text}", file=self.out, flush=True)
@@ -36,22 +38,66 @@ class OperatorDealer(SimDealer):
             if not (await self.command("open_betting"))["ok"]:
                 return None
         for f in r.faults:
-            self.say(f"fault to inject by hand: {f.fault} {f.args} "
-                     f"(draw {f.draw}, after {f.after})")
+            if f.fault not in COMMANDED:
+                self.say(f"fault to inject by hand: {f.fault} {f.args} "
+                         f"(draw {f.draw}, after {f.after})")
         await self.command("close_betting")
+        await self._commanded(r, 0)
         if r.dice is not None:
+            if (done := self._result_in()) is not None:
+                return done
             self.say(f"press the tumbler button; expected dice {list(r.dice)}")
             return await self._expect(lambda t, b: t == "results", OPERATOR_TIMEOUT)
         n = 0
         while True:
-            body = await self._expect(lambda t, b: (t == "events" and b.get("event") ==
-                                                    "next_card") or t == "results",
-                                      OPERATOR_TIMEOUT)
+            body = self._result_in() or await self._expect(
+                lambda t, b: (t == "events" and b.get("event") in ("next_card",
+                                                                  "insurance_offered"))
+                or t == "results", OPERATOR_TIMEOUT)
             if "seq" in body:
                 return body
+            if body["event"] == "insurance_offered":
+                if r.faults_at("insurance"):
+                    self.say("do not offer insurance: draw on (IP 5.13)")
+                else:
+                    self.say(f"offer insurance ({body['window']}); the runner closes it")
+                    await self.command("close_insurance")
+                continue
+            if n and await self._commanded(r, n):
+                continue  # the prompt answered by the command's own
             card = r.cards[n] if n < len(r.cards) else "any"
             n += 1
             self.say(f"draw card {n} of the round ({body.get('needed')}): expected {card}")
+
+    async def _commanded(self, r: Round, n: int) -> bool:
+        """The faults that are commands (a void, a reset), after the round's n-th card:
+        the runner gives them itself, signed as the operator would. Each is given once."""
+        done = False
+        for i, f in enumerate(r.faults):
+            if f.fault not in COMMANDED or f.after != n or (id(r), i) in self._given:
+                continue
+            self._given.add((id(r), i))
+            if f.fault == "void":
+                named = {"irregularity": str(f.args["irregularity"])} \
+                    if "irregularity" in f.args else {}
+                await self.command("void_round", reason=str(f.args.get("reason", "scenario")),
+                                   **named)
+                # The void's result, kept for the round: nobody is asked to deal on.
+                self._backlog.append(("results", await self._expect(
+                    lambda t, b: t == "results", OPERATOR_TIMEOUT)))
+            else:  # reset_device: players bet again, then "No more bets" once more
+                self.forget()
+                await self.command("reset_dealing_device")
+                await self.command("close_betting")
+            done = True
+        return done
+
+    def _result_in(self) -> dict[str, Any] | None:
+        for i, (topic, body) in enumerate(self._backlog):
+            if topic == "results":
+                del self._backlog[i]
+                return body
+        return None
 
 
 async def run_on_rig(s: Scenario, rig: Rig, *, broker: tuple[str, int] | None,
@@ -79,7 +125,7 @@ async def run_on_rig(s: Scenario, rig: Rig, *, broker: tuple[str, int] | None,
     daemon.start()
     dealer = OperatorDealer(broker[0], broker[1], f"tables/{table['id']}", dealer_key,
                             reply_timeout=30.0)
-    dealer.out = out
+    dealer.out, dealer._given = out, set()
     report = Report(s)
     try:
         async with dealer.session():

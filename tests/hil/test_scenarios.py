@@ -156,6 +156,34 @@ class PressingOperator(io.StringIO):
         self.port.kick()
 
 
+async def test_the_rig_path_gives_command_faults_itself(tmp_path: Path) -> None:
+    """A pit void under a named clause (D14) on a rig: the runner signs and sends it; the
+    person is asked to press only for the round that is thrown."""
+    tumbler = TumblerSim(speed=50)
+    port = PtyPort(tumbler, link=tmp_path / "tumbler")
+    await port.start()
+    rig_file = tmp_path / "rig.json"
+    rig_file.write_text(json.dumps({"name": "bench-test", "devices": {
+        "tumbler": f"serial://{tmp_path / 'tumbler'}?baud=115200"}}), encoding="utf-8")
+    operator = PressingOperator(tumbler, port)
+    scenario = parse_scenario({
+        "table": {"game": "tai-sai-open-cover", "layout": "E"},
+        "rounds": [
+            {"dice": [1, 2, 3], "faults": [{"fault": "void", "after": 0,
+                                            "irregularity": "damaged_dice",
+                                            "reason": "a chipped die"}],
+             "expect": {"status": "void", "void_code": "damaged_dice", "void_clause": "5.6"}},
+            {"dice": [4, 4, 2], "expect": {"status": "valid", "total": 10}}]}, "inline")
+    try:
+        report = await run_scenario(scenario, rig=load_rig(rig_file), workdir=tmp_path,
+                                    out=operator)
+    finally:
+        await port.stop()
+    assert report.ok, report.render()
+    assert operator.getvalue().count(">>> press the tumbler button") == 1
+    assert "fault to inject by hand" not in operator.getvalue()
+
+
 async def test_the_rig_path_with_an_operator(tmp_path: Path) -> None:
     tumbler = TumblerSim(speed=50)
     port = PtyPort(tumbler, link=tmp_path / "tumbler")
