@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -124,13 +125,13 @@ def private_key_pem(key: Ed25519PrivateKey) -> bytes:
                              serialization.NoEncryption())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True)  # cached_property needs the instance __dict__: no slots
 class Signer:
     key: Ed25519PrivateKey
     domain: bytes = PUBLISHED
 
-    @property
-    def kid(self) -> str:
+    @functools.cached_property
+    def kid(self) -> str:  # a SHA-256 per published payload otherwise
         return key_id(self.key.public_key())
 
     def sign(self, payload: Mapping[str, Any], *, prefix: bytes = b"") -> dict[str, Any]:

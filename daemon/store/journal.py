@@ -1,4 +1,5 @@
-"""The journal and the outbox, in one SQLite file (WAL, synchronous=FULL).
+"""The journal and the outbox, in one SQLite file (WAL, synchronous=FULL; only the
+outbox's delivery marks skip their fsync, see ``mark_delivered``).
 
 Every state change of a round is appended here before it is acted on or published, in
 one transaction with the outbox entries it causes. A result gets its per-table ``seq``
@@ -228,14 +229,34 @@ class Journal:
         return int(self._db.execute(
             "SELECT count(*) FROM outbox WHERE delivered_at IS NULL").fetchone()[0])
 
+    @contextmanager
+    def _unsynced(self) -> Iterator[None]:
+        """A transaction without its own fsync (WAL, synchronous=NORMAL), for bookkeeping
+        whose loss costs only a re-send. It survives a killed process like any other (the
+        WAL is in the page cache); a power cut may lose it, unless a later fsync'd commit,
+        which flushes the whole WAL, came first. Everything of a round keeps FULL."""
+        if self._depth:  # inside batch(): it shares the batch's fsync anyway
+            with self._tx():
+                yield
+            return
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        try:
+            with self._tx():
+                yield
+        finally:
+            self._db.execute("PRAGMA synchronous=FULL")
+
     def mark_attempt(self, entry_id: int) -> None:
-        with self._tx():
+        with self._unsynced():
             self._db.execute("UPDATE outbox SET attempts = attempts + 1 WHERE id=?", (entry_id,))
 
     def mark_delivered(self, *entry_ids: int) -> None:
-        """One transaction (one fsync) for a whole window of acknowledged entries."""
+        """One transaction for a whole window of acknowledged entries, not fsync'd: a
+        mark lost to a power cut only sends those entries again, flagged ``replayed``,
+        which consumers already handle (at least once, deduplicated by ``seq``). Its
+        fsync was half of all fsyncs at a table dealing normally (docs/performance.md)."""
         now = self._clock()
-        with self._tx():
+        with self._unsynced():
             self._db.executemany(
                 "UPDATE outbox SET delivered_at=? WHERE id=? AND delivered_at IS NULL",
                 [(now, i) for i in entry_ids])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +94,39 @@ def test_a_batch_is_all_or_nothing(tmp_path: Path) -> None:
     assert (len(j.records()), j.pending_count()) == before
     j.append("after", {})  # and the journal is writable: no transaction left open
     assert j.records()[-1].kind == "after"
+
+
+def test_delivery_marks_skip_the_fsync_and_nothing_else_does(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    j.append("e", {"n": 0}, publish=(Publish("t", {"n": 0}),))
+    seen: list[str] = []
+    j._db.set_trace_callback(seen.append)
+    j.mark_delivered(j.pending()[0].id)
+    updates = [i for i, s in enumerate(seen) if s.startswith("UPDATE outbox")]
+    assert seen.index("PRAGMA synchronous=NORMAL") < updates[0] < \
+        seen.index("PRAGMA synchronous=FULL")
+    seen.clear()
+    j.append("e", {"n": 1}, publish=(Publish("t", {"n": 1}),))
+    j.record_result("r1", {"replayed": False}, "t/results")
+    assert not [s for s in seen if s.startswith("PRAGMA")]  # a round's records keep FULL
+    assert j._db.execute("PRAGMA synchronous").fetchone()[0] == 2
+    with j.batch():  # inside a batch there is one fsync for all, so no switching
+        seen.clear()
+        j.mark_delivered(j.pending()[0].id)
+        assert not [s for s in seen if s.startswith("PRAGMA")]
+
+
+def test_delivery_marks_survive_a_killed_process(tmp_path: Path) -> None:
+    path = tmp_path / "j.db"
+    j = Journal(path)
+    for n in range(3):
+        j.append("e", {"n": n}, publish=(Publish("t", {"n": n}),))
+    j.close()
+    child = (f"import os, signal; from daemon.store.journal import Journal\n"
+             f"j = Journal({str(path)!r})\n"
+             f"j.mark_delivered(*[e.id for e in j.pending()][:2])\n"
+             f"os.kill(os.getpid(), signal.SIGKILL)\n")
+    proc = subprocess.run([sys.executable, "-c", child], check=False, timeout=60,
+                          cwd=Path(__file__).resolve().parents[3])
+    assert proc.returncode == -signal.SIGKILL
+    assert [e.payload for e in Journal(path).pending()] == ['{"n":2}']
