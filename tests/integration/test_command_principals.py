@@ -38,6 +38,23 @@ async def test_void_round_records_the_signing_principal(tmp_path: Path) -> None:
     assert void["void_reason"]["detail"] == "voided by pit-boss: dice fell off"
 
 
+async def test_tai_sai_5_6_the_pit_voids_under_the_clause_it_saw(tmp_path: Path) -> None:
+    s = service(tmp_path)
+    assert s.execute("open_betting", signed("ts-1", "open_betting", "c1"))["ok"]
+    wrong = s.execute("void_round", signed("ts-1", "void_round", "c2", reason="x",
+                                           irregularity="card_not_of_set"))
+    assert wrong["error"]["code"] == "bad_argument" and s.table.state == "betting_open"
+    assert "one of: technical_interruption_no_outcome, too_few_tumbles" in \
+        wrong["error"]["message"]
+    answer = s.execute("void_round", signed("ts-1", "void_round", "c3", reason="a chipped die",
+                                            irregularity="damaged_dice"))
+    assert answer["ok"] and s.table.state == "idle"
+    assert journal(s, "command")[-1]["irregularity"] == "damaged_dice"
+    void = json.loads(s.journal.pending()[-2].payload)
+    assert (void["void_reason"]["code"], void["void_reason"]["clause"]) == ("damaged_dice",
+                                                                            "5.6")
+
+
 async def test_a_denied_command_gets_an_error_and_an_alert_and_changes_nothing(
         tmp_path: Path) -> None:
     s = service(tmp_path)

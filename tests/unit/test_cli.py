@@ -91,9 +91,11 @@ def test_keys_sign_and_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["keys", "generate", "--out", str(tmp_path / "sup")]) == 2  # never overwrite
     capsys.readouterr()
     assert main(["command", "sign", "--key", str(tmp_path / "sup.pem"), "--table", "bac-07",
-                 "--id", "c1", "--reason", "dropped card", "void_round"]) == 0
+                 "--id", "c1", "--reason", "dropped card", "--irregularity",
+                 "incorrect_card_count", "void_round"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["id"] == "c1" and body["reason"] == "dropped card" and body["sig"]["kid"]
+    assert body["irregularity"] == "incorrect_card_count"
     # A consumer checks a stream as mosquitto_sub -v prints it: one good, two bad lines.
     signer = Signer(load_private_key(TABLE_KEY_FILE))
     good = {"type": "result", "seq": 7, "winner": "banker", "replayed": False}
