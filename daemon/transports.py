@@ -20,7 +20,7 @@ import usb.util
 from daemon.device_url import DeviceUrl, SerialUrl, SocketUrl, UsbUrl
 from firmware_protocols.shuffler import EP_IN, EP_OUT
 
-USB_READ_TIMEOUT_MS = 100
+USB_READ_TIMEOUT_MS = 1000  # only bounds how long close() waits for the reader thread
 USB_WRITE_TIMEOUT_MS = 1000
 
 

@@ -155,7 +155,9 @@ def _restore_tai_sai(table: TaiSaiTable, records: list[JournalRecord]) -> list[E
     flags = tuple(int(f) for f in b["flat"])
     settled = tumbler_proto.Settled(tuple(b["dice"]), tuple(b["tilt"]), flags,
                                     int(b["confidence"]))
+    again: list[Effect] = [e for e in table.settled(settled) if not isinstance(e, Record)]
+    if 0 in settled.dice:  # at rest but unread: no outcome here; the pit decides (5.14)
+        return again
     established = table.game.irregularity("technical_interruption_outcome_established")
     return [Alert(established.code, established.clause,
-                  "restarted after the dice came to rest: settling", rid),
-            *[e for e in table.settled(settled) if not isinstance(e, Record)]]
+                  "restarted after the dice came to rest: settling", rid), *again]

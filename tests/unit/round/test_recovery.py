@@ -208,6 +208,24 @@ def test_tai_sai_5_4_1_restart_after_the_dice_rest_settles(tmp_path: Path) -> No
     assert alerts(effects) == ["5.4.1"] and table.state == "idle"
 
 
+def test_tai_sai_5_14_unread_dice_still_wait_for_the_pit_after_a_restart(tmp_path: Path
+                                                                         ) -> None:
+    from firmware_protocols import tumbler as tp  # noqa: PLC0415
+
+    h = TaiSaiHarness(tmp_path / "j.db")
+    h.apply(h.table.open_betting())
+    h.apply(h.table.close_betting())
+    h.apply(h.table.activated(tp.Activated(1, True)))
+    for n in (1, 2, 3):
+        h.apply(h.table.tumble(tp.Tumble(n)))
+    h.apply(h.table.settled(tp.Settled((0, 5, 6), (0, 0, 0), (1, 1, 1), 97)))
+    table, effects = h.restart()
+    assert results(effects) == [] and alerts(effects) == ["5.14"]  # not 5.4.1: no outcome
+    assert table.state == "tumbling"
+    assert results(h.apply(table.void_round("camera failed", "sup")))[0][
+        "void_reason"]["clause"] == "5.14"
+
+
 def test_tai_sai_5_5_3_early_activation_survives_a_restart(tmp_path: Path) -> None:
     from firmware_protocols import tumbler as tp  # noqa: PLC0415
 
