@@ -4,8 +4,10 @@ Run: .venv/bin/python -m bench.end_to_end [--rounds 1000] [--idle 60]
 
 The daemon runs as its own process (as systemd runs it), with the simulated shoe on a
 pty and the shuffler behind the pyusb backend; a private Mosquitto on loopback; an
-independent subscriber. A dealer deals at full speed: it knows the drawing rules, so it
-draws while the gate is open without waiting for prompts, as a real dealer would.
+independent subscriber in its own process. For latency a dealer draws each card when
+the daemon asks for it; for throughput it deals at full speed: it knows the drawing
+rules, so it draws while the gate is open without waiting for prompts, as a real
+dealer would.
 
 - card latency: from the simulator writing a card's last byte to the subscriber
   receiving its ``card_drawn`` event; result latency: from the last card's last byte to
@@ -17,7 +19,8 @@ draws while the gate is open without waiting for prompts, as a real dealer would
   its idle CPU with heartbeats running, and its start-up time to READY=1.
 
 Prints a summary; writes bench/results/end_to_end.json. Medians and p99 only: this
-machine is noisy, and the dealer, simulators and subscriber share one core with it.
+machine is noisy, and the dealer, simulators, broker and subscriber share its two cores
+with the daemon.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import os
 import platform
 import socket
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -68,21 +72,31 @@ def summary(samples: list[float]) -> dict[str, float]:
 
 
 class Subscriber:
-    """The independent consumer: every event and result, stamped on arrival."""
+    """The independent consumer: every event and result, stamped on arrival in its own
+    process (bench/subscriber.py)."""
+
+    TOPICS = ("tables/sim-1/events", "tables/sim-1/results", "bench/floor/#")
 
     def __init__(self) -> None:
         self.got: list[tuple[str, dict[str, Any], float]] = []
         self.paced_end = 0  # where the latency run's messages end
 
     async def run(self, port: int, ready: asyncio.Event) -> None:
-        async with aiomqtt.Client("127.0.0.1", port, identifier="bench-subscriber") as c:
-            for topic in ("tables/sim-1/events", "tables/sim-1/results", "bench/floor/#"):
-                await c.subscribe(topic, qos=1)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bench.subscriber", str(port), *self.TOPICS,
+            stdout=asyncio.subprocess.PIPE, limit=1 << 20)
+        assert proc.stdout is not None
+        try:
+            if await proc.stdout.readline() != b"ready\n":
+                raise RuntimeError("the subscriber did not start")
             ready.set()
-            async for m in c.messages:
-                t = time.monotonic()
-                raw = m.payload if isinstance(m.payload, bytes) else b"{}"
-                self.got.append((str(m.topic), json.loads(raw), t))
+            while line := await proc.stdout.readline():
+                stamp, topic, payload = line.rstrip(b"\n").split(b"\t", 2)
+                self.got.append((topic.decode(), json.loads(payload), float(stamp)))
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
 
 
 class StampingDealer(SimDealer):
