@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from daemon.service import TableService
 
 log = logging.getLogger(__name__)
+STARTUP_POLL = 0.05  # seconds between readiness checks until READY=1
 
 
 class Health:
@@ -65,18 +66,31 @@ class Health:
     async def run(self) -> None:
         period = min(self.notifier.watchdog_interval or 2.0, 10.0) / 2
         self.notifier.status("recovering the journal")
-        ready = False
+        await self._until_ready(period)
         while True:
-            problem = self.problem()
-            if problem is None:
-                self.notifier.watchdog()
-            else:
-                log.error("not feeding the watchdog: %s", problem)
-            if not ready and self.service.recovered.is_set() and not self.waiting_for():
-                ready = True
-                self._last_status = self.describe()
-                self.notifier.ready(self._last_status)
-                log.info("READY: %s", self._last_status)
-            elif self.service.recovered.is_set():
-                self._status(problem or self.describe())
+            self._feed()
+            self._status(self.problem() or self.describe())
             await asyncio.sleep(period)
+
+    async def _until_ready(self, period: float) -> None:
+        """READY=1 the moment the table can play, not at the next watchdog tick: with
+        WatchdogSec=10s that tick is 5 s away (seen under systemd: READY 5 s after the
+        last handshake)."""
+        next_feed = 0.0
+        while not (self.service.recovered.is_set() and not self.waiting_for()):
+            if self._loop.time() >= next_feed:
+                self._feed()
+                if self.service.recovered.is_set():  # "waiting for shoe (lost)", ...
+                    self._status(self.problem() or self.describe())
+                next_feed = self._loop.time() + period
+            await asyncio.sleep(STARTUP_POLL)
+        self._last_status = self.describe()
+        self.notifier.ready(self._last_status)
+        log.info("READY: %s", self._last_status)
+
+    def _feed(self) -> None:
+        problem = self.problem()
+        if problem is None:
+            self.notifier.watchdog()
+        else:
+            log.error("not feeding the watchdog: %s", problem)

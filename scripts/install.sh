@@ -67,7 +67,12 @@ if [ ! -e "$CRED/mqtt-password" ]; then
 fi
 
 if live; then
-    udevadm control --reload && udevadm trigger --subsystem-match=tty --subsystem-match=usb
+    # No udevd in a container: the rules then apply wherever udev runs, at the next boot.
+    if udevadm control --reload 2>/dev/null; then
+        udevadm trigger --subsystem-match=tty --subsystem-match=usb
+    else
+        echo "   udev is not running here: the device rules take effect when it does"
+    fi
     systemctl daemon-reload
     systemctl enable tabled.service
     echo "== installed. Check the config, then start:"

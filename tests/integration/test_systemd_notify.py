@@ -139,3 +139,31 @@ def test_a_vanished_manager_is_reported_once(caplog: pytest.LogCaptureFixture,
     n = Notifier({"NOTIFY_SOCKET": str(tmp_path / "gone")})
     assert not n.watchdog() and not n.watchdog()
     assert len([r for r in caplog.records if "sd_notify" in r.message]) == 1
+
+
+async def test_ready_comes_when_the_table_can_play_not_at_the_next_watchdog_tick(
+        tmp_path: Path) -> None:
+    # The shipped unit's WatchdogSec=10s makes the watchdog tick every 5 s; READY once
+    # waited for that tick (found under a real systemd: scripts/systemd-check.sh).
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    shuffler_port = TcpPort(ShufflerSim())
+    await shuffler_port.start()
+    shoe_port = PtyPort(ShoeSim(), link=tmp_path / "shoe")
+    notify = NotifySocket(str(tmp_path / "notify"))
+    daemon = DaemonProcess(table_config(tmp_path, broker.port, shuffler_port.port), tmp_path,
+                           env={"NOTIFY_SOCKET": str(tmp_path / "notify"),
+                                "WATCHDOG_USEC": "10000000"})
+    await shoe_port.start()  # every device plugged in: the handshakes take well under 1 s
+    daemon.start()
+    try:
+        await notify.wait_for("READY")
+        started = notify.with_key("STATUS")[0][0]  # "recovering the journal": health runs
+        at = notify.with_key("READY")[0][0]
+        assert at - started < 2.5, f"READY {at - started:.1f} s after the health loop began"
+        assert daemon.stop() == 0
+    finally:
+        daemon.kill()
+        await shoe_port.stop()
+        await shuffler_port.stop()
+        broker.cleanup()

@@ -124,3 +124,14 @@ def test_install_script_lays_out_a_release(tmp_path: Path) -> None:
                    check=True, capture_output=True, timeout=600)
     assert key.read_bytes() == before
     assert len(list((root / "opt" / "tabled" / "releases").iterdir())) == 2
+
+
+@pytest.mark.skipif(os.environ.get("TABLED_SYSTEMD_CHECK") != "1",
+                    reason="boots a Debian container with systemd as PID 1 (root, network, "
+                           "minutes): TABLED_SYSTEMD_CHECK=1 to run scripts/systemd-check.sh")
+def test_under_a_real_systemd() -> None:
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / "systemd-check.sh")],
+                          capture_output=True, text=True, timeout=1800, check=False)
+    print(proc.stdout[-6000:], proc.stderr[-3000:])
+    assert proc.returncode == 0
+    assert "systemd-check: PASS" in proc.stdout
