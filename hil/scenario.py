@@ -166,6 +166,10 @@ def _round(raw: Any, where: str, dice: bool, problems: list[str]) -> Round | Non
         expect = {}
     for key in sorted(set(expect) - EXPECT_KEYS):
         problems.append(f"{where}.expect.{key}: unknown (known: {', '.join(sorted(EXPECT_KEYS))})")
+    if "alerts" in expect and not (isinstance(expect["alerts"], list) and expect["alerts"]):
+        # Alerts are checked as "at least these": an empty list would check nothing.
+        problems.append(f"{where}.expect.alerts: the codes of the alerts expected, at least "
+                        "one")
     if dice:
         d = raw.get("dice")
         if not (isinstance(d, list) and len(d) == 3 and all(isinstance(x, int) and 0 <= x <= 6

@@ -99,6 +99,9 @@ def test_check_names_each_mismatch() -> None:
     ({"table": {"game": "tai-sai-open-cover", "layout": "E"},
       "rounds": [{"dice": [7, 1, 1]}]}, "rounds[0].dice: three dice 1-6"),
     ({"table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
+      "rounds": [{"cards": ["9H"], "expect": {"alerts": []}}]},
+     "rounds[0].expect.alerts: the codes of the alerts expected, at least one"),
+    ({"table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
       "rounds": [{"cards": ["9H"], "expect": {"colour": "red"}}]}, "rounds[0].expect.colour"),
 ])
 def test_bad_scenarios_name_every_problem(data: dict[str, object], message: str) -> None:
