@@ -159,16 +159,21 @@ class PressingOperator(io.StringIO):
         self.port.kick()
 
 
-async def test_the_rig_path_gives_command_faults_itself(tmp_path: Path) -> None:
-    """A pit void under a named clause (D14) on a rig: the runner signs and sends it; the
-    person is asked to press only for the round that is thrown."""
+async def tumbler_rig(tmp_path: Path) -> tuple[PtyPort, Path, PressingOperator]:
+    """A simulated tumbler on a real pty, a rig description naming it, and its operator."""
     tumbler = TumblerSim(speed=50)
     port = PtyPort(tumbler, link=tmp_path / "tumbler")
     await port.start()
     rig_file = tmp_path / "rig.json"
     rig_file.write_text(json.dumps({"name": "bench-test", "devices": {
         "tumbler": f"serial://{tmp_path / 'tumbler'}?baud=115200"}}), encoding="utf-8")
-    operator = PressingOperator(tumbler, port)
+    return port, rig_file, PressingOperator(tumbler, port)
+
+
+async def test_the_rig_path_gives_command_faults_itself(tmp_path: Path) -> None:
+    """A pit void under a named clause (D14) on a rig: the runner signs and sends it; the
+    person is asked to press only for the round that is thrown."""
+    port, rig_file, operator = await tumbler_rig(tmp_path)
     scenario = parse_scenario({
         "table": {"game": "tai-sai-open-cover", "layout": "E"},
         "rounds": [
@@ -188,13 +193,7 @@ async def test_the_rig_path_gives_command_faults_itself(tmp_path: Path) -> None:
 
 
 async def test_the_rig_path_with_an_operator(tmp_path: Path) -> None:
-    tumbler = TumblerSim(speed=50)
-    port = PtyPort(tumbler, link=tmp_path / "tumbler")
-    await port.start()
-    rig_file = tmp_path / "rig.json"
-    rig_file.write_text(json.dumps({"name": "bench-test", "devices": {
-        "tumbler": f"serial://{tmp_path / 'tumbler'}?baud=115200"}}), encoding="utf-8")
-    operator = PressingOperator(tumbler, port)
+    port, rig_file, operator = await tumbler_rig(tmp_path)
     try:
         scenario = load_scenario(next(p for p in SCENARIOS if p.stem == "tai-sai-valid"))
         report = await run_scenario(scenario, rig=load_rig(rig_file), workdir=tmp_path,

@@ -65,7 +65,10 @@ def table_config(tmp_path: Path, broker: int, shuffler: int) -> dict[str, Any]:
     }
 
 
-async def test_ready_status_and_watchdog(tmp_path: Path) -> None:
+async def table(tmp_path: Path, watchdog_usec: str
+                ) -> tuple[Mosquitto, TcpPort, PtyPort, NotifySocket, DaemonProcess]:
+    """A broker, the shuffler plugged in, the shoe's port not yet, and the daemon as
+    systemd would start it (not yet started)."""
     broker = Mosquitto(tmp_path)
     broker.start()
     shuffler_port = TcpPort(ShufflerSim())
@@ -74,7 +77,12 @@ async def test_ready_status_and_watchdog(tmp_path: Path) -> None:
     notify = NotifySocket(str(tmp_path / "notify"))
     daemon = DaemonProcess(table_config(tmp_path, broker.port, shuffler_port.port), tmp_path,
                            env={"NOTIFY_SOCKET": str(tmp_path / "notify"),
-                                "WATCHDOG_USEC": "400000"})
+                                "WATCHDOG_USEC": watchdog_usec})
+    return broker, shuffler_port, shoe_port, notify, daemon
+
+
+async def test_ready_status_and_watchdog(tmp_path: Path) -> None:
+    broker, shuffler_port, shoe_port, notify, daemon = await table(tmp_path, "400000")
     daemon.start()
     try:
         # The shoe is not plugged in yet: no READY, a STATUS naming it, the watchdog fed.
@@ -145,15 +153,7 @@ async def test_ready_comes_when_the_table_can_play_not_at_the_next_watchdog_tick
         tmp_path: Path) -> None:
     # The shipped unit's WatchdogSec=10s makes the watchdog tick every 5 s; READY once
     # waited for that tick (found under a real systemd: scripts/systemd-check.sh).
-    broker = Mosquitto(tmp_path)
-    broker.start()
-    shuffler_port = TcpPort(ShufflerSim())
-    await shuffler_port.start()
-    shoe_port = PtyPort(ShoeSim(), link=tmp_path / "shoe")
-    notify = NotifySocket(str(tmp_path / "notify"))
-    daemon = DaemonProcess(table_config(tmp_path, broker.port, shuffler_port.port), tmp_path,
-                           env={"NOTIFY_SOCKET": str(tmp_path / "notify"),
-                                "WATCHDOG_USEC": "10000000"})
+    broker, shuffler_port, shoe_port, notify, daemon = await table(tmp_path, "10000000")
     await shoe_port.start()  # every device plugged in: the handshakes take well under 1 s
     daemon.start()
     try:

@@ -191,7 +191,8 @@ def test_tai_sai_5_4_2_restart_before_the_dice_rest_voids(tmp_path: Path) -> Non
     assert results(effects)[0]["void_reason"]["clause"] == "5.4.2"
 
 
-def test_tai_sai_5_4_1_restart_after_the_dice_rest_settles(tmp_path: Path) -> None:
+def tumbled(tmp_path: Path) -> TaiSaiHarness:
+    """A round whose dice have tumbled three times after "No more Bets", not yet at rest."""
     from firmware_protocols import tumbler as tp  # noqa: PLC0415
 
     h = TaiSaiHarness(tmp_path / "j.db")
@@ -200,6 +201,13 @@ def test_tai_sai_5_4_1_restart_after_the_dice_rest_settles(tmp_path: Path) -> No
     h.apply(h.table.activated(tp.Activated(1, True)))
     for n in (1, 2, 3):
         h.apply(h.table.tumble(tp.Tumble(n)))
+    return h
+
+
+def test_tai_sai_5_4_1_restart_after_the_dice_rest_settles(tmp_path: Path) -> None:
+    from firmware_protocols import tumbler as tp  # noqa: PLC0415
+
+    h = tumbled(tmp_path)
     settled = h.table.settled(tp.Settled((2, 5, 6), (0, 0, 0), (1, 1, 1), 97))
     h.apply([e for e in settled if isinstance(e, Record)])  # killed before the result
     table, effects = h.restart()
@@ -212,12 +220,7 @@ def test_tai_sai_5_14_unread_dice_still_wait_for_the_pit_after_a_restart(tmp_pat
                                                                          ) -> None:
     from firmware_protocols import tumbler as tp  # noqa: PLC0415
 
-    h = TaiSaiHarness(tmp_path / "j.db")
-    h.apply(h.table.open_betting())
-    h.apply(h.table.close_betting())
-    h.apply(h.table.activated(tp.Activated(1, True)))
-    for n in (1, 2, 3):
-        h.apply(h.table.tumble(tp.Tumble(n)))
+    h = tumbled(tmp_path)
     h.apply(h.table.settled(tp.Settled((0, 5, 6), (0, 0, 0), (1, 1, 1), 97)))
     table, effects = h.restart()
     assert results(effects) == [] and alerts(effects) == ["5.14"]  # not 5.4.1: no outcome
