@@ -242,8 +242,8 @@ def _cmd_command_sign(args: argparse.Namespace) -> int:
     except KeyFileError as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
-    extra = {k: v for k, v in (("reason", args.reason), ("irregularity", args.irregularity))
-             if v}
+    extra = {k: v for k, v in (("reason", args.reason), ("irregularity", args.irregularity),
+                               ("swap", args.swap)) if v}
     body = sign_command(key, args.table, args.name, args.id or uuid.uuid4().hex, time.time(),
                         **extra)
     print(json.dumps(body, separators=(",", ":")))
@@ -372,6 +372,7 @@ def _add_trust_commands(sub: Any) -> None:
     cs.add_argument("--reason", help="void_round's reason")
     cs.add_argument("--irregularity", help="void_round: the code of the cause the pit saw, "
                                            "e.g. incorrect_card_count (docs/games.md)")
+    cs.add_argument("--swap", help="confirm_order: two draw numbers to exchange, e.g. 5,6")
     cs.add_argument("name", help="open_betting, close_betting, void_round, ...")
     cs.set_defaults(func=_cmd_command_sign)
 

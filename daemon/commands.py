@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "void_round": (("reason",), ("irregularity",)),
     "close_insurance": ((), ()),
     "reset_dealing_device": ((), ()),
+    "confirm_order": ((), ("swap",)),
     "new_shoe": ((), ()),
     "end_shoe": ((), ()),
     "status": ((), ()),

@@ -316,6 +316,7 @@ class TableService:
                    "new_shoe": self._new_shoe, "status": lambda: []}
         if isinstance(t, BaccaratTable):
             actions["reset_dealing_device"] = lambda: t.reset_dealing_device(who)
+            actions["confirm_order"] = lambda: t.confirm_order(who, cmd.args.get("swap"))
         if isinstance(t, BaccaratTable) and self.game.has_insurance:
             actions["close_insurance"] = lambda: t.close_insurance("command " + cmd.id)
         action = actions.get(cmd.name)

@@ -170,10 +170,16 @@ class SimDealer:
         while True:
             body = await self._expect(
                 lambda t, b: (t == "events" and b.get("event") in ("next_card",
-                                                                  "insurance_offered"))
+                                                                  "insurance_offered",
+                                                                  "result_held"))
                 or t == "results")
             if "seq" in body:  # the result of this round
                 return body
+            if body["event"] == "result_held":  # a double draw: the pit takes the order
+                answer = await self.command("confirm_order")
+                if not answer["ok"]:
+                    raise RuntimeError(f"confirm_order refused: {answer}")
+                continue
             if body["event"] == "insurance_offered":
                 await asyncio.sleep(self.betting_seconds)  # players place insurance
                 answer = await self.command("close_insurance")

@@ -19,7 +19,7 @@ from hil.runner import Report, RoundReport, check
 from hil.scenario import Rig, Round, Scenario
 
 OPERATOR_TIMEOUT = 300.0  # a person is slower than a simulator
-COMMANDED = ("void", "reset_device")  # faults the runner gives as commands
+COMMANDED = ("void", "reset_device", "confirm_order")  # faults given as commands
 
 
 class OperatorDealer(SimDealer):
@@ -85,6 +85,9 @@ class OperatorDealer(SimDealer):
                 # The void's result, kept for the round: nobody is asked to deal on.
                 self._backlog.append(("results", await self._expect(
                     lambda t, b: t == "results", OPERATOR_TIMEOUT)))
+            elif f.fault == "confirm_order":
+                swap = {"swap": str(f.args["swap"])} if "swap" in f.args else {}
+                await self.command("confirm_order", **swap)
             else:  # reset_device: players bet again, then "No more bets" once more
                 self.forget()
                 await self.command("reset_dealing_device")

@@ -322,6 +322,11 @@ class RunContext:
                                           **named)
             if not answer["ok"]:
                 raise RuntimeError(f"void_round refused: {answer.get('error')}")
+        elif f.fault == "confirm_order":
+            swap = {"swap": str(f.args["swap"])} if "swap" in f.args else {}
+            answer = await dealer.command("confirm_order", **swap)
+            if not answer["ok"]:
+                raise RuntimeError(f"confirm_order refused: {answer.get('error')}")
         elif f.fault == "reset_device":
             answer = await dealer.command("reset_dealing_device")
             if not answer["ok"]:

@@ -50,6 +50,7 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "void": ("after", frozenset({"reason", "irregularity"})),  # the pit voids it
     "end_shoe": ("after", frozenset()),
     "reset_device": ("after", frozenset()),  # MBS 5.9: reset, bet again, "No more bets"
+    "confirm_order": ("after", frozenset({"swap"})),  # the Pit's order for a double draw
     # every insurance window of the round: the dealer draws on without closing it
     "skip_insurance": ("insurance", frozenset()),
     # before "No more bets"

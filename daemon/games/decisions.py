@@ -167,10 +167,27 @@ DEVICE_RESET = Decision(
     "The shuffle verification at the end of the shoe still checks them, in draw order.",
 )
 
+DOUBLE_DRAW_HELD = Decision(
+    "D17", "RWS 5.11 (Insurance Plus 5.10); MBS 5.8, 5.8.1, 5.8.2",
+    "Two or more cards left the shoe together. The reader gives an order; who decides it, "
+    "and when is the round settled?",
+    "A round with a double draw is not settled when its deal completes: the controller "
+    "records result_held with the order as read, locks the gate and raises "
+    "simultaneous_draw. The Pit then gives confirm_order: as read (the reconstruction, MBS "
+    "5.8), or with swap naming two draw numbers of the round (the order the Pit Manager "
+    "determined, MBS 5.8.2.2), which is accepted only if the Table of Play takes exactly "
+    "the cards dealt in that order; otherwise, or during the initial deal with the order "
+    "unknown (MBS 5.8.2.1), void_round. A hold survives a restart.",
+    "RWS 5.11 makes the double draw a dealing error with the Players' options of 5.13, "
+    "and MBS 5.8.1 lets Players withdraw before the reconstruction and 5.8.2.2 gives the "
+    "order to the Pit Manager. A result settled at once from the reader's order would "
+    "reach settlement before any of that happened, and could be the wrong one.",
+)
+
 BACCARAT_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, WU_DALANG, CHAR_SIU_CARDS, BANKER_ON_SIX,
-                      DECIDED_BETS, SEEN_BY_THE_PIT)
+                      DECIDED_BETS, SEEN_BY_THE_PIT, DOUBLE_DRAW_HELD)
 MBS_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, MBS_TIE_PUSH, DECIDED_BETS, SEEN_BY_THE_PIT,
-                 DEVICE_RESET)
+                 DEVICE_RESET, DOUBLE_DRAW_HELD)
 INSURANCE_DECISIONS = (*BACCARAT_DECISIONS, INSURANCE_WINDOWS, INSURANCE_SETTLEMENT,
                        INSURANCE_NOT_OFFERED)
 TAI_SAI_DECISIONS = (FOUR_NUMBER, DOUBLE_SINGLE_AS_PRINTED, TRIPLE_RULE, TAI_SAI_LAYOUTS,

@@ -95,12 +95,13 @@ class BaccaratTable(RoundLifecycle):
         carried, self.carried = self.carried, []
         for card, draw_no in carried:
             rnd.cards.append(card)
+            rnd.draws.append(draw_no)
             placed = deal(rnd.cards).cards[-1]
             out.append(Record("card", {**placed.as_dict(), "draw_no": draw_no,
                                        "carried": True}, rid))
         d = deal(rnd.cards)
         if d.complete:
-            return out + self.settle()
+            return out + self._settle_or_hold()
         return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
 
     def void_round(self, reason: str, by: str,
@@ -122,7 +123,7 @@ class BaccaratTable(RoundLifecycle):
                                       f"bets\" (the table is {self.state})")
         reset = self.game.irregularity("device_reset")
         rnd, aside = self.round, [c.code for c in self.round.cards]
-        rnd.cards, rnd.closed_at = [], None
+        rnd.cards, rnd.draws, rnd.doubles, rnd.closed_at = [], [], [], None
         self._go("reopen")
         detail = (f"the dealing device was reset by {by} after \"No more bets\": players may "
                   "withdraw their wagers, then bet again before \"No more bets\" is "
@@ -201,6 +202,9 @@ class BaccaratTable(RoundLifecycle):
                     self._insurance_not_offered(d, card, msg.draw_no, rid)]
             self.insurance_window = None
         self.round.cards.append(card)
+        self.round.draws.append(msg.draw_no)
+        if msg.double_draw:
+            self.round.doubles.append(msg.draw_no)
         placed = d.cards[-1]
         out.append(Record("card", {**placed.as_dict(), "draw_no": msg.draw_no}, rid))
         if not d.complete:
@@ -211,7 +215,59 @@ class BaccaratTable(RoundLifecycle):
                     "window": self.insurance_window,
                     "offers": [o.as_dict() for o in offers]}, rid)]
             return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
-        return out + self.settle()
+        return out + self._settle_or_hold()
+
+    def _settle_or_hold(self) -> list[Effect]:
+        """A complete deal is settled, unless cards left the shoe together (D17): their
+        order is the Pit's to determine (RWS 5.11, MBS 5.8.2), so the result waits."""
+        assert self.round is not None
+        if not self.round.doubles:
+            return self.settle()
+        return self.hold()
+
+    def hold(self) -> list[Effect]:
+        assert self.round is not None
+        rnd = self.round
+        double = self.game.irregularity("simultaneous_draw")
+        draws = ", ".join(str(n) for n in rnd.doubles)
+        order = " ".join(f"{n}:{c.code}" for n, c in zip(rnd.draws, rnd.cards, strict=True))
+        return [Record("result_held", {"doubles": list(rnd.doubles), "clause": double.clause,
+                                       "order": order}, rnd.round_id),
+                DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
+                Alert(double.code, double.clause,
+                      f"the deal is complete, but draw(s) {draws} left the shoe with another "
+                      f"card; as read, the order is {order}. The result waits for the Pit: "
+                      "confirm_order (with swap to exchange two cards), or void_round",
+                      rnd.round_id)]
+
+    def confirm_order(self, by: str, swap: str | None = None) -> list[Effect]:
+        """The Pit's order for a held round (D17); ``swap``: "6,7" exchanges two cards."""
+        rnd = self.round
+        if rnd is None or self.state != DEALING or not rnd.doubles or \
+                not deal(rnd.cards).complete:
+            raise CommandRefusedError("no result is waiting for the order of its cards")
+        cards, draws = list(rnd.cards), list(rnd.draws)
+        if swap is not None:
+            try:
+                a, b = (draws.index(int(x)) for x in swap.split(","))
+            except ValueError:
+                raise CommandRefusedError(f"swap takes two draw numbers of this round, from "
+                                          f"{draws}; got {swap!r}") from None
+            cards[a], cards[b] = cards[b], cards[a]
+            draws[a], draws[b] = draws[b], draws[a]
+            try:
+                d = deal(cards)
+                complete = d.complete and len(d.cards) == len(cards)
+            except DealError:
+                complete = False
+            if not complete:
+                raise CommandRefusedError(
+                    "in that order the Table of Play does not take exactly these "
+                    f"{len(cards)} cards: void the round instead")
+        rnd.cards, rnd.draws = cards, draws
+        return [Record("order_confirmed", {"by": by, "swap": swap,
+                                           "cards": [c.code for c in cards]}, rnd.round_id),
+                *self.settle()]
 
     def _out_of_deal(self, msg: shoe_proto.CardDrawn, findings: list[Finding],
                      rid: str | None) -> list[Effect]:

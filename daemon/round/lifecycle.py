@@ -28,6 +28,8 @@ class RoundData:
     opened_at: float
     closed_at: float | None = None
     cards: list[Card] = field(default_factory=list)
+    draws: list[int] = field(default_factory=list)  # each card's draw number, in order
+    doubles: list[int] = field(default_factory=list)  # draws the shoe flagged double
 
 
 class RoundLifecycle:

@@ -54,12 +54,14 @@ def restore(table: BaccaratTable | TaiSaiTable, records: list[JournalRecord]) ->
     open_round: RoundData | None = None
     _replay_draws(shoe, shoe_records)
     for r in shoe_records:
+        if r.kind == "card" and r.body.get("carried"):
+            # Dealt from the carried cards, and a card of its round like any other: not
+            # an elif, or a restart would rebuild that round without it.
+            table.carried = [c for c in table.carried if c[1] != r.body["draw_no"]]
         if r.kind == "cut_card":
             table.shoe_ending = True
         elif r.kind == "card_carried":
             table.carried.append((parse_card(r.body["card"]), r.body["draw_no"]))
-        elif r.kind == "card" and r.body.get("carried"):
-            table.carried = [c for c in table.carried if c[1] != r.body["draw_no"]]
         elif r.kind == "betting_opened" and r.round_id not in results:
             assert r.round_id is not None
             open_round = RoundData(r.round_id, r.at)
@@ -68,8 +70,12 @@ def restore(table: BaccaratTable | TaiSaiTable, records: list[JournalRecord]) ->
                 open_round.closed_at = r.at
             elif r.kind == "betting_reopened":  # MBS 5.9: cards drawn so far set aside
                 open_round.closed_at, open_round.cards = None, []
+                open_round.draws, open_round.doubles = [], []
             elif r.kind == "card":
                 open_round.cards.append(parse_card(r.body["card"]))
+                open_round.draws.append(int(r.body["draw_no"]))
+            elif r.kind == "card_drawn" and r.body.get("double_draw"):
+                open_round.doubles.append(int(r.body["draw_no"]))
     if open_round is None:
         return []
     return _resolve(table, open_round)
@@ -124,8 +130,8 @@ def _continue(table: BaccaratTable, rnd: RoundData, clause: str, code: str,
     if rnd.closed_at is None:
         return out  # betting was still open: it stays open
     d = deal(rnd.cards)
-    if d.complete:  # killed between the last card and its result: settle now
-        return out + table.settle()
+    if d.complete:  # killed between the last card and its result: settle, or hold (D17)
+        return out + (table.hold() if rnd.doubles else table.settle())
     out.append(DeviceCommand("shoe", shoe_proto.LockGate(0, False)))
     out.append(Record("next_card", {"needed": d.next_card.value}, rnd.round_id))
     return out

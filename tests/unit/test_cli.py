@@ -96,6 +96,9 @@ def test_keys_sign_and_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureF
     body = json.loads(capsys.readouterr().out)
     assert body["id"] == "c1" and body["reason"] == "dropped card" and body["sig"]["kid"]
     assert body["irregularity"] == "incorrect_card_count"
+    assert main(["command", "sign", "--key", str(tmp_path / "sup.pem"), "--table", "bac-07",
+                 "--swap", "5,6", "confirm_order"]) == 0
+    assert json.loads(capsys.readouterr().out)["swap"] == "5,6"
     # A consumer checks a stream as mosquitto_sub -v prints it: one good, two bad lines.
     signer = Signer(load_private_key(TABLE_KEY_FILE))
     good = {"type": "result", "seq": 7, "winner": "banker", "replayed": False}

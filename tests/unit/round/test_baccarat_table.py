@@ -275,6 +275,31 @@ def test_carried_cards_survive_a_restart(tmp_path: Any) -> None:
     assert [(c.code, n) for c, n in fresh.carried] == [("5C", 5)]
 
 
+def test_mbs_5_17_1_a_restart_keeps_the_carried_card_in_its_round(tmp_path: Any) -> None:
+    # Found while adding the D17 hold: a carried card's record was consumed by the
+    # carried-cards bookkeeping and never reached the round rebuilt at a restart, so the
+    # round went on with its cards shifted by one.
+    from daemon.round.recovery import restore  # noqa: PLC0415
+    from daemon.store.journal import Journal  # noqa: PLC0415
+    from tests.unit.round.test_recovery import journal_effects  # noqa: PLC0415
+
+    t = Table("tiger-baccarat", "A", top=["9S", "2H", "KH", "3D", "5C", "4H", "2C", "3S"])
+    j = Journal(tmp_path / "j.db")
+    journal_effects(j, t.effects)
+    for cmd in (t.t.open_betting, t.t.close_betting):
+        journal_effects(j, cmd())
+    for _ in range(5):  # the fifth, 5C, is an excess card: the next round's first
+        journal_effects(j, t.draw())
+    for cmd in (t.t.open_betting, t.t.close_betting):
+        journal_effects(j, cmd())
+    journal_effects(j, t.draw())  # 4H, the Banker's first card
+    fresh = BaccaratTable("bac-07", get_game("tiger-baccarat"), "A", DECKS)
+    restore(fresh, j.records())  # no bet decided: MBS continues, withdrawal offered
+    assert fresh.round is not None
+    assert [c.code for c in fresh.round.cards] == ["5C", "4H"]
+    assert fresh.carried == []
+
+
 @pytest.mark.parametrize(("game", "clause"), [
     pytest.param("tiger-buffalo", "5.18", id="rws_tb_5_18_cards_left_the_shoe_unrecorded"),
     pytest.param("tiger-baccarat", "6.1", id="mbs_6_1_cards_left_the_shoe_unrecorded"),

@@ -197,3 +197,90 @@ def test_mbs_5_9_a_restart_after_the_reset_keeps_betting_open(tmp_path: Path) ->
     assert fresh.state == BETTING
     assert fresh.round is not None and fresh.round.cards == [] and fresh.round.closed_at is None
     assert ("technical_interruption_no_outcome", "5.17.1") in alerts(out)
+
+
+# -- D17: a double draw's order is the Pit's (RWS 5.11, MBS 5.8.2) -----------------------
+
+def _double_drawn(game: str = "tiger-buffalo") -> Table:
+    # Player 2+3, Banker 3+3; draw 3 left the shoe with draw 4; the Player's third is KC.
+    t = Table(game, "A", top=["2S", "3H", "3S", "3D", "KC"])
+    t.t.open_betting()
+    t.t.close_betting()
+    for n in range(1, 6):
+        t.draw(double_draw=n == 3)
+    return t
+
+
+@pytest.mark.parametrize(("game", "clause"), [
+    pytest.param("tiger-buffalo", "5.11", id="rws_tb_5_11_the_result_waits_for_the_pit"),
+    pytest.param("tiger-buffalo-insurance-plus", "5.10",
+                 id="rws_ip_5_10_the_result_waits_for_the_pit"),
+    pytest.param("tiger-baccarat", "5.8", id="mbs_5_8_the_result_waits_for_the_pit"),
+])
+def test_a_complete_deal_with_a_double_draw_is_held(game: str, clause: str) -> None:
+    t = _double_drawn(game)
+    assert results(t.effects) == [] and t.t.state == "dealing"
+    held = next(e for e in t.effects if isinstance(e, Record) and e.kind == "result_held")
+    assert held.body == {"doubles": [3], "clause": clause,
+                         "order": "1:2S 2:3H 3:3S 4:3D 5:KC"}
+    assert DeviceCommand("shoe", sp.LockGate(0, True)) == t.effects[-2]
+    out = t.t.confirm_order("pit-boss")
+    [result] = results(out)
+    assert (result["status"], result["winner"], result["banker_total"]) == ("valid", "banker", 6)
+    assert kinds(out)[0] == "order_confirmed" and t.t.state == "idle"
+
+
+def test_mbs_5_8_2_2_the_pit_sets_another_order_after_the_initial_deal() -> None:
+    # Player 2+3, Banker A+2: the Player's third (4C) and the Banker's (9D) left together.
+    t = Table("tiger-baccarat", "A", top=["2S", "AH", "3S", "2D", "4C", "9D"])
+    t.t.open_betting()
+    t.t.close_betting()
+    for n in range(1, 7):
+        t.draw(double_draw=n == 5)
+    assert results(t.effects) == []  # as read: Player 9, Banker 2
+    out = t.t.confirm_order("pit-manager", "5,6")  # 9D was the Player's: 4; Banker 3+4
+    [result] = results(out)
+    assert [c["card"] for c in result["cards"]] == ["2S", "AH", "3S", "2D", "9D", "4C"]
+    assert (result["winner"], result["player_total"], result["banker_total"]) == (
+        "banker", 4, 7)
+    assert Record("order_confirmed", {"by": "pit-manager", "swap": "5,6", "cards": [
+        "2S", "AH", "3S", "2D", "9D", "4C"]}, "r1") in out
+
+
+@pytest.mark.parametrize(("swap", "message"), [
+    ("2,5", "does not take exactly these 5 cards: void the round instead"),
+    ("3,9", "swap takes two draw numbers of this round, from [1, 2, 3, 4, 5]"),
+    ("x", "swap takes two draw numbers"),
+])
+def test_an_order_the_cards_dealt_cannot_follow_is_refused(swap: str, message: str) -> None:
+    t = _double_drawn("tiger-baccarat")
+    with pytest.raises(CommandRefusedError, match=message.replace("[", r"\[").replace(
+            "]", r"\]")):
+        t.t.confirm_order("pit-manager", swap)
+    assert t.t.state == "dealing" and [c.code for c in t.t.round.cards] == [  # type: ignore[union-attr]
+        "2S", "3H", "3S", "3D", "KC"]
+    [result] = results(t.t.void_round("order cannot be determined", "pit-manager"))
+    assert result["status"] == "void"
+
+
+def test_confirm_order_needs_a_held_result() -> None:
+    t = Table("tiger-baccarat", "A")
+    t.t.open_betting()
+    t.t.close_betting()
+    with pytest.raises(CommandRefusedError, match="no result is waiting"):
+        t.t.confirm_order("pit-manager")
+
+
+def test_rws_tb_5_11_a_held_result_stays_held_across_a_restart(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    t = Table("tiger-buffalo", "A", top=["2S", "3H", "3S", "3D", "KC"])
+    journal_effects(j, t.effects)
+    for cmd in (t.t.open_betting, t.t.close_betting):
+        journal_effects(j, cmd())
+    for n in range(1, 6):
+        journal_effects(j, t.draw(double_draw=n == 3))
+    fresh = BaccaratTable("bac-07", get_game("tiger-buffalo"), "A", DECKS)
+    out = restore(fresh, j.records())  # an outcome is established: 5.4.1, play continues
+    assert results(out) == [] and ("simultaneous_draw", "5.11") in alerts(out)
+    [result] = results(fresh.confirm_order("pit-boss"))
+    assert result["winner"] == "banker"
