@@ -219,12 +219,18 @@ class SimDealer:
         while True:
             try:
                 body = await self._expect(
-                    lambda t, b: (t == "events" and b.get("event") == "next_card")
+                    lambda t, b: (t == "events" and b.get("event") in ("next_card",
+                                                                      "result_held"))
                     or t == "results", timeout=patience)
             except TimeoutError:
+                # Its hold may have gone by too: refused unless a result waits (D17).
+                await self.command("confirm_order")
                 body = {"event": "next_card"}
             if "seq" in body:
                 return body
+            if body["event"] == "result_held":
+                await self.command("confirm_order")
+                continue
             with contextlib.suppress(RuntimeError):  # the gate stayed shut: ask again
                 await self._draw()
 
