@@ -25,12 +25,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from daemon.authority import sign_command
 from daemon.mqtt.publisher import NODELAY
 from hil.ports import PtyPort
+from hil.scenario import Fault
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
 from hil.tumbler import TumblerSim
 
 CUT_CARD_FROM_END = 14
 BACKLOG = 512  # about fifteen rounds of messages
+COMMAND_FAULTS = ("void", "confirm_order", "reset_device")  # SimDealer.give
 
 
 @dataclass
@@ -91,6 +93,37 @@ class SimDealer:
                 if match(topic, body):
                     return body
                 self._backlog.append((topic, body))
+
+    def take_result(self) -> dict[str, Any] | None:
+        """A result already in: after a fault (a void, a restart) it overtakes prompts
+        that were published before it."""
+        for i, (topic, body) in enumerate(self._backlog):
+            if topic == "results":
+                del self._backlog[i]
+                return body
+        return None
+
+    async def give(self, f: Fault) -> None:
+        """A scenario fault that is a command someone at the table gives (COMMAND_FAULTS),
+        signed with this dealer's key; a refusal stops the run, naming why."""
+        if f.fault == "void":
+            named = {"irregularity": str(f.args["irregularity"])} \
+                if "irregularity" in f.args else {}
+            name, answer = "void_round", await self.command(
+                "void_round", reason=str(f.args.get("reason", "scenario")), **named)
+        elif f.fault == "confirm_order":
+            swap = {"swap": str(f.args["swap"])} if "swap" in f.args else {}
+            name, answer = "confirm_order", await self.command("confirm_order", **swap)
+        elif f.fault == "reset_device":
+            name, answer = "reset_dealing_device", await self.command("reset_dealing_device")
+            if answer["ok"]:
+                self.forget()  # prompts from before the reset
+                await asyncio.sleep(self.betting_seconds)  # players withdraw, bet again
+                name, answer = "close_betting", await self.command("close_betting")
+        else:
+            raise ValueError(f"{f.fault} is not a command fault")
+        if not answer["ok"]:
+            raise RuntimeError(f"{name} refused: {answer.get('error')}")
 
     def forget(self) -> None:
         """Drop whatever arrived and was not yet wanted: after an interrupted round, its

@@ -13,13 +13,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.signing import Keyring, SignatureError, private_key_pem, public_key_text
 from hil.broker import Mosquitto
-from hil.dealer import SimDealer
+from hil.dealer import COMMAND_FAULTS, SimDealer
 from hil.process import DaemonProcess
 from hil.runner import Report, RoundReport, check
 from hil.scenario import Rig, Round, Scenario
 
 OPERATOR_TIMEOUT = 300.0  # a person is slower than a simulator
-COMMANDED = ("void", "reset_device", "confirm_order")  # faults given as commands
 
 
 class OperatorDealer(SimDealer):
@@ -38,19 +37,19 @@ class OperatorDealer(SimDealer):
             if not (await self.command("open_betting"))["ok"]:
                 return None
         for f in r.faults:
-            if f.fault not in COMMANDED:
+            if f.fault not in COMMAND_FAULTS:
                 self.say(f"fault to inject by hand: {f.fault} {f.args} "
                          f"(draw {f.draw}, after {f.after})")
         await self.command("close_betting")
         await self._commanded(r, 0)
         if r.dice is not None:
-            if (done := self._result_in()) is not None:
+            if (done := self.take_result()) is not None:
                 return done
             self.say(f"press the tumbler button; expected dice {list(r.dice)}")
             return await self._expect(lambda t, b: t == "results", OPERATOR_TIMEOUT)
         n = 0
         while True:
-            body = self._result_in() or await self._expect(
+            body = self.take_result() or await self._expect(
                 lambda t, b: (t == "events" and b.get("event") in ("next_card",
                                                                   "insurance_offered"))
                 or t == "results", OPERATOR_TIMEOUT)
@@ -74,33 +73,15 @@ class OperatorDealer(SimDealer):
         the runner gives them itself, signed as the operator would. Each is given once."""
         done = False
         for i, f in enumerate(r.faults):
-            if f.fault not in COMMANDED or f.after != n or (id(r), i) in self._given:
+            if f.fault not in COMMAND_FAULTS or f.after != n or (id(r), i) in self._given:
                 continue
             self._given.add((id(r), i))
-            if f.fault == "void":
-                named = {"irregularity": str(f.args["irregularity"])} \
-                    if "irregularity" in f.args else {}
-                await self.command("void_round", reason=str(f.args.get("reason", "scenario")),
-                                   **named)
-                # The void's result, kept for the round: nobody is asked to deal on.
+            await self.give(f)
+            if f.fault == "void":  # its result, kept for the round: nobody deals on
                 self._backlog.append(("results", await self._expect(
                     lambda t, b: t == "results", OPERATOR_TIMEOUT)))
-            elif f.fault == "confirm_order":
-                swap = {"swap": str(f.args["swap"])} if "swap" in f.args else {}
-                await self.command("confirm_order", **swap)
-            else:  # reset_device: players bet again, then "No more bets" once more
-                self.forget()
-                await self.command("reset_dealing_device")
-                await self.command("close_betting")
             done = True
         return done
-
-    def _result_in(self) -> dict[str, Any] | None:
-        for i, (topic, body) in enumerate(self._backlog):
-            if topic == "results":
-                del self._backlog[i]
-                return body
-        return None
 
 
 async def run_on_rig(s: Scenario, rig: Rig, *, broker: tuple[str, int] | None,

@@ -22,7 +22,7 @@ from daemon.games import get_game
 from daemon.games.cards import parse_cards
 from daemon.games.settle import settle_cards
 from hil.broker import Mosquitto
-from hil.dealer import SimDealer
+from hil.dealer import COMMAND_FAULTS, SimDealer
 from hil.faults import LineFaults
 from hil.process import DaemonProcess
 from hil.rig import SimRig
@@ -162,7 +162,7 @@ class ScriptedDealer(SimDealer):
         drawn = 0
         await self._after(r, 0)
         while True:
-            body = self._take_result() or await self._expect(
+            body = self.take_result() or await self._expect(
                 lambda t, b: (t == "events" and b.get("event") in ("next_card",
                                                                   "insurance_offered"))
                 or t == "results")
@@ -221,15 +221,6 @@ class ScriptedDealer(SimDealer):
     async def _recorded(self, draw_no: int) -> None:
         await self._expect(lambda t, b: t == "events" and b.get("event") == "card_drawn"
                            and b.get("draw_no") == draw_no)
-
-    def _take_result(self) -> dict[str, Any] | None:
-        """A result already in: after a fault (a void, a restart) it overtakes prompts
-        that were published before it."""
-        for i, (topic, body) in enumerate(self._backlog):
-            if topic == "results":
-                del self._backlog[i]
-                return body
-        return None
 
     async def _draw_with(self, faults: list[Fault]) -> int | None:
         assert self.shoe and self.shoe_port
@@ -314,26 +305,8 @@ class RunContext:
                                             fresh=True)
                 waiting.discard(f"devices/{body['name']}")
             await asyncio.sleep(0.1)  # the re-synced gate or arm reaches the device
-        elif f.fault == "void":
-            named = {"irregularity": str(f.args["irregularity"])} \
-                if "irregularity" in f.args else {}
-            answer = await dealer.command("void_round", reason=str(f.args.get("reason",
-                                                                              "scenario")),
-                                          **named)
-            if not answer["ok"]:
-                raise RuntimeError(f"void_round refused: {answer.get('error')}")
-        elif f.fault == "confirm_order":
-            swap = {"swap": str(f.args["swap"])} if "swap" in f.args else {}
-            answer = await dealer.command("confirm_order", **swap)
-            if not answer["ok"]:
-                raise RuntimeError(f"confirm_order refused: {answer.get('error')}")
-        elif f.fault == "reset_device":
-            answer = await dealer.command("reset_dealing_device")
-            if not answer["ok"]:
-                raise RuntimeError(f"reset_dealing_device refused: {answer.get('error')}")
-            dealer.forget()  # prompts from before the reset
-            await asyncio.sleep(dealer.betting_seconds)  # players withdraw and bet again
-            await dealer.command("close_betting")
+        elif f.fault in COMMAND_FAULTS:
+            await dealer.give(f)
         elif f.fault == "end_shoe":
             await dealer._expect(lambda t, b: t == "results")  # the round finishes first
             dealer._backlog.append(("results", dealer.results[-1]))  # still the round's

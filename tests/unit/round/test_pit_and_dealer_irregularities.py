@@ -65,7 +65,7 @@ def _command(name: str, **args: str) -> Any:
     ("tai-sai-open-cover", "card_not_of_set"),  # no cards in Tai Sai
     ("tiger-baccarat", "nonsense"),
 ])
-def test_void_round_refuses_an_irregularity_that_does_not_void_in_this_game(
+def test_d14_void_round_refuses_an_irregularity_that_does_not_void_in_this_game(
         game: str, code: str) -> None:
     cmd = _command("void_round", reason="x", irregularity=code)
     with pytest.raises(CommandError, match=f"irregularity '{code}' does not void a round of "
@@ -74,9 +74,10 @@ def test_void_round_refuses_an_irregularity_that_does_not_void_in_this_game(
     assert err.value.code == "bad_argument"
 
 
-def test_void_round_without_an_irregularity_is_anything_else() -> None:
+def test_rws_tb_5_18_void_round_without_an_irregularity_is_anything_else() -> None:
     check_irregularity(_command("void_round", reason="x"), GAMES["tiger-buffalo"])
     assert GAMES["tiger-buffalo"].pit_voidable()[-1] == "unresolved_irregularity"
+    assert GAMES["tiger-buffalo"].irregularity("unresolved_irregularity").clause == "5.18"
 
 
 def test_d14_clauses_the_controller_cannot_see_are_marked_for_the_pit() -> None:
@@ -252,18 +253,19 @@ def test_mbs_5_8_2_2_the_pit_sets_another_order_after_the_initial_deal() -> None
     ("3,9", "swap takes two draw numbers of this round, from [1, 2, 3, 4, 5]"),
     ("x", "swap takes two draw numbers"),
 ])
-def test_an_order_the_cards_dealt_cannot_follow_is_refused(swap: str, message: str) -> None:
+def test_mbs_5_8_2_2_an_order_the_cards_dealt_cannot_follow_is_refused(swap: str,
+                                                                       message: str) -> None:
     t = _double_drawn("tiger-baccarat")
     with pytest.raises(CommandRefusedError, match=message.replace("[", r"\[").replace(
             "]", r"\]")):
         t.t.confirm_order("pit-manager", swap)
-    assert t.t.state == "dealing" and [c.code for c in t.t.round.cards] == [  # type: ignore[union-attr]
-        "2S", "3H", "3S", "3D", "KC"]
+    assert t.t.state == "dealing" and t.t.round is not None
+    assert [c.code for c in t.t.round.cards] == ["2S", "3H", "3S", "3D", "KC"]  # unchanged
     [result] = results(t.t.void_round("order cannot be determined", "pit-manager"))
     assert result["status"] == "void"
 
 
-def test_confirm_order_needs_a_held_result() -> None:
+def test_mbs_5_8_confirm_order_needs_a_held_result() -> None:
     t = Table("tiger-baccarat", "A")
     t.t.open_betting()
     t.t.close_betting()
