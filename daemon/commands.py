@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "close_insurance": ((), ()),
     "reset_dealing_device": ((), ()),
     "confirm_order": ((), ("swap",)),
+    # The Pit's reconstruction of a held deal: its cards in order, e.g. "9S 2H AS KD".
+    "reconstruct_deal": (("cards",), ("round_id",)),
     "new_shoe": ((), ()),
     "end_shoe": ((), ()),
     "status": ((), ()),

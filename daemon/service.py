@@ -36,11 +36,12 @@ from daemon.round.effects import (
     Record,
     RoundResult,
 )
+from daemon.round.lifecycle import RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal, JournalError, Publish
 from firmware_protocols import shoe, shuffler, tumbler
-from firmware_protocols.common import CommandResult, DeviceKind, Door, Fault
+from firmware_protocols.common import CommandResult, DeviceKind
 from firmware_protocols.wire import Catalogue, Message
 
 log = logging.getLogger(__name__)
@@ -98,11 +99,12 @@ class TableService:
         self._handlers = self._device_handlers()
         self.recovered = asyncio.Event()  # the journal is read and any open round resolved
 
-    def _new_table(self) -> BaccaratTable | TaiSaiTable:
+    def _new_table(self) -> RoundLifecycle:
         if self.game.kind == "baccarat":
             assert self.cfg.decks is not None
             return BaccaratTable(self.cfg.table_id, self.game, self.cfg.layout, self.cfg.decks,
-                                 clock=self.clock)
+                                 clock=self.clock,
+                                 confidence_floor=self.cfg.card_confidence_floor)
         return TaiSaiTable(self.cfg.table_id, self.game, self.cfg.layout, clock=self.clock)
 
     # -- payloads -----------------------------------------------------------------------
@@ -238,24 +240,14 @@ class TableService:
     # -- inputs -------------------------------------------------------------------------
 
     def _device_handlers(self) -> dict[type[Message], Callable[[Any], list[Effect]]]:
-        t = self.table
-        if isinstance(t, BaccaratTable):
-            return {
-                shoe.CardDrawn: t.card_drawn, shoe.ShoeLoaded: t.shoe_loaded,
-                shoe.CutCard: t.cut_card, shoe.ShoeEmpty: t.shoe_empty,
-                shuffler.ShuffleComplete: t.shuffle_complete,
-                shuffler.OrderChunk: t.order_chunk,
-            }
-        return {tumbler.Activated: t.activated, tumbler.Tumble: t.tumble,
-                tumbler.Settled: t.settled}
+        return self.table.device_handlers()
 
     def _on_device_problem(self, detail: str) -> None:
         self.apply([Alert("device_protocol_error", "", detail)])
 
     def _on_device(self, device: str, m: Message) -> None:
         handler = self._handlers.get(type(m))
-        recorded = isinstance(m, shoe.Tamper | Door | Fault | shoe.Gate | shoe.DealerButton |
-                              shuffler.ShuffleStarted)
+        recorded = isinstance(m, self.table.RECORDED)
         if self.storage_error is not None:
             if handler is not None or recorded:  # heartbeats and replies need no record
                 self.dropped_while_failed += 1
@@ -307,18 +299,7 @@ class TableService:
             self._answer(answer)
             return answer
         t = self.table
-        actions: dict[str, Callable[[], list[Effect]]] = {
-                   "open_betting": t.open_betting, "close_betting": t.close_betting,
-                   "void_round": lambda: t.void_round(
-                       cmd.args["reason"], who,
-                       cmd.args.get("irregularity", "unresolved_irregularity")),
-                   "end_shoe": lambda: t.end_shoe(who),
-                   "new_shoe": self._new_shoe, "status": lambda: []}
-        if isinstance(t, BaccaratTable):
-            actions["reset_dealing_device"] = lambda: t.reset_dealing_device(who)
-            actions["confirm_order"] = lambda: t.confirm_order(who, cmd.args.get("swap"))
-        if isinstance(t, BaccaratTable) and self.game.has_insurance:
-            actions["close_insurance"] = lambda: t.close_insurance("command " + cmd.id)
+        actions = t.commands(who, cmd.args)
         action = actions.get(cmd.name)
         try:
             if action is None:
@@ -347,15 +328,6 @@ class TableService:
             return answer
         self._answer(answer)
         return answer
-
-    def _new_shoe(self) -> list[Effect]:
-        if not isinstance(self.table, BaccaratTable):
-            raise CommandRefusedError(f"{self.game.id} is played without a shoe")
-        if self.table.state != "idle":
-            raise CommandRefusedError(f"finish the round first (the table is "
-                                      f"{self.table.state})")
-        assert self.cfg.decks is not None
-        return [DeviceCommand("shuffler", shuffler.StartShuffle(0, self.cfg.decks))]
 
     def _answer(self, answer: dict[str, Any]) -> None:
         if self.storage_error is None:

@@ -222,8 +222,9 @@ def test_a_complete_deal_with_a_double_draw_is_held(game: str, clause: str) -> N
     t = _double_drawn(game)
     assert results(t.effects) == [] and t.t.state == "dealing"
     held = next(e for e in t.effects if isinstance(e, Record) and e.kind == "result_held")
-    assert held.body == {"doubles": [3], "clause": clause,
-                         "order": "1:2S 2:3H 3:3S 4:3D 5:KC"}
+    assert held.body == {"reason": "simultaneous_draw", "doubles": [3], "clause": clause,
+                         "order": "1:2S 2:3H 3:3S 4:3D 5:KC",
+                         "reads": [[1, "2S"], [2, "3H"], [3, "3S"], [4, "3D"], [5, "KC"]]}
     assert DeviceCommand("shoe", sp.LockGate(0, True)) == t.effects[-2]
     out = t.t.confirm_order("pit-boss")
     [result] = results(out)
