@@ -92,7 +92,8 @@ class TableService:
             name: DeviceDriver(name, url, *DEVICES[name],
                                on_message=functools.partial(self._on_device, name),
                                on_status=self._on_device_status,
-                               on_problem=self._on_device_problem)
+                               on_problem=self._on_device_problem,
+                               on_rejected=self._on_device_rejected)
             for name, url in cfg.devices.items() if name in DEVICES
         }
         self._tasks: set[asyncio.Task[None]] = set()
@@ -245,6 +246,27 @@ class TableService:
     def _on_device_problem(self, detail: str) -> None:
         self.apply([Alert("device_protocol_error", "", detail)])
 
+    def _on_device_rejected(self, m: Message, detail: str) -> None:
+        """A device message with a field outside its documented range: the table decides
+        what it means for the round (the Pit's, never a guess), and the alert carries the
+        raw frame."""
+        if self.storage_error is not None:
+            self.dropped_while_failed += 1
+            return
+        self._act(lambda: self.table.device_fault(m, detail), detail)
+
+    def _act(self, handler: Callable[[], list[Effect]], what: str) -> None:
+        """Run a table handler; whatever it raises is a bug, journalled as an alert, and
+        never reaches the device session (which would drop the message and reconnect)."""
+        try:
+            effects = handler()
+        except Exception as exc:
+            log.exception("handling %s failed", what)
+            effects = [Alert("internal_error", "", f"handling {what} failed: {exc!r}; the "
+                             "round waits for the Pit",
+                             self.table.round.round_id if self.table.round else None)]
+        self.apply(effects)
+
     def _on_device(self, device: str, m: Message) -> None:
         handler = self._handlers.get(type(m))
         recorded = isinstance(m, self.table.RECORDED)
@@ -254,7 +276,7 @@ class TableService:
                 log.error("journal unavailable: %s %s not acted on", device, m)
             return
         if handler is not None:
-            self.apply(handler(m))
+            self._act(functools.partial(handler, m), f"{device} {m}")
         elif recorded:
             body = {k: v for k, v in m.__dict__.items() if isinstance(v, int | str | bool)}
             self.apply([Record(f"{device}_{m.NAME}", body, None)])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from daemon.games import insurance_plus
@@ -111,6 +112,23 @@ class BaccaratTable(RoundLifecycle):
 
     def _wants_cards(self) -> bool:
         return self.state == DEALING and self.round is not None and self.round.held is None
+
+    def device_fault(self, msg: Message, detail: str) -> list[Effect]:
+        """A card_drawn out of range is a card that left the shoe without a trustworthy
+        read: recorded as unread ("??"), so its round is held for the Pit. A draw number
+        out of range cannot even be placed: the deal in progress is held."""
+        out = super().device_fault(msg, detail)
+        if not isinstance(msg, shoe_proto.CardDrawn) or self.shoe is None:
+            return out
+        if 1 <= msg.draw_no <= shoe_proto.MAX_DRAW_NO:
+            return out + self.card_drawn(replace(msg, card=UNKNOWN, confidence=0))
+        if not self._wants_cards():
+            return out
+        assert self.round is not None
+        reads: list[Read] = [(n, c.code) for n, c in zip(self.round.draws, self.round.cards,
+                                                         strict=True)]
+        return out + self._hold_reads(reads, [f"a card was drawn with draw number "
+                                              f"{msg.draw_no}, which no draw has"])
 
     # -- the fold: every state change, live and replayed -------------------------------
 

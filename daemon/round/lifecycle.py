@@ -23,7 +23,7 @@ from transitions import Machine
 
 from daemon.games.cards import Card
 from daemon.games.model import GameRules
-from daemon.round.effects import CommandRefusedError, Effect, Record, RoundResult
+from daemon.round.effects import Alert, CommandRefusedError, Effect, Record, RoundResult
 from firmware_protocols.wire import Message
 
 IDLE, BETTING = "idle", "betting_open"
@@ -106,6 +106,13 @@ class RoundLifecycle:
 
     def device_ready(self, device: str) -> list[Any]:
         return []
+
+    def device_fault(self, msg: Message, detail: str) -> list[Effect]:
+        """A device message with a field outside its documented range (the driver checked
+        it against firmware_protocols' LIMITS): journalled as an alert with the raw frame.
+        A table whose round depends on the message sends that round to the Pit."""
+        return [Alert("device_value_out_of_range", "", detail,
+                      self.round.round_id if self.round else None)]
 
     # -- the fold -----------------------------------------------------------------------
 

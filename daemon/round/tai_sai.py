@@ -56,6 +56,18 @@ class TaiSaiTable(RoundLifecycle):
         return {**super().commands(by, args), "end_shoe": lambda: self.end_shoe(by),
                 "new_shoe": lambda: self.end_shoe(by)}
 
+    def device_fault(self, msg: Message, detail: str) -> list[Effect]:
+        """Dice, tilts or flags out of range: the throw has no outcome the controller can
+        trust; while a throw is awaited, the Pit's (5.14): void, or throw again."""
+        out = super().device_fault(msg, detail)
+        if isinstance(msg, tumbler_proto.Settled) and self.round is not None and \
+                self.state == TUMBLING:
+            pit = self.game.irregularity("unresolved_irregularity")
+            out.append(Alert(pit.code, pit.clause, f"the tumbler reported a throw out of "
+                             f"range ({detail}): void the round or throw again",
+                             self.round.round_id))
+        return out
+
     # -- the fold ---------------------------------------------------------------------
 
     def _fold_betting_opened(self, r: Folded) -> None:
