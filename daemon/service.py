@@ -14,6 +14,7 @@ import json
 import logging
 import ssl
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -104,9 +105,13 @@ class TableService:
         if self.game.kind == "baccarat":
             assert self.cfg.decks is not None
             return BaccaratTable(self.cfg.table_id, self.game, self.cfg.layout, self.cfg.decks,
-                                 clock=self.clock,
+                                 clock=self.clock, new_round_id=self._new_round_id,
                                  confidence_floor=self.cfg.card_confidence_floor)
-        return TaiSaiTable(self.cfg.table_id, self.game, self.cfg.layout, clock=self.clock)
+        return TaiSaiTable(self.cfg.table_id, self.game, self.cfg.layout, clock=self.clock,
+                           new_round_id=self._new_round_id)
+
+    def _new_round_id(self) -> str:
+        return f"{self.cfg.table_id}-{uuid.uuid4().hex[:12]}"
 
     # -- payloads -----------------------------------------------------------------------
 

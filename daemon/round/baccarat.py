@@ -17,7 +17,6 @@ device re-sending after a link reset) is journalled and ignored.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -55,8 +54,7 @@ class BaccaratTable(RoundLifecycle):
                 shoe_proto.DealerButton, shuffler_proto.ShuffleStarted)
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, decks: int, *,
-                 clock: Callable[[], float] = time.time,
-                 new_round_id: Callable[[], str] | None = None,
+                 clock: Callable[[], float], new_round_id: Callable[[], str],
                  confidence_floor: int = DEFAULT_CONFIDENCE_FLOOR) -> None:
         game.check_decks(decks)
         super().__init__(table_id, game, layout, clock, new_round_id)

@@ -13,8 +13,6 @@ means is therefore written once, in the table that writes it.
 
 from __future__ import annotations
 
-import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -58,12 +56,13 @@ class RoundLifecycle:
     state: str  # set by transitions
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str,
-                 clock: Callable[[], float] = time.time,
-                 new_round_id: Callable[[], str] | None = None) -> None:
+                 clock: Callable[[], float], new_round_id: Callable[[], str]) -> None:
+        """``clock`` and ``new_round_id`` come from outside: the core does no I/O, reads
+        no clock and draws no random numbers of its own."""
         game.check_layout(layout)
         self.table_id, self.game, self.layout = table_id, game, layout
         self.clock = clock
-        self.new_round_id = new_round_id or (lambda: f"{table_id}-{uuid.uuid4().hex[:12]}")
+        self.new_round_id = new_round_id
         self.round: RoundData | None = None
         self.machine = Machine(model=self, states=[IDLE, BETTING, self.PLAY], initial=IDLE,
                                auto_transitions=False, transitions=[

@@ -11,7 +11,6 @@ and the pit voids it or a new throw follows.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,8 +37,7 @@ class TaiSaiTable(RoundLifecycle):
     RECORDED = (common_proto.Door, common_proto.Fault)
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, *,
-                 clock: Callable[[], float] = time.time,
-                 new_round_id: Callable[[], str] | None = None) -> None:
+                 clock: Callable[[], float], new_round_id: Callable[[], str]) -> None:
         super().__init__(table_id, game, layout, clock, new_round_id)
         self.activated_early = False
         self.tumbles = 0
