@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.errors import TabledError
 from daemon.games.model import GameRules
 
 MAX_PAYLOAD = 4096
@@ -35,7 +36,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-class CommandError(ValueError):
+class CommandError(TabledError, ValueError):
     def __init__(self, code: str, message: str, command_id: str | None = None,
                  name: str | None = None) -> None:
         super().__init__(message)

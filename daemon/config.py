@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from daemon.commands import COMMANDS
 from daemon.device_url import DeviceUrl, DeviceUrlError, parse_device_url
+from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.errors import RulesError
 from daemon.signing import KeyFileError, Signer, load_private_key, parse_public_key
@@ -49,7 +50,7 @@ SECTIONS = {
 PRINCIPAL_KEYS = {"key", "allow"}
 
 
-class ConfigError(ValueError):
+class ConfigError(TabledError, ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
         super().__init__(f"{source} is not valid:\n" + "\n".join(f"  {p}" for p in problems))

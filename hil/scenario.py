@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.device_url import DeviceUrlError, parse_device_url
+from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.cards import parse_card
 from daemon.games.errors import RulesError
@@ -71,7 +72,7 @@ EXPECT_KEYS = {"status", "winner", "player_total", "banker_total", "natural", "t
 DEVICES = ("shoe", "shuffler", "tumbler")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(TabledError, ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
         super().__init__(f"{source} is not a valid scenario:\n" +

@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from daemon.device_url import DeviceUrl
+from daemon.errors import TabledError
 from daemon.transports import Transport, TransportError, open_transport
 from firmware_protocols.common import (
     CommandResult,
@@ -52,7 +53,7 @@ class DeviceState(StrEnum):
     INCOMPATIBLE = "incompatible"  # wrong device kind or protocol version
 
 
-class SessionEndedError(Exception):
+class SessionEndedError(TabledError):
     """Why a device session ended; the driver reconnects."""
 
     def __init__(self, reason: str, state: DeviceState = DeviceState.LOST) -> None:
@@ -60,7 +61,7 @@ class SessionEndedError(Exception):
         self.state = state
 
 
-class DeviceNotReadyError(RuntimeError):
+class DeviceNotReadyError(TabledError, RuntimeError):
     pass
 
 
