@@ -547,8 +547,17 @@ class BaccaratTable(RoundLifecycle):
         if not self._takes(parsed, complete=False):
             raise CommandRefusedError(f"the Table of Play does not take these {len(parsed)} "
                                       "cards in this order: void the round instead")
-        out: list[Effect] = [self._rec("deal_reconstructed", {
-            "by": by, "cards": [c.code for c in parsed], "draws": draws}, rnd.round_id)]
+        out: list[Effect] = []
+        if self.insurance_window is not None and len(parsed) > len(rnd.cards):
+            # A card was drawn past the open window (it is what the Pit reconstructs):
+            # insurance may not have been offered (IP 5.3, 5.13; decision D15).
+            k = len(rnd.cards)
+            out += [self._insurance_not_offered(deal(parsed[:k + 1]), parsed[k], draws[k],
+                                                rnd.round_id),
+                    self._rec("insurance_closed", {"window": self.insurance_window,
+                                                   "by": "next card drawn"}, rnd.round_id)]
+        out.append(self._rec("deal_reconstructed", {
+            "by": by, "cards": [c.code for c in parsed], "draws": draws}, rnd.round_id))
         d = deal(rnd.cards)
         if d.complete:
             return out + self.settle()

@@ -185,3 +185,20 @@ def test_reconstruction_is_checked_against_the_table_of_play_and_the_shoe() -> N
     with pytest.raises(CommandRefusedError, match="order"):
         d.t.reconstruct_deal("pit 3", ["2H", "9S", "AS", "KD"])
     assert d.t.state == "dealing" and results(d.effects) == []
+
+
+def test_rws_ip_5_13_2_a_card_past_an_open_window_is_reconstructed_and_closes_it() -> None:
+    # P 3S 3C (6), B 2H AD (3): the four-card window opens; the Banker's third card (5S)
+    # is drawn past it and its read is lost: the deal waits; the Pit reconstructs it.
+    d = Deal(["3S", "2H", "3C", "AD", "5S"], game="tiger-buffalo-insurance-plus")
+    d.start()
+    for n in (1, 2, 3, 4):
+        d.send(n)
+    assert d.t.insurance_window == "four_cards" and results(d.effects) == []
+    out = d.run(d.t.reconstruct_deal("pit 3", ["3S", "2H", "3C", "AD", "5S"]))
+    # The deal is complete with that card: an outcome is established (D15).
+    assert [(a.code, a.clause) for a in out if isinstance(a, Alert)] == [
+        ("insurance_not_offered_after_outcome", "5.13.2")]
+    assert d.t.insurance_window is None
+    [result] = results(out)
+    assert result["status"] == "valid" and dealt(result) == ["3S", "2H", "3C", "AD", "5S"]
