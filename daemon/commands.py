@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.errors import TabledError
 from daemon.games.model import GameRules
 
 MAX_PAYLOAD = 4096
@@ -27,13 +28,15 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "close_insurance": ((), ()),
     "reset_dealing_device": ((), ()),
     "confirm_order": ((), ("swap",)),
+    # The Pit's reconstruction of a held deal: its cards in order, e.g. "9S 2H AS KD".
+    "reconstruct_deal": (("cards",), ("round_id",)),
     "new_shoe": ((), ()),
     "end_shoe": ((), ()),
     "status": ((), ()),
 }
 
 
-class CommandError(ValueError):
+class CommandError(TabledError, ValueError):
     def __init__(self, code: str, message: str, command_id: str | None = None,
                  name: str | None = None) -> None:
         super().__init__(message)

@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from daemon.commands import COMMANDS
 from daemon.device_url import DeviceUrl, DeviceUrlError, parse_device_url
+from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.errors import RulesError
 from daemon.signing import KeyFileError, Signer, load_private_key, parse_public_key
@@ -37,7 +38,7 @@ class Principal:
 
 DEVICES_NEEDED = {"baccarat": ("shoe", "shuffler"), "dice": ("tumbler",)}
 SECTIONS = {
-    "table": {"id", "game", "layout", "decks"},
+    "table": {"id", "game", "layout", "decks", "card_confidence_floor"},
     "devices": {"shoe", "shuffler", "tumbler"},
     "broker": {"url", "username", "password", "password_file", "ca_file", "cert_file",
                "key_file", "allow_plaintext_remote", "client_id"},
@@ -49,7 +50,7 @@ SECTIONS = {
 PRINCIPAL_KEYS = {"key", "allow"}
 
 
-class ConfigError(ValueError):
+class ConfigError(TabledError, ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
         super().__init__(f"{source} is not valid:\n" + "\n".join(f"  {p}" for p in problems))
@@ -81,6 +82,8 @@ class TableConfig:
     signer: Signer
     principals: dict[str, Principal]
     command_max_age: float
+    # A card read below this confidence (percent) holds the round for the Pit (issue 11).
+    card_confidence_floor: int = 80
 
 
 def _is_loopback(host: str) -> bool:
@@ -290,14 +293,24 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
             c.problems.append(f"devices.{name}: {game.id} does not use a {name}")
     broker = _broker(c, b, table_id or "table")
     journal = c.string(j, "journal", "path", default="/var/lib/tabled/journal.db")
-    prefix = c.string(m, "mqtt", "topic_prefix", default="tables")
+    prefix, floor = (c.string(m, "mqtt", "topic_prefix", default="tables"),
+                     _confidence_floor(c, t))
     if prefix and any(ch in prefix for ch in "#+") :
         c.problems.append(f"mqtt.topic_prefix: {prefix!r} may not contain MQTT wildcards")
     if c.problems:
         raise ConfigError(source, c.problems)
     assert table_id and game_id and layout and broker and journal and prefix and signer
     return TableConfig(table_id, game_id, layout, decks, devices, broker, Path(journal),
-                       prefix.rstrip("/"), signer, principals, max_age)
+                       prefix.rstrip("/"), signer, principals, max_age,
+                       card_confidence_floor=floor)
+
+
+def _confidence_floor(c: _Checker, t: dict[str, Any]) -> int:
+    floor = t.get("card_confidence_floor", 80)
+    if isinstance(floor, bool) or not isinstance(floor, int) or not 0 <= floor <= 100:
+        c.problems.append(f"table.card_confidence_floor: {floor!r} is not a percentage 0-100")
+        return 80
+    return floor
 
 
 def load_config(path: Path | str) -> TableConfig:

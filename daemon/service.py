@@ -14,6 +14,7 @@ import json
 import logging
 import ssl
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,11 +37,12 @@ from daemon.round.effects import (
     Record,
     RoundResult,
 )
+from daemon.round.lifecycle import RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal, JournalError, Publish
 from firmware_protocols import shoe, shuffler, tumbler
-from firmware_protocols.common import CommandResult, DeviceKind, Door, Fault
+from firmware_protocols.common import CommandResult, DeviceKind
 from firmware_protocols.wire import Catalogue, Message
 
 log = logging.getLogger(__name__)
@@ -91,19 +93,25 @@ class TableService:
             name: DeviceDriver(name, url, *DEVICES[name],
                                on_message=functools.partial(self._on_device, name),
                                on_status=self._on_device_status,
-                               on_problem=self._on_device_problem)
+                               on_problem=self._on_device_problem,
+                               on_rejected=self._on_device_rejected)
             for name, url in cfg.devices.items() if name in DEVICES
         }
         self._tasks: set[asyncio.Task[None]] = set()
         self._handlers = self._device_handlers()
         self.recovered = asyncio.Event()  # the journal is read and any open round resolved
 
-    def _new_table(self) -> BaccaratTable | TaiSaiTable:
+    def _new_table(self) -> RoundLifecycle:
         if self.game.kind == "baccarat":
             assert self.cfg.decks is not None
             return BaccaratTable(self.cfg.table_id, self.game, self.cfg.layout, self.cfg.decks,
-                                 clock=self.clock)
-        return TaiSaiTable(self.cfg.table_id, self.game, self.cfg.layout, clock=self.clock)
+                                 clock=self.clock, new_round_id=self._new_round_id,
+                                 confidence_floor=self.cfg.card_confidence_floor)
+        return TaiSaiTable(self.cfg.table_id, self.game, self.cfg.layout, clock=self.clock,
+                           new_round_id=self._new_round_id)
+
+    def _new_round_id(self) -> str:
+        return f"{self.cfg.table_id}-{uuid.uuid4().hex[:12]}"
 
     # -- payloads -----------------------------------------------------------------------
 
@@ -238,31 +246,42 @@ class TableService:
     # -- inputs -------------------------------------------------------------------------
 
     def _device_handlers(self) -> dict[type[Message], Callable[[Any], list[Effect]]]:
-        t = self.table
-        if isinstance(t, BaccaratTable):
-            return {
-                shoe.CardDrawn: t.card_drawn, shoe.ShoeLoaded: t.shoe_loaded,
-                shoe.CutCard: t.cut_card, shoe.ShoeEmpty: t.shoe_empty,
-                shuffler.ShuffleComplete: t.shuffle_complete,
-                shuffler.OrderChunk: t.order_chunk,
-            }
-        return {tumbler.Activated: t.activated, tumbler.Tumble: t.tumble,
-                tumbler.Settled: t.settled}
+        return self.table.device_handlers()
 
     def _on_device_problem(self, detail: str) -> None:
         self.apply([Alert("device_protocol_error", "", detail)])
 
+    def _on_device_rejected(self, m: Message, detail: str) -> None:
+        """A device message with a field outside its documented range: the table decides
+        what it means for the round (the Pit's, never a guess), and the alert carries the
+        raw frame."""
+        if self.storage_error is not None:
+            self.dropped_while_failed += 1
+            return
+        self._act(lambda: self.table.device_fault(m, detail), detail)
+
+    def _act(self, handler: Callable[[], list[Effect]], what: str) -> None:
+        """Run a table handler; whatever it raises is a bug, journalled as an alert, and
+        never reaches the device session (which would drop the message and reconnect)."""
+        try:
+            effects = handler()
+        except Exception as exc:
+            log.exception("handling %s failed", what)
+            effects = [Alert("internal_error", "", f"handling {what} failed: {exc!r}; the "
+                             "round waits for the Pit",
+                             self.table.round.round_id if self.table.round else None)]
+        self.apply(effects)
+
     def _on_device(self, device: str, m: Message) -> None:
         handler = self._handlers.get(type(m))
-        recorded = isinstance(m, shoe.Tamper | Door | Fault | shoe.Gate | shoe.DealerButton |
-                              shuffler.ShuffleStarted)
+        recorded = isinstance(m, self.table.RECORDED)
         if self.storage_error is not None:
             if handler is not None or recorded:  # heartbeats and replies need no record
                 self.dropped_while_failed += 1
                 log.error("journal unavailable: %s %s not acted on", device, m)
             return
         if handler is not None:
-            self.apply(handler(m))
+            self._act(functools.partial(handler, m), f"{device} {m}")
         elif recorded:
             body = {k: v for k, v in m.__dict__.items() if isinstance(v, int | str | bool)}
             self.apply([Record(f"{device}_{m.NAME}", body, None)])
@@ -307,18 +326,7 @@ class TableService:
             self._answer(answer)
             return answer
         t = self.table
-        actions: dict[str, Callable[[], list[Effect]]] = {
-                   "open_betting": t.open_betting, "close_betting": t.close_betting,
-                   "void_round": lambda: t.void_round(
-                       cmd.args["reason"], who,
-                       cmd.args.get("irregularity", "unresolved_irregularity")),
-                   "end_shoe": lambda: t.end_shoe(who),
-                   "new_shoe": self._new_shoe, "status": lambda: []}
-        if isinstance(t, BaccaratTable):
-            actions["reset_dealing_device"] = lambda: t.reset_dealing_device(who)
-            actions["confirm_order"] = lambda: t.confirm_order(who, cmd.args.get("swap"))
-        if isinstance(t, BaccaratTable) and self.game.has_insurance:
-            actions["close_insurance"] = lambda: t.close_insurance("command " + cmd.id)
+        actions = t.commands(who, cmd.args)
         action = actions.get(cmd.name)
         try:
             if action is None:
@@ -347,15 +355,6 @@ class TableService:
             return answer
         self._answer(answer)
         return answer
-
-    def _new_shoe(self) -> list[Effect]:
-        if not isinstance(self.table, BaccaratTable):
-            raise CommandRefusedError(f"{self.game.id} is played without a shoe")
-        if self.table.state != "idle":
-            raise CommandRefusedError(f"finish the round first (the table is "
-                                      f"{self.table.state})")
-        assert self.cfg.decks is not None
-        return [DeviceCommand("shuffler", shuffler.StartShuffle(0, self.cfg.decks))]
 
     def _answer(self, answer: dict[str, Any]) -> None:
         if self.storage_error is None:

@@ -2,10 +2,79 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from enum import IntEnum
+from typing import Any, TypeVar
 
 from firmware_protocols.wire import BOOL, STR, U8, U16, U32, Message, message, wire
+
+# -- the documented range of every field a device sends ------------------------------------
+# Declared once, with @limits beside each message's fields. The controller checks every
+# device message against them at the boundary (daemon/drivers/device.py); a value outside
+# is a journalled alert with the raw frame, never an exception.
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The values a field may take: ``lo``-``hi`` (each element, for arrays), or one of
+    ``codes``; ``free``: every value its wire type can carry is meaningful."""
+
+    lo: int = 0
+    hi: int = 0
+    codes: frozenset[str] = frozenset()
+    free: bool = False
+
+    def ok(self, value: Any) -> bool:
+        if self.free:
+            return True
+        if self.codes:
+            return value in self.codes
+        items = value if isinstance(value, tuple) else (value,)
+        return all(isinstance(v, int) and self.lo <= v <= self.hi for v in items)
+
+    def describe(self) -> str:
+        if self.free:
+            return "any"
+        if self.codes:
+            return "one of " + " ".join(sorted(self.codes))
+        return f"{self.lo}-{self.hi}"
+
+
+def between(lo: int, hi: int) -> Limit:
+    return Limit(lo, hi)
+
+
+def one_of(codes: frozenset[str]) -> Limit:
+    return Limit(codes=codes)
+
+
+ANY = Limit(free=True)
+FLAG = between(0, 1)
+# A card as the reader reports it: rank then suit, or "??" when it could not read it.
+CARD_CODES = frozenset(r + s for r in "A23456789TJQK" for s in "SHDC") | {"??"}
+LIMITS: dict[type[Message], dict[str, Limit]] = {}
+_M = TypeVar("_M", bound=type[Message])
+
+
+def limits(**per_field: Limit) -> Callable[[_M], _M]:
+    """Declare the range of each field of a device message (every field, or it fails)."""
+    def register(cls: _M) -> _M:
+        names = {f.name for f in fields(cls)}
+        if set(per_field) != names:
+            raise ValueError(f"{cls.__name__}: limits for {sorted(per_field)}, fields "
+                             f"{sorted(names)}")
+        LIMITS[cls] = dict(per_field)
+        return cls
+    return register
+
+
+def out_of_range(msg: Message) -> list[str]:
+    """Each field of ``msg`` outside its documented range, named with its value."""
+    return [f"{msg.NAME}.{name} = {getattr(msg, name)!r} is outside {limit.describe()}"
+            for name, limit in LIMITS.get(type(msg), {}).items()
+            if not limit.ok(getattr(msg, name))]
+
 
 
 class DeviceKind(IntEnum):
@@ -43,6 +112,8 @@ class Identify(Message):
     tag: int = wire(U8, "chosen by the host; echoed in the reply")
 
 
+@limits(tag=ANY, kind=between(1, 3), model=ANY, firmware=ANY, protocol_version=ANY,
+        serial=ANY)
 @message(0x02, "identify_reply", "device")
 @dataclass(frozen=True)
 class IdentifyReply(Message):
@@ -56,6 +127,7 @@ class IdentifyReply(Message):
     serial: str = wire(STR, "device serial number")
 
 
+@limits(uptime_ms=ANY, state=between(0, 3), fault=ANY)
 @message(0x03, "heartbeat", "device")
 @dataclass(frozen=True)
 class Heartbeat(Message):
@@ -74,6 +146,7 @@ class Status(Message):
     tag: int = wire(U8, "echoed in status_reply")
 
 
+@limits(tag=ANY, state=between(0, 3), fault=ANY, detail=ANY)
 @message(0x05, "status_reply", "device")
 @dataclass(frozen=True)
 class StatusReply(Message):
@@ -85,6 +158,7 @@ class StatusReply(Message):
     detail: str = wire(STR, "free text for the log")
 
 
+@limits(code=ANY, detail=ANY)
 @message(0x06, "fault", "device")
 @dataclass(frozen=True)
 class Fault(Message):
@@ -94,6 +168,7 @@ class Fault(Message):
     detail: str = wire(STR, "free text for the log")
 
 
+@limits(code=ANY)
 @message(0x07, "fault_cleared", "device")
 @dataclass(frozen=True)
 class FaultCleared(Message):
@@ -102,6 +177,7 @@ class FaultCleared(Message):
     code: int = wire(U16, "the fault code that cleared")
 
 
+@limits(tag=ANY, result=between(0, 5), detail=ANY)
 @message(0x08, "command_result", "device")
 @dataclass(frozen=True)
 class CommandResult(Message):
@@ -113,6 +189,7 @@ class CommandResult(Message):
     detail: str = wire(STR, "why, when result is not 0")
 
 
+@limits(open=ANY)
 @message(0x09, "door", "device")
 @dataclass(frozen=True)
 class Door(Message):

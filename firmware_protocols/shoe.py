@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from firmware_protocols.common import COMMON
+from firmware_protocols.common import ANY, CARD_CODES, COMMON, between, limits, one_of
 from firmware_protocols.wire import (
     BOOL,
     CARD,
@@ -19,6 +19,8 @@ from firmware_protocols.wire import (
     wire,
 )
 
+MAX_DRAW_NO = 520  # ten decks: the most cards a shoe can hold
+
 
 class ShoeFault(IntEnum):
     READER_FAILURE = 0x0101
@@ -27,6 +29,8 @@ class ShoeFault(IntEnum):
     UNREADABLE_CARD = 0x0104
 
 
+@limits(draw_no=between(1, MAX_DRAW_NO), card=one_of(CARD_CODES), confidence=between(0, 100),
+        deck_set=ANY, double_draw=ANY, face_up=ANY)
 @message(0x20, "card_drawn", "device")
 @dataclass(frozen=True)
 class CardDrawn(Message):
@@ -40,6 +44,7 @@ class CardDrawn(Message):
     face_up: bool = wire(BOOL, "the card left the shoe face up")
 
 
+@limits(cards=between(1, MAX_DRAW_NO), deck_set=ANY)
 @message(0x21, "shoe_loaded", "device")
 @dataclass(frozen=True)
 class ShoeLoaded(Message):
@@ -49,6 +54,7 @@ class ShoeLoaded(Message):
     deck_set: int = wire(U32, "deck-set id read from the card backs")
 
 
+@limits(draw_no=between(0, MAX_DRAW_NO))
 @message(0x22, "cut_card", "device")
 @dataclass(frozen=True)
 class CutCard(Message):
@@ -57,6 +63,7 @@ class CutCard(Message):
     draw_no: int = wire(U16, "cards drawn before the cut card")
 
 
+@limits(draw_no=between(0, MAX_DRAW_NO))
 @message(0x23, "shoe_empty", "device")
 @dataclass(frozen=True)
 class ShoeEmpty(Message):
@@ -65,6 +72,7 @@ class ShoeEmpty(Message):
     draw_no: int = wire(U16, "cards drawn in this shoe")
 
 
+@limits(button=between(1, 2))
 @message(0x24, "dealer_button", "device")
 @dataclass(frozen=True)
 class DealerButton(Message):
@@ -73,6 +81,7 @@ class DealerButton(Message):
     button: int = wire(U8, "1 primary, 2 secondary")
 
 
+@limits(sensor=between(1, 3))
 @message(0x25, "tamper", "device")
 @dataclass(frozen=True)
 class Tamper(Message):
@@ -81,6 +90,7 @@ class Tamper(Message):
     sensor: int = wire(U8, "1 cover, 2 reader window, 3 mounting")
 
 
+@limits(locked=ANY)
 @message(0x26, "gate", "device")
 @dataclass(frozen=True)
 class Gate(Message):

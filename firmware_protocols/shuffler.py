@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
-from firmware_protocols.common import COMMON
+from firmware_protocols.common import ANY, COMMON, between, limits
 from firmware_protocols.wire import (
     BOOL,
     CARDS,
@@ -57,6 +57,7 @@ def commitment(shuffle_id: int, nonce: bytes, order: Iterable[str]) -> bytes:
     return h.digest()
 
 
+@limits(shuffle_id=ANY, decks=between(1, 10))
 @message(0x40, "shuffle_started", "device")
 @dataclass(frozen=True)
 class ShuffleStarted(Message):
@@ -66,6 +67,8 @@ class ShuffleStarted(Message):
     decks: int = wire(U8, "decks being shuffled")
 
 
+@limits(shuffle_id=ANY, decks=between(1, 10), inventory=between(0, 20),
+        foreign_cards=ANY, rng_ok=ANY, commitment=ANY)
 @message(0x41, "shuffle_complete", "device")
 @dataclass(frozen=True)
 class ShuffleComplete(Message):
@@ -81,6 +84,8 @@ class ShuffleComplete(Message):
                                               "and the order as ASCII card codes")
 
 
+@limits(shuffle_id=ANY, offset=between(0, 519), total=between(1, 520), nonce=ANY,
+        cards=ANY)
 @message(0x42, "order_chunk", "device")
 @dataclass(frozen=True)
 class OrderChunk(Message):
@@ -93,6 +98,7 @@ class OrderChunk(Message):
     cards: tuple[str, ...] = wire(CARDS, "cards, in shuffled order, from offset")
 
 
+@limits(tag=ANY, inventory=between(0, 20), foreign_cards=ANY)
 @message(0x43, "inventory_reply", "device")
 @dataclass(frozen=True)
 class InventoryReply(Message):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from firmware_protocols.common import COMMON
+from firmware_protocols.common import ANY, COMMON, FLAG, between, limits
 from firmware_protocols.wire import (
     BOOL,
     U8,
@@ -29,6 +29,7 @@ class TumblerFault(IntEnum):
     DICE_UNREADABLE = 0x0304
 
 
+@limits(source=between(1, 2), armed=ANY)
 @message(0x60, "activated", "device")
 @dataclass(frozen=True)
 class Activated(Message):
@@ -38,6 +39,7 @@ class Activated(Message):
     armed: bool = wire(BOOL, "whether the tumbler was armed when activated")
 
 
+@limits(count=between(1, 255))
 @message(0x61, "tumble", "device")
 @dataclass(frozen=True)
 class Tumble(Message):
@@ -46,6 +48,7 @@ class Tumble(Message):
     count: int = wire(U8, "tumbles since activation, 1, 2, 3, ...")
 
 
+@limits(dice=between(0, 6), tilt=between(0, 900), flat=FLAG, confidence=between(0, 100))
 @message(0x62, "settled", "device")
 @dataclass(frozen=True)
 class Settled(Message):

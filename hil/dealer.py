@@ -125,6 +125,26 @@ class SimDealer:
         if not answer["ok"]:
             raise RuntimeError(f"{name} refused: {answer.get('error')}")
 
+    async def pit_decides(self, held: dict[str, Any]) -> None:
+        """The Pit's word on a held result (the simulated Pit sees the cards on the
+        table): the order of a double draw as read (D17), or, for a draw without a
+        trustworthy read, the deal reconstructed from the cards that left the shoe."""
+        if held.get("reason") == "reads":
+            await self.reconstruct([int(n) for n, _ in held["reads"]], held.get("round_id"))
+            return
+        answer = await self.command("confirm_order")
+        if not answer["ok"]:
+            raise RuntimeError(f"confirm_order refused: {answer.get('error')}")
+
+    async def reconstruct(self, draws: list[int], round_id: str | None = None) -> None:
+        """reconstruct_deal with the physical cards of these draws, in order."""
+        assert self.shoe is not None and self.shoe.shoe is not None
+        cards = " ".join(self.shoe.shoe.cards[n - 1] for n in draws)
+        args = {"cards": cards, **({"round_id": round_id} if round_id else {})}
+        answer = await self.command("reconstruct_deal", **args)
+        if not answer["ok"]:
+            raise RuntimeError(f"reconstruct_deal refused: {answer.get('error')}")
+
     def forget(self) -> None:
         """Drop whatever arrived and was not yet wanted: after an interrupted round, its
         late messages must not answer the next round's questions."""
@@ -208,10 +228,8 @@ class SimDealer:
                 or t == "results")
             if "seq" in body:  # the result of this round
                 return body
-            if body["event"] == "result_held":  # a double draw: the pit takes the order
-                answer = await self.command("confirm_order")
-                if not answer["ok"]:
-                    raise RuntimeError(f"confirm_order refused: {answer}")
+            if body["event"] == "result_held":  # the Pit's word (D17, D18)
+                await self.pit_decides(body)
                 continue
             if body["event"] == "insurance_offered":
                 await asyncio.sleep(self.betting_seconds)  # players place insurance
@@ -262,7 +280,8 @@ class SimDealer:
             if "seq" in body:
                 return body
             if body["event"] == "result_held":
-                await self.command("confirm_order")
+                with contextlib.suppress(RuntimeError):  # already given before the restart
+                    await self.pit_decides(body)
                 continue
             with contextlib.suppress(RuntimeError):  # the gate stayed shut: ask again
                 await self._draw()

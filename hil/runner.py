@@ -160,14 +160,20 @@ class ScriptedDealer(SimDealer):
         await asyncio.sleep(self.betting_seconds)
         await self.command("close_betting")
         drawn = 0
+        self.round_draws: list[int] = []
         await self._after(r, 0)
         while True:
             body = self.take_result() or await self._expect(
                 lambda t, b: (t == "events" and b.get("event") in ("next_card",
-                                                                  "insurance_offered"))
+                                                                  "insurance_offered",
+                                                                  "result_held"))
                 or t == "results")
             if "seq" in body:
                 return body
+            if body["event"] == "result_held":
+                if body.get("reason") == "reads":  # the Pit reconstructs the deal (D18)
+                    await self.pit_decides(body)
+                continue  # a double draw's order: the scenario says when (confirm_order)
             if body["event"] == "insurance_offered":
                 await asyncio.sleep(self.betting_seconds)
                 if not r.faults_at("insurance"):
@@ -177,10 +183,21 @@ class ScriptedDealer(SimDealer):
             if self.owed:  # a card already out answers this prompt
                 self.owed -= 1
                 continue
-            draw_no = await self._draw_with(r.faults_at("draw", drawn + 1))
+            faults = r.faults_at("draw", drawn + 1)
+            draw_no = await self._draw_with(faults)
             if draw_no is None:
                 continue  # a prompt from before a fault: the gate stays shut, wait on
             drawn += 1
+            while any(f.fault == "lost_read" for f in faults):
+                # Nobody heard that card, but the dealer goes on by the Table of Play: the
+                # next card, unprompted; or, if it was the last, the Pit reconstructs.
+                if drawn == len(r.cards):
+                    await self.reconstruct(self.round_draws)
+                    break
+                faults = r.faults_at("draw", drawn + 1)
+                if await self._draw_with(faults) is None:
+                    break
+                drawn += 1
             if r.faults_at("after", drawn):
                 # "after card n" means after the daemon has recorded it, not merely after
                 # it left the shoe: otherwise a kill could race the card's record.
@@ -228,6 +245,10 @@ class ScriptedDealer(SimDealer):
         for f in faults:
             if f.fault in ("face_up", "double_draw"):
                 kw[f.fault] = True
+            elif f.fault == "unreadable":
+                kw["read_as"] = "??"
+            elif f.fault == "lost_read":
+                kw["lost"] = True
             elif f.fault == "low_confidence":
                 kw["confidence"] = int(f.args.get("confidence", 40))
             elif f.fault == "foreign_back" and self.shoe.shoe is not None:
@@ -235,9 +256,13 @@ class ScriptedDealer(SimDealer):
                                                                                 0xBAD))
         for _ in range(150):
             if self.shoe.draw(self.shoe_port.now(), **kw) is not None:
-                self.shoe_port.kick()
                 assert self.shoe.shoe is not None
-                return self.shoe.shoe.drawn
+                draw_no = self.shoe.shoe.drawn
+                self.round_draws.append(draw_no)
+                if any(f.fault == "repeat_draw" for f in faults):
+                    self.shoe.resend(draw_no, self.shoe_port.now())
+                self.shoe_port.kick()
+                return draw_no
             await asyncio.sleep(0.01)
         if self.shoe.shoe is not None:
             self.shoe.shoe.backs.pop(self.shoe.shoe.drawn + 1, None)
@@ -258,8 +283,10 @@ class ScriptedDealer(SimDealer):
     async def _throw(self, r: Round) -> dict[str, Any] | None:
         assert self.tumbler and self.tumbler_port and r.dice is not None
         tilt = tuple(0 if flat else NOT_FLAT_TILT for flat in r.flat)
+        bad = [int(f.args.get("value", 7)) for f in r.faults_at("round") if f.fault == "bad_die"]
+        dice = (bad[0], r.dice[1], r.dice[2]) if bad else r.dice
         # This round's throw only: one scripted for a round that was voided is gone.
-        self.tumbler.scripted = [Throw(r.dice, r.tumbles, (tilt[0], tilt[1], tilt[2]))]
+        self.tumbler.scripted = [Throw(dice, r.tumbles, (tilt[0], tilt[1], tilt[2]))]
         opened = await self.command("open_betting")
         if not opened["ok"]:
             return None
@@ -280,6 +307,13 @@ class ScriptedDealer(SimDealer):
         if r.faults_at("after", 1):  # after the dice came to rest
             await self._expect(lambda t, b: t == "events" and b.get("event") == "dice")
             await self._after(r, 1)
+        if bad:  # the controller has no outcome and says so; the Pit voids the round
+            await self._expect(lambda t, b: t == "alerts" and
+                               b.get("code") == "unresolved_irregularity")
+            answer = await self.command("void_round", reason="the tumbler reported a die "
+                                        f"showing {bad[0]}")
+            if not answer["ok"]:
+                raise RuntimeError(f"void_round refused: {answer.get('error')}")
         return await self._expect(lambda t, b: t == "results")
 
 
@@ -405,7 +439,7 @@ def _scripted_dealer(s: Scenario, sim: SimRig, broker: tuple[str, int], ctx: Run
 async def _scripted_round(dealer: ScriptedDealer, sim: SimRig, i: int, r: Round,
                           report: Report) -> None:
     mark = len(dealer.seen)
-    noise = r.faults_at("round")
+    noise = [f for f in r.faults_at("round") if f.fault == "line_noise"]
     for f in noise:
         sim.ports[f.args["device"]].faults_out = LineFaults(
             bit_error_rate=float(f.args.get("ber", 1e-3)), seed=i)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.device_url import DeviceUrlError, parse_device_url
+from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.cards import parse_card
 from daemon.games.errors import RulesError
@@ -42,6 +43,13 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "double_draw": ("draw", frozenset()),
     "foreign_back": ("draw", frozenset({"deck_set"})),
     "low_confidence": ("draw", frozenset({"confidence"})),
+    # issue 11: the shoe re-sends draw n after a link reset; draw n's read is lost (the
+    # next draw number skips); draw n is read as "??". The Pit reconstructs the deal.
+    "repeat_draw": ("draw", frozenset()),
+    "lost_read": ("draw", frozenset()),
+    "unreadable": ("draw", frozenset()),
+    # the tumbler reports a face out of range (e.g. 7): the Pit voids the round
+    "bad_die": ("round", frozenset({"value"})),
     # after the round's n-th card ("after": 0 is just after "No more bets")
     "extra_draw": ("after", frozenset()),
     "kill_daemon": ("after", frozenset()),
@@ -64,7 +72,7 @@ EXPECT_KEYS = {"status", "winner", "player_total", "banker_total", "natural", "t
 DEVICES = ("shoe", "shuffler", "tumbler")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(TabledError, ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
         super().__init__(f"{source} is not a valid scenario:\n" +

@@ -30,6 +30,7 @@ class ShoeSim(SimDevice):
                          seed=seed, speed=speed, protocol_version=protocol_version)
         self.gate_locked = True
         self.shoe: LoadedShoe | None = None
+        self.last_drawn: proto.CardDrawn | None = None
 
     def handle(self, msg: Message, now: float) -> None:
         if isinstance(msg, proto.LockGate):
@@ -50,21 +51,35 @@ class ShoeSim(SimDevice):
         self.emit(proto.ShoeLoaded(len(cards), deck_set), now)
 
     def draw(self, now: float, *, double_draw: bool = False, face_up: bool = False,
-             confidence: int = 99) -> str | None:
-        """Draw the next card past the reader. Returns it, or None if the gate or shoe stops it."""
+             confidence: int = 99, read_as: str | None = None, lost: bool = False
+             ) -> str | None:
+        """Draw the next card past the reader. Returns it, or None if the gate or shoe stops it.
+        ``read_as``: what the reader reports instead ("??": unreadable); ``lost``: the card
+        leaves the shoe but its read never reaches the host (the next draw number skips)."""
         s = self.shoe
         if s is None or self.gate_locked or s.drawn >= len(s.cards):
             return None
         card = s.cards[s.drawn]
         s.drawn += 1
-        self.emit(proto.CardDrawn(s.drawn, card, confidence, s.backs.get(s.drawn, s.deck_set),
-                                  double_draw, face_up), now)
+        self.last_drawn = proto.CardDrawn(s.drawn, read_as or card, confidence,
+                                          s.backs.get(s.drawn, s.deck_set), double_draw,
+                                          face_up)
+        if not lost:
+            self.emit(self.last_drawn, now)
         if s.cut_at is not None and s.drawn >= s.cut_at and not s.cut_reported:
             s.cut_reported = True
             self.emit(proto.CutCard(s.drawn), now)
         if s.drawn == len(s.cards):
             self.emit(proto.ShoeEmpty(s.drawn), now)
         return card
+
+    def resend(self, draw_no: int, now: float) -> None:
+        """Send a draw's message again, as a shoe that re-sends what it believes was not
+        acknowledged does after a link reset."""
+        s = self.shoe
+        assert s is not None and 1 <= draw_no <= s.drawn
+        self.emit(proto.CardDrawn(draw_no, s.cards[draw_no - 1], 99,
+                                  s.backs.get(draw_no, s.deck_set), False, False), now)
 
     def press_button(self, now: float, button: int = 1) -> None:
         self.emit(proto.DealerButton(button), now)

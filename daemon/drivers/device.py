@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from daemon.device_url import DeviceUrl
+from daemon.errors import TabledError
 from daemon.transports import Transport, TransportError, open_transport
 from firmware_protocols.common import (
     CommandResult,
@@ -31,6 +32,7 @@ from firmware_protocols.common import (
     Identify,
     IdentifyReply,
     StatusReply,
+    out_of_range,
 )
 from firmware_protocols.endpoint import BadMessage, Endpoint, EndpointEvent
 from firmware_protocols.framing import PROTOCOL_VERSION, DecodeError
@@ -51,7 +53,7 @@ class DeviceState(StrEnum):
     INCOMPATIBLE = "incompatible"  # wrong device kind or protocol version
 
 
-class SessionEndedError(Exception):
+class SessionEndedError(TabledError):
     """Why a device session ended; the driver reconnects."""
 
     def __init__(self, reason: str, state: DeviceState = DeviceState.LOST) -> None:
@@ -59,7 +61,7 @@ class SessionEndedError(Exception):
         self.state = state
 
 
-class DeviceNotReadyError(RuntimeError):
+class DeviceNotReadyError(TabledError, RuntimeError):
     pass
 
 
@@ -92,6 +94,9 @@ class DeviceDriver:
     on_message: Callable[[Message], None] = lambda m: None
     on_status: Callable[[DeviceStatus], None] = lambda s: None
     on_problem: Callable[[str], None] = lambda detail: None  # journalled as an alert
+    # A message with a field outside its documented range (firmware_protocols LIMITS):
+    # not delivered to on_message; the table decides (an alert, the round to the Pit).
+    on_rejected: Callable[[Message, str], None] = lambda m, detail: None
     heartbeat_timeout: float = 3.5
     handshake_timeout: float = 3.0
     command_timeout: float = 3.0
@@ -297,7 +302,19 @@ class DeviceDriver:
                 raise SessionEndedError(f"{self.name}: link failed: {e.reason}")
 
     def _on_message(self, msg: Message) -> None:
+        problems = out_of_range(msg)
         tag = getattr(msg, "tag", None)
+        if problems:
+            # Checked here, at the boundary, never by an exception further in: the session
+            # stays up, and the raw frame goes with the alert.
+            log.warning("%s: %s", self.name, "; ".join(problems))
+            if msg.SENDER == "device" and tag is not None and tag in self._pending:
+                fut = self._pending[tag]  # the asker checks its answer (kind, result)
+                if not fut.done():
+                    fut.set_result(msg)
+            self.on_rejected(msg, f"{self.name}: {'; '.join(problems)} (raw frame: message "
+                                  f"0x{msg.MSG_ID:02X}, payload {msg.to_bytes().hex()})")
+            return
         if msg.SENDER == "device" and tag is not None and tag in self._pending:
             fut = self._pending[tag]
             if not fut.done():

@@ -1,7 +1,9 @@
 """The engine's own error types. Callers catch RulesError; nothing else is raised on bad input."""
 
+from daemon.errors import TabledError
 
-class RulesError(ValueError):
+
+class RulesError(TabledError, ValueError):
     """Input that the approved rules do not allow (bad card code, unknown layout, ...)."""
 
 

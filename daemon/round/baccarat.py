@@ -3,23 +3,29 @@
     idle --open_betting--> betting_open --close_betting--> dealing --(result|void)--> idle
 
 Sans-I/O and synchronous, like the rules engine: each command or device message returns
-the effects to apply, in order (journal first, then devices and publishing). The gate
-is unlocked only after "No more bets"; the next card needed is announced after every
-card; a finished deal is settled by the engine; an irregularity that voids the round
-ends it with its clause and returns every bet.
+the effects to apply, in order (journal first, then devices and publishing). State
+changes only by folding records (lifecycle.py): a handler decides, ``_rec`` folds.
+
+The gate is unlocked only after "No more bets"; the next card needed is announced after
+every card; a finished deal is settled by the engine; an irregularity that voids the
+round ends it with its clause and returns every bet. No result is published on a guess:
+a draw without a trustworthy read (a skipped draw number, a repeat with another card, an
+unreadable card, a read below the confidence floor) holds the round for the Pit, who
+reconstructs the deal (``reconstruct_deal``) or voids it; an exact repeat of a draw (a
+device re-sending after a link reset) is journalled and ignored.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from daemon.games import insurance_plus
 from daemon.games.baccarat import Deal, deal
 from daemon.games.cards import Card, parse_card
 from daemon.games.decided import decided_bets
-from daemon.games.errors import CardCodeError, DealError
+from daemon.games.errors import DealError
 from daemon.games.model import Consequence, GameRules
 from daemon.results import RoundContext, baccarat_result, void_result
 from daemon.round.effects import (
@@ -27,37 +33,67 @@ from daemon.round.effects import (
     CommandRefusedError,
     DeviceCommand,
     Effect,
-    Record,
-    RoundResult,
 )
-from daemon.round.lifecycle import IDLE, RoundLifecycle
-from daemon.round.shoe import Certificate, Finding, Shoe, certify
+from daemon.round.lifecycle import BETTING, IDLE, Folded, RoundLifecycle
+from daemon.round.shoe import UNKNOWN, Certificate, Finding, Shoe, certify, parse_or_none
+from firmware_protocols import common as common_proto
 from firmware_protocols import shoe as shoe_proto
 from firmware_protocols import shuffler as shuffler_proto
+from firmware_protocols.wire import Message
 
 DEALING = "dealing"
+# A read below this confidence (percent) is not trusted: the Pit reconstructs the card.
+DEFAULT_CONFIDENCE_FLOOR = 80
+MAX_CARRIED = 6
+Read = tuple[int, str | None]  # a draw of the round: its number, its card if trusted
 
 
 class BaccaratTable(RoundLifecycle):
     PLAY = DEALING
+    RECORDED = (shoe_proto.Tamper, common_proto.Door, common_proto.Fault, shoe_proto.Gate,
+                shoe_proto.DealerButton, shuffler_proto.ShuffleStarted)
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, decks: int, *,
-                 clock: Callable[[], float] = time.time,
-                 new_round_id: Callable[[], str] | None = None) -> None:
+                 clock: Callable[[], float], new_round_id: Callable[[], str],
+                 confidence_floor: int = DEFAULT_CONFIDENCE_FLOOR) -> None:
         game.check_decks(decks)
         super().__init__(table_id, game, layout, clock, new_round_id)
         self.decks = decks
+        self.confidence_floor = confidence_floor
         self.certificate: Certificate | None = None
         self.shoe: Shoe | None = None
         self.shoe_id: str | None = None
         self.shoe_ending = False  # the cut card came out (MBS 3.22: finish, then end)
         self.insurance_window: str | None = None  # Insurance Plus: the window now open
-        # RWS 5.8: cards drawn outside a deal are used in the next one, first, in order.
-        self.carried: list[tuple[Card, int]] = []
+        self.insurance_offers: list[dict[str, Any]] = []
+        # RWS 5.8: cards drawn outside a deal are used in the next one, first, in order
+        # (None: a card whose read is not trusted; the next deal is held for the Pit).
+        self.carried: list[tuple[Card | None, int]] = []
         # Ended shoes wait here for the shuffler to reveal their order (card switching).
         self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
 
-    # -- commands (from MQTT or the local CLI) --------------------------------------------
+    # -- what the service dispatches ------------------------------------------------------
+
+    def device_handlers(self) -> dict[type[Message], Callable[[Any], list[Effect]]]:
+        return {shoe_proto.CardDrawn: self.card_drawn, shoe_proto.ShoeLoaded: self.shoe_loaded,
+                shoe_proto.CutCard: self.cut_card, shoe_proto.ShoeEmpty: self.shoe_empty,
+                shuffler_proto.ShuffleComplete: self.shuffle_complete,
+                shuffler_proto.OrderChunk: self.order_chunk}
+
+    def commands(self, by: str, args: dict[str, str]
+                 ) -> dict[str, Callable[[], list[Effect]]]:
+        out = super().commands(by, args)
+        out.update({
+            "end_shoe": lambda: self.end_shoe(by), "new_shoe": self.new_shoe,
+            "reset_dealing_device": lambda: self.reset_dealing_device(by),
+            "confirm_order": lambda: self.confirm_order(by, args.get("swap"),
+                                                        args.get("round_id")),
+            "reconstruct_deal": lambda: self.reconstruct_deal(
+                by, args.get("cards", "").split(), args.get("round_id")),
+        })
+        if self.game.has_insurance:
+            out["close_insurance"] = lambda: self.close_insurance(by)
+        return out
 
     def device_ready(self, device: str) -> list[DeviceCommand]:
         """What a device that has just (re)connected must be told: it knows nothing of
@@ -69,9 +105,137 @@ class BaccaratTable(RoundLifecycle):
         return []
 
     def gate_command(self) -> DeviceCommand:
-        """The gate as it should be now: for a shoe that has just (re)connected, which
-        comes up locked after a reboot and knows nothing of the round in progress."""
-        return DeviceCommand("shoe", shoe_proto.LockGate(0, self.state != DEALING))
+        """The gate as it should be now: open only while a deal wants cards."""
+        return DeviceCommand("shoe", shoe_proto.LockGate(0, not self._wants_cards()))
+
+    def _wants_cards(self) -> bool:
+        return self.state == DEALING and self.round is not None and self.round.held is None
+
+    def device_fault(self, msg: Message, detail: str) -> list[Effect]:
+        """A card_drawn out of range is a card that left the shoe without a trustworthy
+        read: recorded as unread ("??"), so its round is held for the Pit. A draw number
+        out of range cannot even be placed: the deal in progress is held."""
+        out = super().device_fault(msg, detail)
+        if not isinstance(msg, shoe_proto.CardDrawn) or self.shoe is None:
+            return out
+        if 1 <= msg.draw_no <= shoe_proto.MAX_DRAW_NO:
+            return out + self.card_drawn(replace(msg, card=UNKNOWN, confidence=0))
+        if not self._wants_cards():
+            return out
+        assert self.round is not None
+        reads: list[Read] = [(n, c.code) for n, c in zip(self.round.draws, self.round.cards,
+                                                         strict=True)]
+        return out + self._hold_reads(reads, [f"a card was drawn with draw number "
+                                              f"{msg.draw_no}, which no draw has"])
+
+    # -- the fold: every state change, live and replayed -------------------------------
+
+    def _fold_shuffle_certified(self, r: Folded) -> None:
+        b = r.body
+        self.certificate = Certificate(b["shuffle_id"], b["decks"],
+                                       bytes.fromhex(b["commitment"]))
+
+    def _fold_shuffle_refused(self, r: Folded) -> None:
+        self.certificate = None
+
+    def _fold_shoe_refused(self, r: Folded) -> None:
+        self.certificate = None
+        self.shoe, self.shoe_id = None, None
+
+    def _fold_shoe_loaded(self, r: Folded) -> None:
+        if self.certificate is None:
+            return
+        self.shoe = Shoe(self.game, self.certificate, r.body["deck_set"])
+        self.shoe_id, self.shoe_ending, self.certificate = r.body["shoe_id"], False, None
+
+    def _fold_card_drawn(self, r: Folded) -> None:
+        if self.shoe is None:
+            return
+        n, code = int(r.body["draw_no"]), str(r.body["card"])
+        before = self.shoe.read(n)
+        if parse_or_none(code) is None:
+            code = UNKNOWN
+        if before is not None and before not in (UNKNOWN, code):
+            code = UNKNOWN  # two reads of one draw disagree: the Pit says which
+        self.shoe.record(n, code)
+
+    def _fold_card(self, r: Folded) -> None:
+        assert self.round is not None
+        n = int(r.body["draw_no"])
+        self.round.cards.append(parse_card(r.body["card"]))
+        self.round.draws.append(n)
+        if r.body.get("double_draw"):
+            self.round.doubles.append(n)
+        if r.body.get("carried"):
+            self.carried = [c for c in self.carried if c[1] != n]
+
+    def _fold_card_carried(self, r: Folded) -> None:
+        code = r.body["card"]
+        self.carried.append((parse_or_none(code) if code else None, int(r.body["draw_no"])))
+
+    def _fold_betting_reopened(self, r: Folded) -> None:
+        if self.round is not None:  # MBS 5.9: the cards drawn so far are set aside
+            rnd = self.round
+            rnd.cards, rnd.draws, rnd.doubles, rnd.closed_at = [], [], [], None
+            rnd.held, rnd.reads = None, []
+            self._go("reopen")
+
+    def _fold_insurance_offered(self, r: Folded) -> None:
+        self.insurance_window = r.body["window"]
+        self.insurance_offers = list(r.body["offers"])
+
+    def _fold_insurance_closed(self, r: Folded) -> None:
+        self.insurance_window, self.insurance_offers = None, []
+
+    def _fold_result_held(self, r: Folded) -> None:
+        if self.round is None:
+            return
+        rnd = self.round
+        rnd.held = r.body.get("reason", "simultaneous_draw")
+        rnd.reads = [(int(n), c) for n, c in r.body.get("reads", [])]
+        taken = {n for n, _ in rnd.reads}
+        self.carried = [c for c in self.carried if c[1] not in taken]
+
+    def _fold_order_confirmed(self, r: Folded) -> None:
+        if self.round is None:
+            return
+        rnd, swap = self.round, r.body.get("swap")
+        if swap:
+            a, b = (rnd.draws.index(int(x)) for x in str(swap).split(","))
+            rnd.draws[a], rnd.draws[b] = rnd.draws[b], rnd.draws[a]
+        rnd.cards = [parse_card(c) for c in r.body["cards"]]
+        rnd.held = None
+
+    def _fold_deal_reconstructed(self, r: Folded) -> None:
+        if self.round is None:
+            return
+        rnd = self.round
+        rnd.cards = [parse_card(c) for c in r.body["cards"]]
+        rnd.draws = [int(n) for n in r.body["draws"]]
+        rnd.held, rnd.reads, rnd.doubles = None, [], []
+        if self.shoe is not None:
+            for n, c in zip(rnd.draws, r.body["cards"], strict=True):
+                self.shoe.record(n, c)
+
+    def _fold_result(self, r: Folded) -> None:
+        if self.round is not None and self.round.round_id == r.round_id:
+            self.insurance_window, self.insurance_offers = None, []
+        super()._fold_result(r)
+
+    def _fold_cut_card(self, r: Folded) -> None:
+        self.shoe_ending = True
+
+    def _fold_shoe_ended(self, r: Folded) -> None:
+        if self.shoe is not None:  # reveal the order so card switching can be checked
+            self.awaiting_order[self.shoe.certificate.shuffle_id] = (self.shoe, [])
+        self.shoe, self.shoe_id, self.shoe_ending = None, None, False
+
+    def _fold_shuffle_verified(self, r: Folded) -> None:
+        self.awaiting_order.pop(r.body["shuffle_id"], None)
+
+    _fold_shuffle_verification_failed = _fold_shuffle_verified
+
+    # -- commands (from MQTT or the local CLI) --------------------------------------------
 
     def open_betting(self) -> list[Effect]:
         if self.state != IDLE:
@@ -82,27 +246,31 @@ class BaccaratTable(RoundLifecycle):
                                       f"(clause {clause})")
         if self.shoe_ending:
             raise CommandRefusedError("the cut card has come out: end the shoe first")
-        rid = self._begin().round_id
-        return [Record("betting_opened", {"shoe_id": self.shoe_id}, rid),
+        return [self._begin({"shoe_id": self.shoe_id}),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
 
     def close_betting(self) -> list[Effect]:
-        rnd = self._close()
+        closed = self._close()
+        rnd = self.round
+        assert rnd is not None
         rid = rnd.round_id
         # The gate opens only after "No more bets" (RWS 3.8, MBS 3.2).
-        out: list[Effect] = [Record("betting_closed", {}, rid),
-                             DeviceCommand("shoe", shoe_proto.LockGate(0, False))]
-        carried, self.carried = self.carried, []
-        for card, draw_no in carried:
-            rnd.cards.append(card)
-            rnd.draws.append(draw_no)
-            placed = deal(rnd.cards).cards[-1]
-            out.append(Record("card", {**placed.as_dict(), "draw_no": draw_no,
-                                       "carried": True}, rid))
+        out: list[Effect] = [closed, DeviceCommand("shoe", shoe_proto.LockGate(0, False))]
+        carried = list(self.carried)
+        for i, (card, draw_no) in enumerate(carried):
+            if card is None:  # a carried card without a trustworthy read: the Pit's
+                reads: list[Read] = [(n, c.code) for n, c in zip(rnd.draws, rnd.cards,
+                                                                 strict=True)]
+                reads += [(n, c.code if c else None) for c, n in carried[i:]]
+                return out + self._hold_reads(reads, [f"carried draw {draw_no} has no "
+                                                      "trustworthy read"])
+            placed = deal([*rnd.cards, card]).cards[-1]
+            out.append(self._rec("card", {**placed.as_dict(), "draw_no": draw_no,
+                                          "carried": True}, rid))
         d = deal(rnd.cards)
         if d.complete:
             return out + self._settle_or_hold()
-        return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
+        return [*out, self._rec("next_card", {"needed": d.next_card.value}, rid)]
 
     def void_round(self, reason: str, by: str,
                    code: str = "unresolved_irregularity") -> list[Effect]:
@@ -123,16 +291,19 @@ class BaccaratTable(RoundLifecycle):
                                       f"bets\" (the table is {self.state})")
         reset = self.game.irregularity("device_reset")
         rnd, aside = self.round, [c.code for c in self.round.cards]
-        rnd.cards, rnd.draws, rnd.doubles, rnd.closed_at = [], [], [], None
-        self._go("reopen")
         detail = (f"the dealing device was reset by {by} after \"No more bets\": players may "
                   "withdraw their wagers, then bet again before \"No more bets\" is "
                   "re-announced; " + (f"cards set aside: {' '.join(aside)}" if aside
                                       else "no card had been drawn"))
-        return [Record("betting_reopened", {"clause": reset.clause, "by": by,
-                                            "cards_set_aside": aside}, rnd.round_id),
+        return [self._rec("betting_reopened", {"clause": reset.clause, "by": by,
+                                               "cards_set_aside": aside}, rnd.round_id),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
                 Alert(reset.code, reset.clause, detail, rnd.round_id)]
+
+    def new_shoe(self) -> list[Effect]:
+        if self.state != IDLE:
+            raise CommandRefusedError(f"finish the round first (the table is {self.state})")
+        return [DeviceCommand("shuffler", shuffler_proto.StartShuffle(0, self.decks))]
 
     def end_shoe(self, by: str) -> list[Effect]:
         if self.state != IDLE:
@@ -143,12 +314,12 @@ class BaccaratTable(RoundLifecycle):
 
     def shuffle_complete(self, msg: shuffler_proto.ShuffleComplete) -> list[Effect]:
         cert, findings = certify(self.game, self.decks, msg)
-        self.certificate = cert
         if cert is None:
-            return [Alert(f.irregularity.code, f.clause, f.detail) for f in findings]
-        return [Record("shuffle_certified", {"shuffle_id": cert.shuffle_id,
-                                             "decks": cert.decks,
-                                             "commitment": cert.commitment.hex()})]
+            return [self._rec("shuffle_refused", {"shuffle_id": msg.shuffle_id}),
+                    *(Alert(f.irregularity.code, f.clause, f.detail) for f in findings)]
+        return [self._rec("shuffle_certified", {"shuffle_id": cert.shuffle_id,
+                                                "decks": cert.decks,
+                                                "commitment": cert.commitment.hex()})]
 
     def shoe_loaded(self, msg: shoe_proto.ShoeLoaded) -> list[Effect]:
         out: list[Effect] = []
@@ -156,66 +327,114 @@ class BaccaratTable(RoundLifecycle):
             out = self._void(Finding(self.game.irregularity("deck_shortage_or_excess"),
                                      "a shoe was loaded in the middle of a round"))
         shoe, findings = Shoe.load(self.game, self.certificate, msg)
-        self.certificate = None  # a certified shuffle loads one shoe only
         if shoe is None:
-            self.shoe, self.shoe_id = None, None
-            return [*out, *(Alert(f.irregularity.code, f.clause, f.detail) for f in findings)]
-        self.shoe = shoe
-        self.shoe_id = f"{self.table_id}-shoe-{shoe.certificate.shuffle_id}"
-        self.shoe_ending = False
-        return [*out, Record("shoe_loaded", {"shoe_id": self.shoe_id,
-                                             "shuffle_id": shoe.certificate.shuffle_id,
-                                             "cards": msg.cards, "deck_set": msg.deck_set})]
+            return [*out, self._rec("shoe_refused", {"cards": msg.cards,
+                                                     "deck_set": msg.deck_set}),
+                    *(Alert(f.irregularity.code, f.clause, f.detail) for f in findings)]
+        shoe_id = f"{self.table_id}-shoe-{shoe.certificate.shuffle_id}"
+        return [*out, self._rec("shoe_loaded", {"shoe_id": shoe_id,
+                                                "shuffle_id": shoe.certificate.shuffle_id,
+                                                "cards": msg.cards, "deck_set": msg.deck_set})]
 
     def card_drawn(self, msg: shoe_proto.CardDrawn) -> list[Effect]:
         rid = self.round.round_id if self.round else None
-        drawn = Record("card_drawn", {"draw_no": msg.draw_no, "card": msg.card,
-                                      "confidence": msg.confidence, "deck_set": msg.deck_set,
-                                      "double_draw": msg.double_draw,
-                                      "face_up": msg.face_up}, rid)
-        return [drawn, *self._card_drawn(msg, rid)]
-
-    def _card_drawn(self, msg: shoe_proto.CardDrawn, rid: str | None) -> list[Effect]:
+        body = {"draw_no": msg.draw_no, "card": msg.card, "confidence": msg.confidence,
+                "deck_set": msg.deck_set, "double_draw": msg.double_draw,
+                "face_up": msg.face_up}
         if self.shoe is None:
             unshuffled = self.game.irregularity("not_shuffled")
-            return [Alert(unshuffled.code, unshuffled.clause,
+            return [self._rec("card_drawn", body, rid),
+                    Alert(unshuffled.code, unshuffled.clause,
                           f"card {msg.card} drawn with no certified shoe loaded", rid)]
-        findings = self.shoe.check_card(msg)
-        if self.state != DEALING or self.round is None:
-            return self._out_of_deal(msg, findings, rid)
+        before = self.shoe.read(msg.draw_no)
+        if before == msg.card:
+            # Exactly a draw already recorded: a device re-sending what the link handed
+            # back after a reset. One card left the shoe, once.
+            return [self._rec("draw_repeated", {"draw_no": msg.draw_no, "card": msg.card},
+                              rid)]
+        expected = self.shoe.last_draw_no + 1
+        findings = self.shoe.findings(msg)
+        doubts = self._doubts(msg, before, expected)
+        out: list[Effect] = [self._rec("card_drawn", body, rid)]
+        if not self._wants_cards():
+            return out + self._out_of_deal(msg, findings, doubts, expected, rid)
+        return out + self._in_deal(msg, findings, doubts, expected, before)
+
+    def _doubts(self, msg: shoe_proto.CardDrawn, before: str | None,
+                expected: int) -> list[str]:
+        """Why this draw's read cannot be dealt as it is (empty: it can)."""
+        n, doubts = msg.draw_no, []
+        if before is not None:
+            doubts.append(f"draw {n} was read as {before}, and again as {msg.card}"
+                          if before != UNKNOWN else
+                          f"draw {n}, recorded with no read, arrived late as {msg.card}")
+        elif n > expected:
+            doubts.append(f"draw {n} follows draw {expected - 1}: "
+                          + (f"draw {expected}" if n == expected + 1 else
+                             f"draws {expected}-{n - 1}") + " left the shoe unread")
+        if parse_or_none(msg.card) is None:
+            doubts.append(f"draw {n}: the reader saw {msg.card!r}, not a card")
+        elif msg.confidence < self.confidence_floor:
+            doubts.append(f"draw {n}: {msg.card} read at {msg.confidence}% confidence, "
+                          f"below the floor of {self.confidence_floor}%")
+        return doubts
+
+    def _in_deal(self, msg: shoe_proto.CardDrawn, findings: list[Finding],
+                 doubts: list[str], expected: int, before: str | None) -> list[Effect]:
+        rnd = self.round
+        assert rnd is not None
+        rid = rnd.round_id
         voiding = [f for f in findings if f.irregularity.consequence is Consequence.VOID]
         if voiding:
             return self._void(voiding[0])
         out: list[Effect] = [Alert(f.irregularity.code, f.clause, f.detail, rid)
                              for f in findings]
+        reads: list[Read] = [(n, c.code) for n, c in zip(rnd.draws, rnd.cards, strict=True)]
+        if before is not None and msg.draw_no not in rnd.draws:
+            # A draw of an earlier round, read again differently: that round's result is
+            # published; the Pit must know (RWS 5.18), this deal is not affected.
+            pit = self.game.irregularity("unresolved_irregularity")
+            return [*out, Alert(pit.code, pit.clause, "; ".join(doubts) + ": not a draw of "
+                                "this deal; an earlier result may need the Pit's review",
+                                rid)]
+        if doubts:
+            if before is not None:
+                reads = [(n, None if n == msg.draw_no else c) for n, c in reads]
+            else:
+                trusted = parse_or_none(msg.card) is not None and \
+                    msg.confidence >= self.confidence_floor
+                reads += [(n, None) for n in range(expected, msg.draw_no)]
+                reads.append((msg.draw_no, msg.card if trusted else None))
+            return out + self._hold_reads(reads, doubts)
+        card = parse_card(msg.card)
         try:
-            card = parse_card(msg.card)
-            d = deal([*self.round.cards, card])
-        except (CardCodeError, DealError) as exc:
+            d = deal([*rnd.cards, card])
+        except DealError as exc:
             excess = self.game.irregularity("excess_card")
             return [*out, Alert(excess.code, excess.clause, str(exc), rid)]
         if self.insurance_window is not None:
             # IP 5.3: whoever has not bet insurance before the next card forgoes it. The
             # Dealer never closed the window, so it may never have been offered (D15).
-            out += [Record("insurance_closed", {"window": self.insurance_window,
-                                                "by": "next card drawn"}, rid),
-                    self._insurance_not_offered(d, card, msg.draw_no, rid)]
-            self.insurance_window = None
-        self.round.cards.append(card)
-        self.round.draws.append(msg.draw_no)
-        if msg.double_draw:
-            self.round.doubles.append(msg.draw_no)
+            out += [self._insurance_not_offered(d, card, msg.draw_no, rid),
+                    self._rec("insurance_closed", {"window": self.insurance_window,
+                                                   "by": "next card drawn"}, rid)]
         placed = d.cards[-1]
-        out.append(Record("card", {**placed.as_dict(), "draw_no": msg.draw_no}, rid))
-        if not d.complete:
-            offers = insurance_plus.offers_for_deal(d) if self.game.has_insurance else []
-            if offers:
-                self.insurance_window = offers[0].window
-                return [*out, Record("insurance_offered", {
-                    "window": self.insurance_window,
-                    "offers": [o.as_dict() for o in offers]}, rid)]
-            return [*out, Record("next_card", {"needed": d.next_card.value}, rid)]
-        return out + self._settle_or_hold()
+        extra = {"double_draw": True} if msg.double_draw else {}
+        out.append(self._rec("card", {**placed.as_dict(), "draw_no": msg.draw_no, **extra},
+                             rid))
+        return out + self._after_card(d)
+
+    def _after_card(self, d: Deal) -> list[Effect]:
+        """After a card is dealt: the insurance window, the next card, or the result."""
+        assert self.round is not None
+        rid = self.round.round_id
+        if d.complete:
+            return self._settle_or_hold()
+        offers = insurance_plus.offers_for_deal(d) if self.game.has_insurance else []
+        if offers:
+            return [self._rec("insurance_offered", {
+                "window": offers[0].window, "offers": [o.as_dict() for o in offers]}, rid)]
+        return [self._rec("next_card", {"needed": d.next_card.value}, rid)]
 
     def _settle_or_hold(self) -> list[Effect]:
         """A complete deal is settled, unless cards left the shoe together (D17): their
@@ -226,13 +445,17 @@ class BaccaratTable(RoundLifecycle):
         return self.hold()
 
     def hold(self) -> list[Effect]:
+        """D17: a complete deal with a double draw waits for the Pit's order."""
         assert self.round is not None
         rnd = self.round
         double = self.game.irregularity("simultaneous_draw")
         draws = ", ".join(str(n) for n in rnd.doubles)
         order = " ".join(f"{n}:{c.code}" for n, c in zip(rnd.draws, rnd.cards, strict=True))
-        return [Record("result_held", {"doubles": list(rnd.doubles), "clause": double.clause,
-                                       "order": order}, rnd.round_id),
+        return [self._rec("result_held", {
+                    "reason": "simultaneous_draw", "doubles": list(rnd.doubles),
+                    "clause": double.clause, "order": order,
+                    "reads": [[n, c.code] for n, c in zip(rnd.draws, rnd.cards, strict=True)]},
+                    rnd.round_id),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
                 Alert(double.code, double.clause,
                       f"the deal is complete, but draw(s) {draws} left the shoe with another "
@@ -240,12 +463,31 @@ class BaccaratTable(RoundLifecycle):
                       "confirm_order (with swap to exchange two cards), or void_round",
                       rnd.round_id)]
 
-    def confirm_order(self, by: str, swap: str | None = None) -> list[Effect]:
+    def _hold_reads(self, reads: list[Read], doubts: list[str]) -> list[Effect]:
+        """A draw of this deal has no trustworthy read: nothing is dealt on a guess. The
+        gate locks and the result waits for the Pit (decision D18): reconstruct_deal with
+        the round's cards in order, or void_round."""
+        assert self.round is not None
+        rid = self.round.round_id
+        pit = self.game.irregularity("unresolved_irregularity")
+        order = " ".join(f"{n}:{c or UNKNOWN}" for n, c in reads)
+        return [self._rec("result_held", {"reason": "reads", "clause": pit.clause,
+                                          "order": order, "doubles": [],
+                                          "reads": [[n, c] for n, c in reads]}, rid),
+                DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
+                Alert(pit.code, pit.clause,
+                      "; ".join(doubts) + f". As read, the deal is {order}. Nothing is "
+                      "settled on a guess: the result waits for the Pit: reconstruct_deal "
+                      "with the round's cards in order, or void_round", rid)]
+
+    def confirm_order(self, by: str, swap: str | None = None,
+                      round_id: str | None = None) -> list[Effect]:
         """The Pit's order for a held round (D17); ``swap``: "6,7" exchanges two cards."""
         rnd = self.round
-        if rnd is None or self.state != DEALING or not rnd.doubles or \
+        if rnd is None or self.state != DEALING or rnd.held != "simultaneous_draw" or \
                 not deal(rnd.cards).complete:
             raise CommandRefusedError("no result is waiting for the order of its cards")
+        self._check_round(round_id)
         cards, draws = list(rnd.cards), list(rnd.draws)
         if swap is not None:
             try:
@@ -254,47 +496,127 @@ class BaccaratTable(RoundLifecycle):
                 raise CommandRefusedError(f"swap takes two draw numbers of this round, from "
                                           f"{draws}; got {swap!r}") from None
             cards[a], cards[b] = cards[b], cards[a]
-            draws[a], draws[b] = draws[b], draws[a]
-            try:
-                d = deal(cards)
-                complete = d.complete and len(d.cards) == len(cards)
-            except DealError:
-                complete = False
-            if not complete:
+            if not self._takes(cards):
                 raise CommandRefusedError(
                     "in that order the Table of Play does not take exactly these "
                     f"{len(cards)} cards: void the round instead")
-        rnd.cards, rnd.draws = cards, draws
-        return [Record("order_confirmed", {"by": by, "swap": swap,
-                                           "cards": [c.code for c in cards]}, rnd.round_id),
+        return [self._rec("order_confirmed", {"by": by, "swap": swap,
+                                              "cards": [c.code for c in cards]}, rnd.round_id),
                 *self.settle()]
 
+    def reconstruct_deal(self, by: str, cards: list[str],
+                         round_id: str | None = None) -> list[Effect]:
+        """The Pit's reconstruction of the deal (RWS 5.8, MBS 5.8; decision D18): every
+        card of the round in the order it was dealt. Each is checked: a card of the set,
+        no more copies than the shoe holds, the same as every trustworthy read of the
+        round at its draw, and the Table of Play takes them all in that order. Dealing
+        then goes on, or the round is settled."""
+        rnd, shoe = self.round, self.shoe
+        if rnd is None or shoe is None or self.state != DEALING:
+            raise CommandRefusedError(f"there is no deal to reconstruct (the table is "
+                                      f"{self.state})")
+        self._check_round(round_id)
+        parsed: list[Card] = []
+        for c in cards:
+            card = parse_or_none(c)
+            if card is None:
+                raise CommandRefusedError(f"{c!r} is not a card code like 9H, TD, KS")
+            parsed.append(card)
+        reads: list[Read] = rnd.reads if rnd.held == "reads" else \
+            [(n, c.code) for n, c in zip(rnd.draws, rnd.cards, strict=True)]
+        if len(parsed) < len(reads):
+            raise CommandRefusedError(f"the round has {len(reads)} draws "
+                                      f"({' '.join(f'{n}:{c or UNKNOWN}' for n, c in reads)});"
+                                      f" the reconstruction gives {len(parsed)} cards")
+        for (n, read), card in zip(reads, parsed, strict=False):
+            if read is not None and read != card.code:
+                raise CommandRefusedError(f"draw {n} was read as {read}; the reconstruction "
+                                          f"puts {card.code} there (a different order?)")
+        draws = [n for n, _ in reads]
+        next_no = max([shoe.last_draw_no, *draws]) + 1
+        draws += list(range(next_no, next_no + len(parsed) - len(reads)))
+        counts = dict(shoe.counts)
+        for n, card in zip(draws, parsed, strict=True):
+            old = shoe.read(n)
+            if old is not None and old in counts:
+                counts[old] -= 1
+            counts[card.code] = counts.get(card.code, 0) + 1
+            if counts[card.code] > shoe.certificate.decks:
+                raise CommandRefusedError(f"{card.code} would be seen {counts[card.code]} "
+                                          f"times in a {shoe.certificate.decks}-deck shoe")
+        if not self._takes(parsed, complete=False):
+            raise CommandRefusedError(f"the Table of Play does not take these {len(parsed)} "
+                                      "cards in this order: void the round instead")
+        out: list[Effect] = []
+        if self.insurance_window is not None and len(parsed) > len(rnd.cards):
+            # A card was drawn past the open window (it is what the Pit reconstructs):
+            # insurance may not have been offered (IP 5.3, 5.13; decision D15).
+            k = len(rnd.cards)
+            out += [self._insurance_not_offered(deal(parsed[:k + 1]), parsed[k], draws[k],
+                                                rnd.round_id),
+                    self._rec("insurance_closed", {"window": self.insurance_window,
+                                                   "by": "next card drawn"}, rnd.round_id)]
+        out.append(self._rec("deal_reconstructed", {
+            "by": by, "cards": [c.code for c in parsed], "draws": draws}, rnd.round_id))
+        d = deal(rnd.cards)
+        if d.complete:
+            return out + self.settle()
+        if self.insurance_window is not None:
+            return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False))]
+        return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False)),
+                *self._after_card(d)]
+
+    def _check_round(self, round_id: str | None) -> None:
+        assert self.round is not None
+        if round_id is not None and round_id != self.round.round_id:
+            raise CommandRefusedError(f"round {round_id} is not the round in play "
+                                      f"({self.round.round_id})")
+
+    @staticmethod
+    def _takes(cards: list[Card], complete: bool = True) -> bool:
+        """Whether the Table of Play takes exactly these cards in this order."""
+        try:
+            d = deal(cards)
+        except DealError:
+            return False
+        return len(d.cards) == len(cards) and (d.complete or not complete)
+
     def _out_of_deal(self, msg: shoe_proto.CardDrawn, findings: list[Finding],
-                     rid: str | None) -> list[Effect]:
-        """A card drawn while no deal is under way (architecture.md: carried cards)."""
+                     doubts: list[str], expected: int, rid: str | None) -> list[Effect]:
+        """A card drawn while no deal takes cards (architecture.md: carried cards): idle,
+        betting open, or a result held for the Pit (RWS 5.8, IP 5.7)."""
         voiding = [f for f in findings if f.irregularity.consequence is Consequence.VOID]
-        if voiding and self.round is not None:  # e.g. a card of another set during betting
+        if voiding and self.state == BETTING:  # e.g. a card of another set during betting
             return self._void(voiding[0])
         out: list[Effect] = [Alert(f.irregularity.code, f.clause, f.detail, rid)
                              for f in findings]
         excess = self.game.irregularity("excess_card")
-        where = "idle" if self.state == IDLE else "open for betting"
-        try:
-            card = parse_card(msg.card)
-        except CardCodeError:
-            return out
+        where = {IDLE: "idle", BETTING: "open for betting"}.get(self.state,
+                                                                "holding a result for the Pit")
         if voiding:
             return out
-        if len(self.carried) >= 6:
-            return [*out, Alert(excess.code, excess.clause, f"card {msg.card} drawn while the "
-                                f"table is {where}; six cards are already waiting", rid)]
-        self.carried.append((card, msg.draw_no))
-        return [*out,
-                Record("card_carried", {"card": card.code, "draw_no": msg.draw_no,
-                                        "position_in_next_deal": len(self.carried)}, rid),
-                Alert(excess.code, excess.clause,
-                      f"card {card.code} drawn while the table is {where}: it will be card "
-                      f"{len(self.carried)} of the next deal", rid)]
+        if doubts:
+            pit = self.game.irregularity("unresolved_irregularity")
+            out.append(Alert(pit.code, pit.clause, "; ".join(doubts) + f", while the table is "
+                             f"{where}: the next deal waits for the Pit", rid))
+            if msg.draw_no <= expected - 1:
+                return out  # a draw already recorded: nothing more left the shoe
+        unknown = list(range(expected, msg.draw_no)) if msg.draw_no > expected else []
+        card = None if parse_or_none(msg.card) is None or \
+            msg.confidence < self.confidence_floor else parse_card(msg.card)
+        for n, c in [*((n, None) for n in unknown), (msg.draw_no, card)]:
+            if len(self.carried) >= MAX_CARRIED:
+                return [*out, Alert(excess.code, excess.clause,
+                                    f"draw {n} drawn while the table is {where}; "
+                                    f"{MAX_CARRIED} cards are already waiting", rid)]
+            out += [self._rec("card_carried", {
+                        "card": c.code if c else None, "draw_no": n,
+                        "position_in_next_deal": len(self.carried) + 1}, rid),
+                    Alert(excess.code, excess.clause,
+                          f"card {c.code if c else f'(draw {n}, unread)'} drawn while the "
+                          f"table is {where}: it will be card {len(self.carried)} of the "
+                          "next deal", rid)]
+        return out
 
     def _insurance_not_offered(self, d: Deal, card: Card, draw_no: int,
                                rid: str | None) -> Alert:
@@ -315,27 +637,24 @@ class BaccaratTable(RoundLifecycle):
         if self.round is None or self.insurance_window is None:
             raise CommandRefusedError("no insurance window is open")
         rid, window = self.round.round_id, self.insurance_window
-        self.insurance_window = None
-        return [Record("insurance_closed", {"window": window, "by": by}, rid),
-                Record("next_card", {"needed": deal(self.round.cards).next_card.value}, rid)]
+        return [self._rec("insurance_closed", {"window": window, "by": by}, rid),
+                self._rec("next_card", {"needed": deal(self.round.cards).next_card.value},
+                          rid)]
 
     def settle(self) -> list[Effect]:
         """Settle the round in hand, whose deal is complete (also after a restart)."""
         assert self.round is not None
-        self.insurance_window = None
         rid, d = self.round.round_id, deal(self.round.cards)
         payload = baccarat_result(self._context(), d, self.clock())
-        self._finish()
-        out: list[Effect] = [RoundResult(rid, payload),
+        out: list[Effect] = [self._result(rid, payload),
                              DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
         if self.shoe_ending:
             out += self._end_shoe("the cut card came out (MBS 3.22)")
         return out
 
     def cut_card(self, msg: shoe_proto.CutCard) -> list[Effect]:
-        self.shoe_ending = True
-        return [Record("cut_card", {"draw_no": msg.draw_no},
-                       self.round.round_id if self.round else None)]
+        return [self._rec("cut_card", {"draw_no": msg.draw_no},
+                          self.round.round_id if self.round else None)]
 
     def reveal_commands(self) -> list[DeviceCommand]:
         """Ask again for every order still owed: for a shuffler that has just
@@ -348,20 +667,20 @@ class BaccaratTable(RoundLifecycle):
         return out
 
     def order_chunk(self, msg: shuffler_proto.OrderChunk) -> list[Effect]:
-        """Collect a revealed order; when complete, check the dealt cards against it."""
+        """Collect a revealed order; when complete, check the dealt cards against it.
+        (The chunks are not journalled: a reveal cut short is asked for again.)"""
         if msg.shuffle_id not in self.awaiting_order:
             return []
         shoe, chunks = self.awaiting_order[msg.shuffle_id]
         chunks.append(msg)
         if sum(len(c.cards) for c in chunks) < msg.total:
             return []
-        del self.awaiting_order[msg.shuffle_id]
         findings = shoe.verify_order(chunks)
         if not findings:
-            return [Record("shuffle_verified", {"shuffle_id": msg.shuffle_id,
-                                                "cards_checked": len(shoe.drawn)})]
-        return [Record("shuffle_verification_failed", {"shuffle_id": msg.shuffle_id,
-                                                       "findings": len(findings)}),
+            return [self._rec("shuffle_verified", {"shuffle_id": msg.shuffle_id,
+                                                   "cards_checked": len(shoe.drawn)})]
+        return [self._rec("shuffle_verification_failed", {"shuffle_id": msg.shuffle_id,
+                                                          "findings": len(findings)}),
                 *[Alert(f.irregularity.code, f.clause, f.detail) for f in findings]]
 
     def shoe_empty(self, msg: shoe_proto.ShoeEmpty) -> list[Effect]:
@@ -381,21 +700,21 @@ class BaccaratTable(RoundLifecycle):
 
     def _void(self, finding: Finding) -> list[Effect]:
         assert self.round is not None
-        self.insurance_window = None
         rid = self.round.round_id
-        d = deal(self.round.cards) if self.round.cards else None
+        try:
+            d = deal(self.round.cards) if self.round.cards else None
+        except DealError:
+            d = None
         payload = void_result(self._context(), finding.irregularity, self.clock(),
                               detail=finding.detail, deal=d)
-        self._finish()
         return [Alert(finding.irregularity.code, finding.clause, finding.detail, rid),
-                RoundResult(rid, payload), DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
+                self._result(rid, payload), DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
 
     def _end_shoe(self, why: str) -> list[Effect]:
         shoe, shoe_id = self.shoe, self.shoe_id
-        self.shoe, self.shoe_id, self.shoe_ending = None, None, False
-        out: list[Effect] = [Record("shoe_ended", {"shoe_id": shoe_id, "why": why})]
+        out: list[Effect] = [self._rec("shoe_ended", {"shoe_id": shoe_id, "why": why})]
         if shoe is not None:  # reveal the order so card switching can be checked
-            sid = shoe.certificate.shuffle_id
-            self.awaiting_order[sid] = (shoe, [])
-            out.append(DeviceCommand("shuffler", shuffler_proto.RequestOrder(0, sid)))
+            out.append(DeviceCommand("shuffler", shuffler_proto.RequestOrder(
+                0, shoe.certificate.shuffle_id)))
         return out
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.errors import TabledError
 from firmware_protocols.wire import Message
 
 
@@ -42,5 +43,5 @@ class RoundResult:
 Effect = Record | DeviceCommand | Alert | RoundResult
 
 
-class CommandRefusedError(Exception):
+class CommandRefusedError(TabledError):
     """A command that the table's state does not allow; nothing changed."""

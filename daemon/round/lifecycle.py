@@ -3,13 +3,17 @@
     idle --open_betting--> betting_open --close_betting--> <play> --(result|void)--> idle
 
 ``<play>`` is "dealing" for baccarat and "tumbling" for Tai Sai.
+
+One interpreter of the journal (docs/architecture.md, "The fold"): a table's state
+changes only by folding a journal record. A command or device message *decides* which
+records follow from it; each is folded as it is made (``_rec``, ``_result``), and a
+restart folds the same records read back from the journal (``replay``). What a record
+means is therefore written once, in the table that writes it.
 """
 
 from __future__ import annotations
 
-import time
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -17,7 +21,8 @@ from transitions import Machine
 
 from daemon.games.cards import Card
 from daemon.games.model import GameRules
-from daemon.round.effects import CommandRefusedError
+from daemon.round.effects import Alert, CommandRefusedError, Effect, Record, RoundResult
+from firmware_protocols.wire import Message
 
 IDLE, BETTING = "idle", "betting_open"
 
@@ -30,6 +35,20 @@ class RoundData:
     cards: list[Card] = field(default_factory=list)
     draws: list[int] = field(default_factory=list)  # each card's draw number, in order
     doubles: list[int] = field(default_factory=list)  # draws the shoe flagged double
+    # A result held for the Pit: "simultaneous_draw" (D17) or "reads" (a draw without a
+    # trustworthy read), with every draw of the round as [draw_no, card or None].
+    held: str | None = None
+    reads: list[tuple[int, str | None]] = field(default_factory=list)
+
+
+class Folded:
+    """A journal record as the fold sees it, live or replayed."""
+
+    __slots__ = ("at", "body", "kind", "round_id")
+
+    def __init__(self, kind: str, body: dict[str, Any], round_id: str | None,
+                 at: float) -> None:
+        self.kind, self.body, self.round_id, self.at = kind, body, round_id, at
 
 
 class RoundLifecycle:
@@ -37,12 +56,13 @@ class RoundLifecycle:
     state: str  # set by transitions
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str,
-                 clock: Callable[[], float] = time.time,
-                 new_round_id: Callable[[], str] | None = None) -> None:
+                 clock: Callable[[], float], new_round_id: Callable[[], str]) -> None:
+        """``clock`` and ``new_round_id`` come from outside: the core does no I/O, reads
+        no clock and draws no random numbers of its own."""
         game.check_layout(layout)
         self.table_id, self.game, self.layout = table_id, game, layout
         self.clock = clock
-        self.new_round_id = new_round_id or (lambda: f"{table_id}-{uuid.uuid4().hex[:12]}")
+        self.new_round_id = new_round_id
         self.round: RoundData | None = None
         self.machine = Machine(model=self, states=[IDLE, BETTING, self.PLAY], initial=IDLE,
                                auto_transitions=False, transitions=[
@@ -55,22 +75,94 @@ class RoundLifecycle:
     def _go(self, trigger: str) -> None:
         self.machine.events[trigger].trigger(self)
 
-    def _begin(self) -> RoundData:
+    # -- what a table declares to the service -------------------------------------------
+
+    def device_handlers(self) -> dict[type[Message], Callable[[Any], list[Effect]]]:
+        """The device messages this table acts on, each with its handler."""
+        return {}
+
+    # Device messages journalled as they came (tamper, doors, faults), not acted on.
+    RECORDED: ClassVar[tuple[type[Message], ...]] = ()
+
+    def commands(self, by: str, args: dict[str, str]
+                 ) -> dict[str, Callable[[], list[Effect]]]:
+        """The commands this table takes, bound to who gave them and their arguments."""
+        return {"open_betting": self.open_betting, "close_betting": self.close_betting,
+                "void_round": lambda: self.void_round(
+                    args.get("reason", ""), by,
+                    args.get("irregularity", "unresolved_irregularity")),
+                "status": lambda: []}
+
+    def open_betting(self) -> list[Effect]:
+        raise NotImplementedError
+
+    def close_betting(self) -> list[Effect]:
+        raise NotImplementedError
+
+    def void_round(self, reason: str, by: str,
+                   code: str = "unresolved_irregularity") -> list[Effect]:
+        raise NotImplementedError
+
+    def device_ready(self, device: str) -> list[Any]:
+        return []
+
+    def device_fault(self, msg: Message, detail: str) -> list[Effect]:
+        """A device message with a field outside its documented range (the driver checked
+        it against firmware_protocols' LIMITS): journalled as an alert with the raw frame.
+        A table whose round depends on the message sends that round to the Pit."""
+        return [Alert("device_value_out_of_range", "", detail,
+                      self.round.round_id if self.round else None)]
+
+    # -- the fold -----------------------------------------------------------------------
+
+    def fold(self, r: Folded) -> None:
+        """Apply one journal record to the table: the only way its state changes."""
+        apply = getattr(self, f"_fold_{r.kind}", None)
+        if apply is not None:
+            apply(r)
+
+    def replay(self, records: Iterable[Any]) -> None:
+        """A restart: fold every record of the journal, in order (JournalRecord or alike)."""
+        for r in records:
+            self.fold(Folded(r.kind, r.body, r.round_id, r.at))
+
+    def _rec(self, kind: str, body: dict[str, Any] | None = None,
+             round_id: str | None = None) -> Record:
+        """A record this table decided on, folded now as a restart will fold it."""
+        rec = Record(kind, body if body is not None else {}, round_id)
+        self.fold(Folded(kind, rec.body, round_id, self.clock()))
+        return rec
+
+    def _result(self, round_id: str, payload: dict[str, Any]) -> RoundResult:
+        """The round's result (journalled as kind "result"), folded like any record."""
+        self.fold(Folded("result", payload, round_id, self.clock()))
+        return RoundResult(round_id, payload)
+
+    def _fold_betting_opened(self, r: Folded) -> None:
+        assert r.round_id is not None
+        self.round = RoundData(r.round_id, r.at)
+        self._go("to_betting")
+
+    def _fold_betting_closed(self, r: Folded) -> None:
+        if self.round is not None and self.round.round_id == r.round_id:
+            self.round.closed_at = r.at
+            self._go("to_play")
+
+    def _fold_result(self, r: Folded) -> None:
+        if self.round is not None and self.round.round_id == r.round_id:
+            self.round = None
+            self._go("to_idle")
+
+    # -- shared parts of commands ---------------------------------------------------------
+
+    def _begin(self, body: dict[str, Any] | None = None) -> Record:
         """open_betting's common part: a new round, betting open."""
         if self.state != IDLE:
             raise CommandRefusedError(f"a round is already {self.state}")
-        self.round = RoundData(self.new_round_id(), self.clock())
-        self._go("to_betting")
-        return self.round
+        return self._rec("betting_opened", body, self.new_round_id())
 
-    def _close(self) -> RoundData:
+    def _close(self) -> Record:
         """close_betting's common part: "No more bets"."""
         if self.state != BETTING or self.round is None:
             raise CommandRefusedError(f"betting is not open (the table is {self.state})")
-        self.round.closed_at = self.clock()
-        self._go("to_play")
-        return self.round
-
-    def _finish(self) -> None:
-        self.round = None
-        self._go("to_idle")
+        return self._rec("betting_closed", {}, self.round.round_id)

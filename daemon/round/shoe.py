@@ -19,15 +19,25 @@ numbering):
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.games.cards import parse_card
+from daemon.games.cards import Card, parse_card
 from daemon.games.errors import CardCodeError
 from daemon.games.model import GameRules, Irregularity
 from firmware_protocols import shoe as shoe_proto
 from firmware_protocols import shuffler as shuffler_proto
+
+UNKNOWN = "??"  # a draw that left the shoe with no trustworthy read
+
+
+def parse_or_none(code: str) -> Card | None:
+    try:
+        return parse_card(code)
+    except CardCodeError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -108,45 +118,63 @@ class Shoe:
                                   f"{certificate.shuffle_id} certified {expected}")]
         return cls(game, certificate, loaded.deck_set), []
 
-    def check_card(self, msg: shoe_proto.CardDrawn) -> list[Finding]:
-        """Findings for one drawn card; the card is counted whatever they are."""
+    def read(self, draw_no: int) -> str | None:
+        """The card recorded for a draw number; "??" where none was read; None if that
+        draw has not happened."""
+        return self.drawn[draw_no - 1] if 1 <= draw_no <= len(self.drawn) else None
+
+    def findings(self, msg: shoe_proto.CardDrawn) -> list[Finding]:
+        """What one drawn card shows, before it is recorded (no state changes). Gaps and
+        repeats of draw numbers are the table's to judge (they hold a result)."""
         g = self.game
         findings = []
-        expected = self.last_draw_no + 1
-        self.last_draw_no = max(self.last_draw_no, msg.draw_no)
-        if msg.draw_no != expected:
-            # Cards left the shoe while nobody recorded them (the controller was down, or
-            # the line lost them): their values are unknown here, so the pit decides.
-            findings.append(Finding(g.irregularity("unresolved_irregularity"),
-                                    f"draw {msg.draw_no} follows draw {expected - 1}: "
-                                    f"{msg.draw_no - expected} card(s) left the shoe "
-                                    "unrecorded" if msg.draw_no > expected else
-                                    f"draw {msg.draw_no} repeats an earlier draw number"))
-        self.drawn.append(msg.card)
         try:
             card = parse_card(msg.card)
         except CardCodeError:
-            findings.append(Finding(g.irregularity("card_not_of_set"),
-                                    f"draw {msg.draw_no}: the reader saw {msg.card!r} "
-                                    f"(confidence {msg.confidence}%), not a card of the set"))
-            card = None
-        if msg.deck_set != self.deck_set:
+            card = None  # unreadable: the table holds the round for the Pit
+        if card is not None and msg.deck_set != self.deck_set:
             findings.append(Finding(g.irregularity("card_not_of_set"),
                                     f"draw {msg.draw_no}: {msg.card} has the back of deck set "
                                     f"{msg.deck_set:#x}; the shoe is set {self.deck_set:#x}"))
-        if card is not None:
-            self.counts[card.code] += 1
-            if self.counts[card.code] > self.certificate.decks:
-                findings.append(Finding(g.irregularity("deck_shortage_or_excess"),
-                                        f"draw {msg.draw_no}: {card.code} seen "
-                                        f"{self.counts[card.code]} times in a "
-                                        f"{self.certificate.decks}-deck shoe"))
+        if card is not None and self.counts[card.code] + 1 > self.certificate.decks:
+            findings.append(Finding(g.irregularity("deck_shortage_or_excess"),
+                                    f"draw {msg.draw_no}: {card.code} seen "
+                                    f"{self.counts[card.code] + 1} times in a "
+                                    f"{self.certificate.decks}-deck shoe"))
         if msg.double_draw:
             findings.append(Finding(g.irregularity("simultaneous_draw"),
                                     f"draw {msg.draw_no}: two cards left the shoe together"))
         if msg.face_up:
             findings.append(Finding(g.irregularity("face_up_card"),
                                     f"draw {msg.draw_no}: {msg.card} left the shoe face up"))
+        return findings
+
+    def record(self, draw_no: int, code: str) -> None:
+        """Draw ``draw_no`` was ``code`` ("??": unknown). Draws skipped are unknown until
+        the Pit supplies them; a draw recorded again (the Pit's reconstruction) replaces
+        what was there."""
+        while len(self.drawn) < draw_no:
+            self.drawn.append(UNKNOWN)
+        old = self.drawn[draw_no - 1]
+        if old in self.counts:
+            self.counts[old] -= 1
+        self.drawn[draw_no - 1] = code
+        with contextlib.suppress(CardCodeError):
+            self.counts[parse_card(code).code] += 1
+        self.last_draw_no = max(self.last_draw_no, draw_no)
+
+    def check_card(self, msg: shoe_proto.CardDrawn) -> list[Finding]:
+        """Findings for one drawn card, then the card recorded (whatever they are)."""
+        findings = self.findings(msg)
+        expected = self.last_draw_no + 1
+        if msg.draw_no != expected:
+            findings.insert(0, Finding(self.game.irregularity("unresolved_irregularity"),
+                                       f"draw {msg.draw_no} follows draw {expected - 1}"))
+        if parse_or_none(msg.card) is None:
+            findings.insert(0, Finding(self.game.irregularity("unresolved_irregularity"),
+                                       f"draw {msg.draw_no}: the reader saw {msg.card!r} "
+                                       f"(confidence {msg.confidence}%)"))
+        self.record(msg.draw_no, msg.card)
         return findings
 
     def verify_order(self, chunks: list[shuffler_proto.OrderChunk]) -> list[Finding]:
@@ -167,7 +195,7 @@ class Shoe:
                                           "the commitment made before dealing")]
         wrong = [f"draw {i + 1}: {got} where the shuffle put {want}"
                  for i, (got, want) in enumerate(zip(self.drawn, order, strict=False))
-                 if got != want]
+                 if got not in (want, UNKNOWN)]
         if wrong:
             return [Finding(irregularity, f"shuffle {cid}: cards off the committed order: "
                                           + "; ".join(wrong[:10])

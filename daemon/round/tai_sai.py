@@ -11,7 +11,6 @@ and the pit voids it or a new throw follows.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,39 +23,79 @@ from daemon.round.effects import (
     CommandRefusedError,
     DeviceCommand,
     Effect,
-    Record,
-    RoundResult,
 )
-from daemon.round.lifecycle import BETTING, IDLE, RoundLifecycle
+from daemon.round.lifecycle import BETTING, IDLE, Folded, RoundLifecycle
+from firmware_protocols import common as common_proto
 from firmware_protocols import tumbler as tumbler_proto
+from firmware_protocols.wire import Message
 
 TUMBLING = "tumbling"
 
 
 class TaiSaiTable(RoundLifecycle):
     PLAY = TUMBLING
+    RECORDED = (common_proto.Door, common_proto.Fault)
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, *,
-                 clock: Callable[[], float] = time.time,
-                 new_round_id: Callable[[], str] | None = None) -> None:
+                 clock: Callable[[], float], new_round_id: Callable[[], str]) -> None:
         super().__init__(table_id, game, layout, clock, new_round_id)
         self.activated_early = False
         self.tumbles = 0
+        self.throw: dict[str, Any] | None = None  # the "dice" record of the round's throw
+
+    # -- what the service dispatches ------------------------------------------------------
+
+    def device_handlers(self) -> dict[type[Message], Callable[[Any], list[Effect]]]:
+        return {tumbler_proto.Activated: self.activated, tumbler_proto.Tumble: self.tumble,
+                tumbler_proto.Settled: self.settled}
+
+    def commands(self, by: str, args: dict[str, str]
+                 ) -> dict[str, Callable[[], list[Effect]]]:
+        return {**super().commands(by, args), "end_shoe": lambda: self.end_shoe(by),
+                "new_shoe": lambda: self.end_shoe(by)}
+
+    def device_fault(self, msg: Message, detail: str) -> list[Effect]:
+        """Dice, tilts or flags out of range: the throw has no outcome the controller can
+        trust; while a throw is awaited, the Pit's (5.14): void, or throw again."""
+        out = super().device_fault(msg, detail)
+        if isinstance(msg, tumbler_proto.Settled) and self.round is not None and \
+                self.state == TUMBLING:
+            pit = self.game.irregularity("unresolved_irregularity")
+            out.append(Alert(pit.code, pit.clause, f"the tumbler reported a throw out of "
+                             f"range ({detail}): void the round or throw again",
+                             self.round.round_id))
+        return out
+
+    # -- the fold ---------------------------------------------------------------------
+
+    def _fold_betting_opened(self, r: Folded) -> None:
+        super()._fold_betting_opened(r)
+        self.activated_early, self.tumbles, self.throw = False, 0, None
+
+    def _fold_tumbler_activated(self, r: Folded) -> None:
+        if self.state == BETTING:
+            self.activated_early = True  # the throw that follows is void (5.5.3)
+        elif self.state == TUMBLING:
+            self.tumbles = 0
+
+    def _fold_tumble(self, r: Folded) -> None:
+        self.tumbles = max(self.tumbles, int(r.body["count"]))
+
+    def _fold_dice(self, r: Folded) -> None:
+        if self.round is not None and self.round.round_id == r.round_id:
+            self.throw = dict(r.body)
 
     # -- commands ---------------------------------------------------------------------
 
     def open_betting(self) -> list[Effect]:
-        rnd = self._begin()
-        self.activated_early, self.tumbles = False, 0
-        return [Record("betting_opened", {}, rnd.round_id),
-                DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
+        opened = self._begin({})
+        return [opened, DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
 
     def close_betting(self) -> list[Effect]:
-        rid = self._close().round_id
+        closed = self._close()
         # The tumbler is armed only after "No more bets" (5.5.3).
-        return [Record("betting_closed", {}, rid),
-                DeviceCommand("tumbler", tumbler_proto.Arm(0, True)),
-                Record("awaiting_tumble", {}, rid)]
+        return [closed, DeviceCommand("tumbler", tumbler_proto.Arm(0, True)),
+                self._rec("awaiting_tumble", {}, closed.round_id)]
 
     def void_round(self, reason: str, by: str,
                    code: str = "unresolved_irregularity") -> list[Effect]:
@@ -80,16 +119,15 @@ class TaiSaiTable(RoundLifecycle):
 
     def activated(self, msg: tumbler_proto.Activated) -> list[Effect]:
         rid = self.round.round_id if self.round else None
-        out: list[Effect] = [Record("tumbler_activated", {"source": msg.source,
-                                                          "armed": msg.armed}, rid)]
-        if self.state == BETTING:
-            self.activated_early = True  # the throw that follows is void (5.5.3)
+        state = self.state
+        out: list[Effect] = [self._rec("tumbler_activated", {"source": msg.source,
+                                                             "armed": msg.armed}, rid)]
+        if state == BETTING:
             return out
         # Neither case below is 5.5.3, which is about activation before "No more Bets":
         # the pit is told (5.14), and no round is voided for it.
         pit = self.game.irregularity("unresolved_irregularity")
-        if self.state == TUMBLING:
-            self.tumbles = 0
+        if state == TUMBLING:
             if msg.armed:
                 return out
             # After "No more Bets", so the throw stands; but the tumbler did not know it
@@ -101,37 +139,44 @@ class TaiSaiTable(RoundLifecycle):
                             "is open: no round is affected; its dice are not a result", rid)]
 
     def tumble(self, msg: tumbler_proto.Tumble) -> list[Effect]:
-        self.tumbles = max(self.tumbles, msg.count)
-        return [Record("tumble", {"count": msg.count},
-                       self.round.round_id if self.round else None)]
+        return [self._rec("tumble", {"count": msg.count},
+                          self.round.round_id if self.round else None)]
 
     def settled(self, msg: tumbler_proto.Settled) -> list[Effect]:
         rid = self.round.round_id if self.round else None
         flat = [bool(f) and t <= tumbler_proto.FLAT_TILT_LIMIT_DECIDEG
                 for f, t in zip(msg.flat, msg.tilt, strict=True)]
-        out: list[Effect] = [Record("dice", {"dice": list(msg.dice), "tilt": list(msg.tilt),
-                                             "flat": flat, "confidence": msg.confidence,
-                                             "tumbles": self.tumbles}, rid)]
-        if self.round is None or self.state == IDLE:
-            return out
+        return [self._rec("dice", {"dice": list(msg.dice), "tilt": list(msg.tilt),
+                                   "flat": flat, "confidence": msg.confidence,
+                                   "tumbles": self.tumbles}, rid),
+                *self.judge_throw()]
+
+    def judge_throw(self) -> list[Effect]:
+        """The round's throw, as folded from its "dice" record: a result, a void, or the
+        Pit's call (also after a restart, Tai Sai 5.4.1)."""
+        b = self.throw
+        if b is None or self.round is None or self.state == IDLE:
+            return []
+        rid = self.round.round_id
+        dice = tuple(int(d) for d in b["dice"])
+        flat = [bool(f) for f in b["flat"]]
         if self.activated_early or self.state == BETTING:
-            return out + self._void("activated_before_no_more_bets",
-                                    "the tumbler was activated before \"No more Bets\"",
-                                    msg.dice)
-        if 0 in msg.dice:
+            return self._void("activated_before_no_more_bets",
+                              "the tumbler was activated before \"No more Bets\"", dice)
+        if not all(1 <= d <= 6 for d in dice):
+            # 0 is the camera's "unread"; any other value is no face of a die. Either way
+            # the controller has no outcome: the Pit's (5.14), never a guess.
             irregular = self.game.irregularity("unresolved_irregularity")
-            return [*out, Alert(irregular.code, irregular.clause,
-                                f"the camera could not read the dice {list(msg.dice)}: "
-                                "void the round or throw again", rid)]
-        bad = check_throw(self.tumbles, flat, activated_before_no_more_bets=False)
+            return [Alert(irregular.code, irregular.clause,
+                          f"the camera could not read the dice {list(dice)}: "
+                          "void the round or throw again", rid)]
+        tumbles = int(b["tumbles"])
+        bad = check_throw(tumbles, flat, activated_before_no_more_bets=False)
         if bad is not None:
-            return out + self._void(bad.code, f"{self.tumbles} tumble(s), flat {flat}",
-                                    msg.dice)
-        throw = Throw.of(msg.dice)
-        payload = tai_sai_result(self._context(), throw, self.tumbles, flat, self.clock())
-        self._finish()
-        return [*out, RoundResult(rid or "", payload),
-                DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
+            return self._void(bad.code, f"{tumbles} tumble(s), flat {flat}", dice)
+        throw = Throw.of(dice)
+        payload = tai_sai_result(self._context(), throw, tumbles, flat, self.clock())
+        return [self._result(rid, payload), DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
 
     # -- internals --------------------------------------------------------------------
 
@@ -146,8 +191,7 @@ class TaiSaiTable(RoundLifecycle):
         irregular = self.game.irregularity(code)
         rid = self.round.round_id
         payload = void_result(self._context(), irregular, self.clock(), detail=detail,
-                              dice=[d for d in dice if 1 <= d <= 6] if dice and
-                              all(1 <= d <= 6 for d in dice) else None)
-        self._finish()
-        return [Alert(irregular.code, irregular.clause, detail, rid), RoundResult(rid, payload),
+                              dice=list(dice) if dice and all(1 <= d <= 6 for d in dice)
+                              else None)
+        return [Alert(irregular.code, irregular.clause, detail, rid), self._result(rid, payload),
                 DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]

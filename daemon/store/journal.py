@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.errors import TabledError
+
 SCHEMA_VERSION = 1
 
 SCHEMA = """
@@ -57,7 +59,7 @@ CREATE INDEX IF NOT EXISTS outbox_pending ON outbox(id) WHERE delivered_at IS NU
 """
 
 
-class JournalError(RuntimeError):
+class JournalError(TabledError, RuntimeError):
     """The journal cannot be written (disk full, I/O error, corrupt file). Nothing was recorded."""
 
 

@@ -51,8 +51,8 @@ def test_error_reply_echoes_the_id() -> None:
                  "error": {"code": "unknown_command",
                            "message": "unknown command 'launch'; known: open_betting, "
                                       "close_betting, void_round, close_insurance, "
-                                      "reset_dealing_device, confirm_order, new_shoe, end_shoe, "
-                                      "status"}}
+                                      "reset_dealing_device, confirm_order, reconstruct_deal, "
+                                      "new_shoe, end_shoe, status"}}
 
 
 @given(st.text(max_size=20), st.binary(max_size=5000))

@@ -1,4 +1,6 @@
-"""firmware_protocols/ stays free of I/O: no asyncio, serial, usb, sockets, clocks or files."""
+"""firmware_protocols/, daemon/games/ and daemon/round/ stay free of I/O: no asyncio,
+serial, usb, sockets, clocks, random numbers or files; the round core gets its clock and
+its round ids from the service."""
 
 from __future__ import annotations
 
@@ -7,13 +9,16 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[3] / "firmware_protocols"
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGES = (ROOT / "firmware_protocols", ROOT / "daemon" / "games", ROOT / "daemon" / "round")
+SOURCES = sorted(p for pkg in PACKAGES for p in pkg.glob("*.py"))
 FORBIDDEN = {"asyncio", "serial", "serial_asyncio_fast", "usb", "socket", "time", "os",
              "threading", "select", "selectors", "subprocess", "io", "pathlib", "datetime",
-             "random"}
+             "random", "uuid", "secrets", "sqlite3", "aiomqtt", "hil", "logging",
+             "structlog"}
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_no_io_imports(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     imported: set[str] = set()
@@ -23,10 +28,26 @@ def test_no_io_imports(path: Path) -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
     assert not imported & FORBIDDEN, f"{path.name} imports {sorted(imported & FORBIDDEN)}"
+    # Nor anything of the daemon that does I/O (the store, MQTT, drivers, the service).
+    io = {m for m in imported_modules(tree) if m.startswith(("daemon.store", "daemon.mqtt",
+                                                               "daemon.drivers",
+                                                               "daemon.service",
+                                                               "daemon.transports"))}
+    assert not io, f"{path.name} imports {sorted(io)}"
+
+
+def imported_modules(tree: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module)
+    return out
 
 
 def test_no_open_calls() -> None:
-    for path in PACKAGE.glob("*.py"):
+    for path in SOURCES:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
                  and isinstance(n.func, ast.Name) and n.func.id in {"open", "print", "input"}]

@@ -4,6 +4,8 @@ of the dealing device (D16): the clauses the controller cannot see by itself."""
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -193,7 +195,8 @@ def test_mbs_5_9_a_restart_after_the_reset_keeps_betting_open(tmp_path: Path) ->
     journal_effects(j, t.draw())
     journal_effects(j, t.draw())
     journal_effects(j, t.t.reset_dealing_device("dealer-3"))
-    fresh = BaccaratTable("bac-07", get_game("tiger-baccarat"), "A", DECKS)
+    fresh = BaccaratTable("bac-07", get_game("tiger-baccarat"), "A", DECKS, clock=time.time,
+                          new_round_id=lambda: uuid.uuid4().hex)
     out = restore(fresh, j.records())
     assert fresh.state == BETTING
     assert fresh.round is not None and fresh.round.cards == [] and fresh.round.closed_at is None
@@ -222,8 +225,9 @@ def test_a_complete_deal_with_a_double_draw_is_held(game: str, clause: str) -> N
     t = _double_drawn(game)
     assert results(t.effects) == [] and t.t.state == "dealing"
     held = next(e for e in t.effects if isinstance(e, Record) and e.kind == "result_held")
-    assert held.body == {"doubles": [3], "clause": clause,
-                         "order": "1:2S 2:3H 3:3S 4:3D 5:KC"}
+    assert held.body == {"reason": "simultaneous_draw", "doubles": [3], "clause": clause,
+                         "order": "1:2S 2:3H 3:3S 4:3D 5:KC",
+                         "reads": [[1, "2S"], [2, "3H"], [3, "3S"], [4, "3D"], [5, "KC"]]}
     assert DeviceCommand("shoe", sp.LockGate(0, True)) == t.effects[-2]
     out = t.t.confirm_order("pit-boss")
     [result] = results(out)
@@ -281,7 +285,8 @@ def test_rws_tb_5_11_a_held_result_stays_held_across_a_restart(tmp_path: Path) -
         journal_effects(j, cmd())
     for n in range(1, 6):
         journal_effects(j, t.draw(double_draw=n == 3))
-    fresh = BaccaratTable("bac-07", get_game("tiger-buffalo"), "A", DECKS)
+    fresh = BaccaratTable("bac-07", get_game("tiger-buffalo"), "A", DECKS, clock=time.time,
+                          new_round_id=lambda: uuid.uuid4().hex)
     out = restore(fresh, j.records())  # an outcome is established: 5.4.1, play continues
     assert results(out) == [] and ("simultaneous_draw", "5.11") in alerts(out)
     [result] = results(fresh.confirm_order("pit-boss"))

@@ -238,3 +238,41 @@ def test_tai_sai_5_5_3_early_activation_survives_a_restart(tmp_path: Path) -> No
     h.apply(h.table.close_betting())
     settled = h.table.settled(tp.Settled((2, 5, 6), (0, 0, 0), (1, 1, 1), 97))
     assert results(settled)[0]["void_reason"]["clause"] == "5.5.3"
+
+
+def test_rws_ip_5_4_1_restart_with_an_insurance_window_open_offers_it_again(tmp_path: Path
+                                                                             ) -> None:
+    """IP 5.13: a window open at the interruption is offered again with its offers, not
+    dropped; the result then settles insurance that was offered."""
+    h = Harness(tmp_path / "j.db", "tiger-buffalo-insurance-plus", "A",
+                ["3S", "2H", "3C", "AD", "5S"])
+    h.apply(h.table.open_betting())
+    h.apply(h.table.close_betting())
+    h.draw(4)  # P 3S 3C (6), B 2H AD (3): the four-card window opens
+    [offered] = [r for r in h.journal.records() if r.kind == "insurance_offered"]
+    table, effects = h.restart()
+    again = [e for e in effects if isinstance(e, Record) and e.kind == "insurance_offered"]
+    assert [e.body["offers"] for e in again] == [offered.body["offers"]]
+    assert table.insurance_window == "four_cards"
+    h.apply(table.close_insurance("sup-1"))
+    h.draw(1)
+    [result] = [r for r in h.journal.records() if r.kind == "result"]
+    assert result.body["status"] == "valid"
+
+
+def test_mbs_6_1_a_held_lost_read_stays_held_after_a_restart(tmp_path: Path) -> None:
+    # MBS 5.17.1 continues a round with no outcome yet, so the hold is what is left.
+    h = Harness(tmp_path / "j.db", "tiger-baccarat", "A", ["9S", "2H", "AS", "KD", "9C", "7C"])
+    h.apply(h.table.open_betting())
+    h.apply(h.table.close_betting())
+    h.draw(2)
+    h.draws += 1  # draw 3's read is lost
+    h.draw(1)
+    assert [r.kind for r in h.journal.records()].count("result_held") == 1
+    table, effects = h.restart()
+    assert results(effects) == [] and table.state == "dealing"
+    assert any(isinstance(e, Alert) and e.clause == "6.1" for e in effects)
+    h.apply(table.reconstruct_deal("pit 3", ["9S", "2H", "AS", "KD"]))
+    h.draw(2)
+    [result] = [r for r in h.journal.records() if r.kind == "result"]
+    assert result.body["winner"] == "tie"

@@ -82,7 +82,8 @@ def test_rws_tb_5_5_2_shoe_count_differs_from_the_shuffle() -> None:
 
 
 @pytest.mark.parametrize(("game", "kw", "card", "clauses"), [
-    pytest.param(TB, {}, "??", ["5.5.1"], id="rws_tb_5_5_1_unreadable_card"),
+    # An unreadable card is no evidence of a card not of the set: the Pit's (5.18).
+    pytest.param(TB, {}, "??", ["5.18"], id="rws_tb_5_18_unreadable_card_is_the_pits"),
     pytest.param(TB, {"deck_set": 0xBAD}, "AS", ["5.5.1"], id="rws_tb_5_5_1_other_deck_set"),
     pytest.param(MBS, {"deck_set": 0xBAD}, "AS", ["5.1"], id="mbs_5_1_card_not_of_the_decks"),
     pytest.param(TB, {"double": True}, "AS", ["5.11"], id="rws_tb_5_11_double_draw"),

@@ -109,3 +109,20 @@ def test_commands_in_the_wrong_state() -> None:
         t.close_betting()
     with pytest.raises(CommandRefusedError, match="without a shoe"):
         t.end_shoe("sup")
+
+
+@pytest.mark.parametrize("value", [7, 255])
+def test_tai_sai_5_14_a_die_out_of_range_goes_to_the_pit(value: int) -> None:
+    """A face no die has is a read the controller cannot trust: the Pit's (5.14), like an
+    unread die; it never raises out of the handler."""
+    t = TaiSaiTable("ts-1", get_game("tai-sai-open-cover"), "E",
+                    clock=lambda: 1_764_000_000.0, new_round_id=lambda: "r1")
+    t.open_betting()
+    t.close_betting()
+    t.activated(tp.Activated(1, True))
+    for n in (1, 2, 3):
+        t.tumble(tp.Tumble(n))
+    out = t.settled(tp.Settled((value, 2, 3), (0, 0, 0), (1, 1, 1), 97))
+    assert [e for e in out if isinstance(e, RoundResult)] == []
+    assert [a.clause for a in out if isinstance(a, Alert)] == ["5.14"]
+    assert t.state == "tumbling"
