@@ -120,7 +120,7 @@ async def run_on_rig(s: Scenario, rig: Rig, *, broker: tuple[str, int] | None,
                 report.rounds.append(RoundReport(i, result, alerts,
                                                  check(r.expect, result, alerts)))
     except (TimeoutError, RuntimeError) as exc:
-        report.problems.append(f"the run stopped: {exc or 'timed out'}")
+        report.problems.append(f"the run stopped: {str(exc) or type(exc).__name__}")
     finally:
         daemon.stop()
         if mosquitto is not None:

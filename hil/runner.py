@@ -403,8 +403,9 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
             await asyncio.sleep(0.3)  # alerts that follow the last result
         settle_alert_windows(report, dealer.seen)
     except (TimeoutError, RuntimeError) as exc:
-        report.problems.append(f"the run stopped: {exc or 'timed out waiting for the daemon'}"
-                               f" (daemon log: {daemon.log_path})")
+        # An exception is always truthy: its text may still be empty (a bare timeout).
+        why = str(exc) or f"{type(exc).__name__} waiting for the daemon"
+        report.problems.append(f"the run stopped: {why} (daemon log: {daemon.log_path})")
     finally:
         code = daemon.stop()
         if code not in (0, None):
