@@ -243,7 +243,7 @@ def _cmd_command_sign(args: argparse.Namespace) -> int:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
     extra = {k: v for k, v in (("reason", args.reason), ("irregularity", args.irregularity),
-                               ("swap", args.swap)) if v}
+                               ("swap", args.swap), ("cards", args.cards)) if v}
     body = sign_command(key, args.table, args.name, args.id or uuid.uuid4().hex, time.time(),
                         **extra)
     print(json.dumps(body, separators=(",", ":")))
@@ -373,6 +373,8 @@ def _add_trust_commands(sub: Any) -> None:
     cs.add_argument("--irregularity", help="void_round: the code of the cause the pit saw, "
                                            "e.g. incorrect_card_count (docs/games.md)")
     cs.add_argument("--swap", help="confirm_order: two draw numbers to exchange, e.g. 5,6")
+    cs.add_argument("--cards", help="reconstruct_deal: the round's cards in the order dealt, "
+                                    "e.g. '9S 2H AS KD' (decision D18)")
     cs.add_argument("name", help="open_betting, close_betting, void_round, ...")
     cs.set_defaults(func=_cmd_command_sign)
 

@@ -184,11 +184,54 @@ DOUBLE_DRAW_HELD = Decision(
     "reach settlement before any of that happened, and could be the wrong one.",
 )
 
+READS_HELD = Decision(
+    "D18", "RWS 5.8, 5.18 (Insurance Plus 5.7, 5.17); MBS 5.8, 6.1",
+    "The shoe reports a draw the controller cannot trust: a draw number that skips (a read "
+    "lost on the line), a draw number repeated with another card, a card read as '??' or as "
+    "no card at all, or a read below the table's confidence floor ([table] "
+    "card_confidence_floor, 80% unless configured). An exact repeat (same draw number, same "
+    "card) arrives too, when a device re-sends after a link reset. What is dealt, and when "
+    "is the round settled?",
+    "An exact repeat is journalled (draw_repeated) and ignored: one card left the shoe, "
+    "once. Anything else untrustworthy is never dealt on a guess: the controller records "
+    "result_held (reason 'reads', with every draw of the round as read, null where no "
+    "trustworthy read exists), locks the gate and raises the Pit's clause (RWS 5.18, MBS "
+    "6.1). The Pit's paths: reconstruct_deal with the round's cards in the order dealt "
+    "(each checked: a card of the set, no more copies than the shoe holds, the same card "
+    "as every trustworthy read at its draw, and taken by the Table of Play in that order), "
+    "after which dealing goes on or the round is settled; or void_round. The Pit may also "
+    "reconstruct a deal that waits for a card already on the table (the last card's read "
+    "lost). A card drawn while a result is held is carried to the next deal (RWS 5.8, IP "
+    "5.7); a carried card without a trustworthy read holds that deal at once. A hold "
+    "survives a restart. A double draw keeps its own path (D17: confirm_order).",
+    "A lost read followed by the next card dealt by position settled a physical 9-9 tie "
+    "(9S 2H AS KD 9C 7C, draw 3 lost) as a Player win; a draw delivered twice was dealt "
+    "twice. 5.5.1 is about cards not of the set, and an unreadable card is no evidence of "
+    "one; RWS 5.8 gives the Reconstruction of cards drawn in excess or exposed to the House, "
+    "and 5.18 everything the rules do not resolve to the Shift Manager. The Pit sees the "
+    "cards on the table; the controller checks what it says against every fact it has.",
+)
+OUT_OF_RANGE = Decision(
+    "D19", "RWS 5.18, MBS 6.1, Tai Sai 5.14",
+    "A device reports a value outside the documented range of its field (a die showing 7, "
+    "a confidence of 200%, a draw number 0). What happens?",
+    "The driver checks every field of every device message against its range "
+    "(firmware_protocols, @limits beside each message) before anything acts on it. A value "
+    "outside is journalled as an alert (device_value_out_of_range) with the raw frame; the "
+    "device session stays up. A card so reported is a card without a trustworthy read "
+    "(D18); a throw so reported has no outcome: the Pit voids the round or a new throw "
+    "follows (Tai Sai 5.14), as for an unread die.",
+    "An exception raised by such a value restarted the device session: the message was "
+    "gone, nothing was journalled and the round waited forever. A value no device may send "
+    "is a fact about the device, and the round it touches is the Pit's.",
+)
+
 BACCARAT_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, WU_DALANG, CHAR_SIU_CARDS, BANKER_ON_SIX,
-                      DECIDED_BETS, SEEN_BY_THE_PIT, DOUBLE_DRAW_HELD)
+                      DECIDED_BETS, SEEN_BY_THE_PIT, DOUBLE_DRAW_HELD, READS_HELD,
+                      OUT_OF_RANGE)
 MBS_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, MBS_TIE_PUSH, DECIDED_BETS, SEEN_BY_THE_PIT,
-                 DEVICE_RESET, DOUBLE_DRAW_HELD)
+                 DEVICE_RESET, DOUBLE_DRAW_HELD, READS_HELD, OUT_OF_RANGE)
 INSURANCE_DECISIONS = (*BACCARAT_DECISIONS, INSURANCE_WINDOWS, INSURANCE_SETTLEMENT,
                        INSURANCE_NOT_OFFERED)
 TAI_SAI_DECISIONS = (FOUR_NUMBER, DOUBLE_SINGLE_AS_PRINTED, TRIPLE_RULE, TAI_SAI_LAYOUTS,
-                     DECIDED_BETS, SEEN_BY_THE_PIT)
+                     DECIDED_BETS, SEEN_BY_THE_PIT, OUT_OF_RANGE)
