@@ -130,11 +130,21 @@ def test_rws_5_5_1_an_unreadable_card_holds_instead_of_voiding(code: str) -> Non
     assert dealt(result) == TIE and result["winner"] == "tie"
 
 
-def test_rws_5_18_a_read_below_the_confidence_floor_holds() -> None:
-    d = Deal(TIE, confidence_floor=80)
+def test_rws_5_18_a_card_read_at_0_percent_is_not_dealt_silently() -> None:
+    d = Deal(TIE)  # the default floor
     d.start()
     d.send(1)
     out = d.send(2, confidence=0)
+    assert "card" not in [e.kind for e in out if isinstance(e, Record)]
+    assert "result_held" in [e.kind for e in out if isinstance(e, Record)]
+    assert "0% confidence" in next(a.detail for a in out if isinstance(a, Alert))
+
+
+def test_rws_5_18_a_read_below_the_configured_confidence_floor_holds() -> None:
+    d = Deal(TIE, confidence_floor=90)
+    d.start()
+    d.send(1)
+    out = d.send(2, confidence=89)
     assert results(out) == [] and "result_held" in [e.kind for e in out if isinstance(e, Record)]
     ok = Deal(TIE, confidence_floor=80)
     ok.start()
