@@ -128,13 +128,21 @@ class SimDealer:
     async def pit_decides(self, held: dict[str, Any]) -> None:
         """The Pit's word on a held result (the simulated Pit sees the cards on the
         table): the order of a double draw as read (D17), or, for a draw without a
-        trustworthy read, the deal reconstructed from the cards that left the shoe."""
-        if held.get("reason") == "reads":
-            await self.reconstruct([int(n) for n, _ in held["reads"]], held.get("round_id"))
-            return
-        answer = await self.command("confirm_order")
-        if not answer["ok"]:
-            raise RuntimeError(f"confirm_order refused: {answer.get('error')}")
+        trustworthy read, the deal reconstructed from the cards that left the shoe (D18).
+        What the controller refuses (the cards on the table do not make a deal), the Pit
+        voids."""
+        try:
+            if held.get("reason") == "reads":
+                await self.reconstruct([int(n) for n, _ in held["reads"]],
+                                       held.get("round_id"))
+                return
+            answer = await self.command("confirm_order")
+            if not answer["ok"]:
+                raise RuntimeError(f"confirm_order refused: {answer.get('error')}")
+        except RuntimeError as exc:
+            answer = await self.command("void_round", reason=f"the Pit cannot settle it: {exc}")
+            if not answer["ok"]:
+                raise RuntimeError(f"void_round refused: {answer.get('error')}") from None
 
     async def reconstruct(self, draws: list[int], round_id: str | None = None) -> None:
         """reconstruct_deal with the physical cards of these draws, in order."""
