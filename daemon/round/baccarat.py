@@ -258,6 +258,8 @@ class BaccaratTable(RoundLifecycle):
         out: list[Effect] = [closed, DeviceCommand("shoe", shoe_proto.LockGate(0, False))]
         carried = list(self.carried)
         for i, (card, draw_no) in enumerate(carried):
+            if rnd.cards and deal(rnd.cards).complete:
+                break  # the rest wait for the deal after this one, still in order
             if card is None:  # a carried card without a trustworthy read: the Pit's
                 reads: list[Read] = [(n, c.code) for n, c in zip(rnd.draws, rnd.cards,
                                                                  strict=True)]
@@ -337,6 +339,9 @@ class BaccaratTable(RoundLifecycle):
                                                 "cards": msg.cards, "deck_set": msg.deck_set})]
 
     def card_drawn(self, msg: shoe_proto.CardDrawn) -> list[Effect]:
+        problems = common_proto.out_of_range(msg)
+        if problems:  # the driver rejects these first; never trusted here either
+            return self.device_fault(msg, "; ".join(problems))
         rid = self.round.round_id if self.round else None
         body = {"draw_no": msg.draw_no, "card": msg.card, "confidence": msg.confidence,
                 "deck_set": msg.deck_set, "double_draw": msg.double_draw,
@@ -685,7 +690,7 @@ class BaccaratTable(RoundLifecycle):
 
     def shoe_empty(self, msg: shoe_proto.ShoeEmpty) -> list[Effect]:
         out: list[Effect] = []
-        if self.round is not None and self.state == DEALING:
+        if self.round is not None and self.state != IDLE:  # betting open too: no deal
             out += self._void(Finding(self.game.irregularity("insufficient_cards"),
                                       f"the shoe ran out after {msg.draw_no} cards"))
         return out + self._end_shoe("the shoe is empty")
