@@ -468,6 +468,15 @@ class BaccaratTable(RoundLifecycle):
                       "confirm_order (with swap to exchange two cards), or void_round",
                       rnd.round_id)]
 
+    def hold_again(self) -> list[Effect]:
+        """A held result after a restart: held still, and announced again (result_held,
+        the gate locked, the alert), so whoever plays the Pit sees what it owes."""
+        assert self.round is not None and self.round.held is not None
+        if self.round.held == "simultaneous_draw":
+            return self.hold()
+        return self._hold_reads(list(self.round.reads), ["restarted with the result held "
+                                                         "for the Pit"])
+
     def _hold_reads(self, reads: list[Read], doubts: list[str]) -> list[Effect]:
         """A draw of this deal has no trustworthy read: nothing is dealt on a guess. The
         gate locks and the result waits for the Pit (decision D18): reconstruct_deal with

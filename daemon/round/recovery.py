@@ -64,14 +64,8 @@ def _continue(table: BaccaratTable, clause: str, code: str, detail: str) -> list
                              "clause": clause, "decision": "continue", "detail": detail}, rid)]
     if rnd.closed_at is None:
         return out  # betting was still open: it stays open
-    if rnd.held is not None:  # the Pit still owes its word: the hold is raised again
-        pit = table.game.irregularity("simultaneous_draw" if rnd.held == "simultaneous_draw"
-                                      else "unresolved_irregularity")
-        order = " ".join(f"{n}:{c or '??'}" for n, c in rnd.reads)
-        return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
-                Alert(pit.code, pit.clause, f"restarted with the result held for the Pit "
-                      f"(as read: {order}): confirm_order, reconstruct_deal or void_round",
-                      rid)]
+    if rnd.held is not None:  # the Pit still owes its word: the hold is announced again
+        return out + table.hold_again()
     d = deal(rnd.cards)
     if d.complete:  # killed between the last card and its result: settle, or hold (D17)
         return out + table._settle_or_hold()

@@ -272,6 +272,10 @@ def test_mbs_6_1_a_held_lost_read_stays_held_after_a_restart(tmp_path: Path) -> 
     table, effects = h.restart()
     assert results(effects) == [] and table.state == "dealing"
     assert any(isinstance(e, Alert) and e.clause == "6.1" for e in effects)
+    # announced again, with its reads, for whoever plays the Pit (found by the crash suite:
+    # a simulated Pit that had missed the first announcement waited forever)
+    [again] = [e for e in effects if isinstance(e, Record) and e.kind == "result_held"]
+    assert again.body["reads"] == [[1, "9S"], [2, "2H"], [3, None], [4, "KD"]]
     h.apply(table.reconstruct_deal("pit 3", ["9S", "2H", "AS", "KD"]))
     h.draw(2)
     [result] = [r for r in h.journal.records() if r.kind == "result"]
