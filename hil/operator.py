@@ -51,10 +51,20 @@ class OperatorDealer(SimDealer):
         while True:
             body = self.take_result() or await self._expect(
                 lambda t, b: (t == "events" and b.get("event") in ("next_card",
-                                                                  "insurance_offered"))
+                                                                  "insurance_offered",
+                                                                  "result_held"))
                 or t == "results", OPERATOR_TIMEOUT)
             if "seq" in body:
                 return body
+            if body["event"] == "result_held":
+                if body.get("reason") == "reads":  # the runner plays the Pit (D18)
+                    cards = " ".join(r.cards[:len(body["reads"])])
+                    self.say(f"a draw had no trustworthy read: the runner reconstructs the "
+                             f"deal as the scenario lists it: {cards}")
+                    answer = await self.command("reconstruct_deal", cards=cards)
+                    if not answer["ok"]:
+                        raise RuntimeError(f"reconstruct_deal refused: {answer.get('error')}")
+                continue
             if body["event"] == "insurance_offered":
                 if r.faults_at("insurance"):
                     self.say("do not offer insurance: draw on (IP 5.13)")
