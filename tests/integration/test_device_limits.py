@@ -9,6 +9,7 @@ import asyncio
 import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,3 +102,43 @@ async def test_every_device_message_at_and_beyond_its_limits_through_the_driver(
             assert f"payload {m.to_bytes().hex()}" in detail and "is outside" in detail
         assert driver.status.state is DeviceState.READY and driver.status.sessions == 1
     await port.stop()
+
+
+def tai_sai_service(tmp_path: Path) -> Any:
+    from daemon.config import parse_config  # noqa: PLC0415
+    from daemon.service import TableService  # noqa: PLC0415
+    from tests.keys import commands, signing  # noqa: PLC0415
+
+    s = TableService(parse_config({
+        "table": {"id": "ts-1", "game": "tai-sai-open-cover", "layout": "E"},
+        "devices": {"tumbler": "socket://127.0.0.1:9"},
+        "journal": {"path": str(tmp_path / "j.db")},
+        "signing": signing(), "commands": commands()}))
+    s.apply(s.table.open_betting())
+    s.apply(s.table.close_betting())
+    return s
+
+
+async def test_tai_sai_5_14_a_die_of_7_through_the_service_goes_to_the_pit(
+        tmp_path: Path) -> None:
+    s = tai_sai_service(tmp_path)
+    bad = tumbler.Settled((7, 2, 3), (0, 0, 0), (1, 1, 1), 97)
+    s._on_device_rejected(bad, "tumbler: settled.dice = (7, 2, 3) is outside 0-6 (raw ...)")
+    alerts = [(r.body["code"], r.body["clause"]) for r in s.journal.records()
+              if r.kind == "alert"]
+    assert alerts == [("device_value_out_of_range", ""), ("unresolved_irregularity", "5.14")]
+    assert s.table.state == "tumbling"  # the round waits for the Pit
+    assert not [r for r in s.journal.records() if r.kind == "result"]
+
+
+async def test_a_handler_that_raises_is_journalled_and_never_reaches_the_session(
+        tmp_path: Path) -> None:
+    s = tai_sai_service(tmp_path)
+
+    def broken(m: Message) -> list[Any]:
+        raise ZeroDivisionError("a bug")
+
+    s._handlers[tumbler.Settled] = broken
+    s._on_device("tumbler", tumbler.Settled((2, 2, 3), (0, 0, 0), (1, 1, 1), 97))
+    [alert] = [r.body for r in s.journal.records() if r.kind == "alert"]
+    assert alert["code"] == "internal_error" and "ZeroDivisionError" in alert["detail"]
