@@ -235,15 +235,20 @@ def _cmd_command_sign(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
     from daemon.authority import sign_command  # noqa: PLC0415
+    from daemon.commands import round_scoped  # noqa: PLC0415
     from daemon.signing import KeyFileError, load_private_key  # noqa: PLC0415
 
+    if round_scoped(args.name) and not args.round:
+        print(f"tabled: {args.name} acts on a round: give --round with the open round's id "
+              "(every reply of the table states it as round_id)", file=sys.stderr)
+        return 2
     try:
         key = load_private_key(Path(args.key))
     except KeyFileError as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
     extra = {k: v for k, v in (("reason", args.reason), ("irregularity", args.irregularity),
-                               ("swap", args.swap)) if v}
+                               ("swap", args.swap), ("round_id", args.round)) if v}
     body = sign_command(key, args.table, args.name, args.id or uuid.uuid4().hex, time.time(),
                         **extra)
     print(json.dumps(body, separators=(",", ":")))
@@ -373,6 +378,9 @@ def _add_trust_commands(sub: Any) -> None:
     cs.add_argument("--irregularity", help="void_round: the code of the cause the pit saw, "
                                            "e.g. incorrect_card_count (docs/games.md)")
     cs.add_argument("--swap", help="confirm_order: two draw numbers to exchange, e.g. 5,6")
+    cs.add_argument("--round", help="the open round's id (every reply's round_id): needed by "
+                                    "every command but open_betting, new_shoe, end_shoe and "
+                                    "status, and refused for any other round")
     cs.add_argument("name", help="open_betting, close_betting, void_round, ...")
     cs.set_defaults(func=_cmd_command_sign)
 

@@ -23,6 +23,7 @@ from daemon.device_url import DeviceUrl, DeviceUrlError, parse_device_url
 from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.errors import RulesError
+from daemon.published_keys import published
 from daemon.signing import KeyFileError, Signer, load_private_key, parse_public_key
 
 CREDENTIAL = "credential:"
@@ -48,6 +49,8 @@ SECTIONS = {
     "commands": {"principals", "max_age_seconds"},
 }
 PRINCIPAL_KEYS = {"key", "allow"}
+MAKE_KEY = ("make the principal's own key pair on its machine with 'tabled keys generate "
+            "--out {name}' and put the contents of {name}.pub here")
 
 
 class ConfigError(TabledError, ValueError):
@@ -153,10 +156,16 @@ def _signing(c: _Checker, s: dict[str, Any]) -> Signer | None:
     if path is None:
         return None
     try:
-        return Signer(load_private_key(path))
+        signer = Signer(load_private_key(path))
     except KeyFileError as exc:
         c.problems.append(f"signing.key_file: {exc}")
         return None
+    where = published(signer.key.public_key())
+    if where is not None:
+        c.problems.append(f"signing.key_file: {path} is a published key ({where}): anyone "
+                          "could sign results as this table; make its own with 'tabled keys "
+                          "generate --out /etc/tabled/signing'")
+    return signer
 
 
 def _commands(c: _Checker, s: dict[str, Any]) -> tuple[dict[str, Principal], float]:
@@ -185,10 +194,17 @@ def _commands(c: _Checker, s: dict[str, Any]) -> tuple[dict[str, Principal], flo
             if a not in COMMANDS:
                 c.problems.append(f"{where}.allow: unknown command {a!r} (known: "
                                   f"{', '.join(COMMANDS)})")
+        text = str(p.get("key", ""))
         try:
-            key = parse_public_key(str(p.get("key", "")))
+            key = parse_public_key(text)
         except KeyFileError as exc:
-            c.problems.append(f"{where}.key: {exc}")
+            what = "the example's placeholder, not a key" if text.startswith("REPLACE-ME") \
+                else str(exc)
+            c.problems.append(f"{where}.key: {what}; {MAKE_KEY.format(name=name)}")
+            continue
+        if (source := published(key)) is not None:
+            c.problems.append(f"{where}.key: its private half is published ({source}), so "
+                              f"anyone can sign commands with it; {MAKE_KEY.format(name=name)}")
             continue
         principals[name] = Principal(name, key, frozenset(allow))
     return principals, float(max_age)

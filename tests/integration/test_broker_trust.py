@@ -143,10 +143,12 @@ async def test_tls_acl_signed_commands_and_results(tmp_path: Path) -> None:
                                  and b["code"] == "command_denied")
                 await sup.publish("tables/ts-1/cmd/open_betting",
                                   signed("ts-1", "open_betting", "c1"), qos=1)
-                assert (await inbox.wait(lambda t, b: t == "tables/ts-1/replies"
-                                         and b["id"] == "c1"))["ok"]
+                opened = await inbox.wait(lambda t, b: t == "tables/ts-1/replies"
+                                          and b["id"] == "c1")
+                assert opened["ok"]
                 await sup.publish("tables/ts-1/cmd/void_round",
-                                  signed("ts-1", "void_round", "c2", reason="table bumped"), qos=1)
+                                  signed("ts-1", "void_round", "c2", reason="table bumped",
+                                         round_id=opened["round_id"]), qos=1)
                 assert (await inbox.wait(lambda t, b: t == "tables/ts-1/replies"
                                          and b["id"] == "c2"))["ok"]
                 result = await inbox.wait(lambda t, b: t == "tables/ts-1/results")
