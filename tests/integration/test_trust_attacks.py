@@ -298,3 +298,47 @@ async def test_issue_12_4_a_retained_command_is_ignored(tmp_path: Path) -> None:
         retained = [r for r in t.settlement.of("replies") if r["id"] == "ret-1"]
         assert [r["ok"] for r in retained] == [True]  # never again, never denied
         assert not [a for a in t.settlement.of("alerts") if a["code"] == "command_denied"]
+
+
+async def test_issue_12_3_a_session_taken_over_again_and_again_is_alerted(
+        tmp_path: Path) -> None:
+    """A broker that does not bind client ids (the example's setting left out): the table
+    says it keeps losing its session, once, and names its client id."""
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    rig = SimRig(tmp_path, "tai-sai-open-cover", "E", None, ("127.0.0.1", broker.port),
+                 speed=50)
+    await rig.start()
+    daemon = DaemonProcess(rig.config(), tmp_path)
+    alerts: list[dict[str, Any]] = []
+    online = asyncio.Event()
+
+    async def watch() -> None:
+        async with aiomqtt.Client("127.0.0.1", broker.port, identifier="watcher") as c:
+            await c.subscribe(f"{BASE}/#", qos=1)
+            async for m in c.messages:
+                body = json.loads(m.payload if isinstance(m.payload, bytes) else b"{}")
+                if str(m.topic) == f"{BASE}/alerts":
+                    alerts.append(body)
+                if str(m.topic) == f"{BASE}/status" and body.get("state") == "online":
+                    online.set()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        daemon.start()
+        async with asyncio.timeout(20):
+            await online.wait()
+            while not [a for a in alerts if a["code"] == "mqtt_session_taken_over"]:
+                online.clear()
+                with contextlib.suppress(aiomqtt.MqttError):
+                    async with aiomqtt.Client("127.0.0.1", broker.port,
+                                              identifier=f"tabled-{TABLE_ID}"):
+                        await asyncio.sleep(0.2)
+                await online.wait()  # the table back: take its session again
+    finally:
+        watcher.cancel()
+        daemon.kill()
+        await rig.stop()
+        broker.cleanup()
+    [alert] = [a for a in alerts if a["code"] == "mqtt_session_taken_over"]
+    assert f"'tabled-{TABLE_ID}'" in alert["detail"] and "3 times in 60 s" in alert["detail"]
