@@ -113,6 +113,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_serve(cfg))
     except JournalError as exc:
+        from daemon.store.space import disk_full  # noqa: PLC0415
+
+        if disk_full(cfg.journal_path, exc):
+            # Not the journal's fault: systemd starts it again once there is room.
+            print(f"tabled: cannot start: the disk of {cfg.journal_path} is full ({exc}); "
+                  "free space there: exiting 1 so that systemd retries", file=sys.stderr)
+            return 1
         print(f"tabled: cannot start: {exc}", file=sys.stderr)
         return 2
 
