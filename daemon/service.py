@@ -105,7 +105,8 @@ class TableService:
                                on_message=functools.partial(self._on_device, name),
                                on_status=self._on_device_status,
                                on_problem=self._on_device_problem,
-                               on_rejected=self._on_device_rejected)
+                               on_rejected=self._on_device_rejected,
+                               serial=cfg.serials.get(name), on_impostor=self._on_impostor)
             for name, url in cfg.devices.items() if name in DEVICES
         }
         self._tasks: set[asyncio.Task[None]] = set()
@@ -258,6 +259,9 @@ class TableService:
 
     def _device_handlers(self) -> dict[type[Message], Callable[[Any], list[Effect]]]:
         return self.table.device_handlers()
+
+    def _on_impostor(self, detail: str) -> None:
+        self.apply([Alert("device_serial_mismatch", "", detail)])
 
     def _on_device_problem(self, detail: str) -> None:
         self.apply([Alert("device_protocol_error", "", detail)])

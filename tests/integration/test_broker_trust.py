@@ -103,7 +103,8 @@ async def test_tls_acl_signed_commands_and_results(tmp_path: Path) -> None:
             mp.setenv("CREDENTIALS_DIRECTORY", str(creds))
             cfg = parse_config({
                 "table": {"id": "ts-1", "game": "tai-sai-open-cover", "layout": "E"},
-                "devices": {"tumbler": "socket://127.0.0.1:9"},
+                "devices": {"tumbler": "socket://127.0.0.1:9",
+                            "serials": {"tumbler": "TM0001"}},
                 "broker": {"url": f"mqtts://127.0.0.1:{broker.port}", "username": "ts-1",
                            "password_file": "credential:mqtt-password",
                            "ca_file": str(pki.ca_file), "cert_file": str(files / "ts-1.pem"),

@@ -15,7 +15,7 @@ from tests.keys import STRANGER_KEY, commands, signed, signing
 def service(tmp_path: Path, principals: dict[str, Any] | None = None) -> TableService:
     return TableService(parse_config({
         "table": {"id": "ts-1", "game": "tai-sai-open-cover", "layout": "E"},
-        "devices": {"tumbler": "socket://127.0.0.1:9"},
+        "devices": {"tumbler": "socket://127.0.0.1:9", "serials": {"tumbler": "TM0001"}},
         "journal": {"path": str(tmp_path / "j.db")},
         "signing": signing(), "commands": principals if principals is not None else commands(),
     }))

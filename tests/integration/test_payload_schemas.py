@@ -78,7 +78,8 @@ async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> Non
 async def test_alert_and_error_reply_payloads(tmp_path: Path) -> None:
     cfg = parse_config({
         "table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
-        "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9"},
+        "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9",
+                    "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
         "journal": {"path": str(tmp_path / "j.db")},
         "signing": signing(), "commands": commands(),
     })

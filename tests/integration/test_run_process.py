@@ -45,6 +45,7 @@ decks = 8
 [devices]
 shoe = "serial://{tmp_path / 'shoe'}?baud=115200"
 shuffler = "usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler_port.port}"
+serials = {{ shoe = "SH0001", shuffler = "SF0001" }}
 [broker]
 url = "mqtt://127.0.0.1:{broker.port}"
 [journal]

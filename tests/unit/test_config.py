@@ -22,7 +22,8 @@ def good() -> dict[str, Any]:
     return {
         "table": {"id": "bac-07", "game": "tiger-buffalo", "layout": "P", "decks": 8},
         "devices": {"shoe": "serial:///dev/tabled/shoe?baud=115200",
-                    "shuffler": "usb://1d50:6178?serial=SF0001"},
+                    "shuffler": "usb://1d50:6178?serial=SF0001",
+                    "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
         "broker": {"url": "mqtt://127.0.0.1:1883"},
         "journal": {"path": "/tmp/j.db"},
         "signing": signing(),
@@ -141,7 +142,7 @@ def test_each_mistake_names_its_key(patch: dict[str, dict[str, Any]], expected: 
 def test_all_mistakes_are_reported_together() -> None:
     data = good()
     data["table"]["decks"] = 3
-    del data["devices"]["shuffler"]
+    del data["devices"]["shuffler"], data["devices"]["serials"]["shuffler"]
     data["broker"]["url"] = "mqtt://broker.example"
     found = problems(data)
     assert len(found) == 3
@@ -252,3 +253,18 @@ def test_mqtts_builds_a_verifying_tls_context() -> None:
     assert ctx.verify_mode is ssl.CERT_REQUIRED and ctx.check_hostname
     data["broker"] = {"url": "mqtt://127.0.0.1"}
     assert tls_context(parse_config(data).broker) is None
+
+
+def test_issue_12_6_every_device_has_its_serial_pinned() -> None:
+    data = good()
+    del data["devices"]["serials"]["shoe"]
+    data["devices"]["serials"]["tumbler"] = "TM0001"
+    found = problems(data)
+    assert found[0].startswith("devices.serials.tumbler: no tumbler is configured")
+    assert found[1].startswith("devices.serials.shoe: missing; pin the serial number the "
+                               "shoe reports")
+    data = good()
+    data["devices"]["serials"]["shoe"] = ""
+    assert problems(data) == ["devices.serials.shoe: must be a serial number of 1-64 "
+                              "characters, got ''"]
+    assert parse_config(good()).serials == {"shoe": "SH0001", "shuffler": "SF0001"}
