@@ -34,7 +34,8 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "reset_dealing_device": ((), ()),
     "confirm_order": ((), ("swap",)),
     # The Pit's reconstruction of a held deal: its cards in order, e.g. "9S 2H AS KD".
-    "reconstruct_deal": (("cards",), ("round_id",)),
+    # Like every round-scoped command it names its round_id (TABLE_SCOPED below).
+    "reconstruct_deal": (("cards",), ()),
     "new_shoe": ((), ()),
     "end_shoe": ((), ()),
     "status": ((), ()),

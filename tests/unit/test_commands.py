@@ -101,7 +101,8 @@ def test_issue_12_1_round_scoped_commands_name_the_open_round() -> None:
     check_round(parse_command("open_betting", b'{"id": "c2"}'), None)  # table-scoped
     # A command nobody listed as table-scoped is round-scoped: a new Pit command is too.
     assert set(COMMANDS) - TABLE_SCOPED == {"close_betting", "void_round", "close_insurance",
-                                            "reset_dealing_device", "confirm_order"}
+                                            "reset_dealing_device", "confirm_order",
+                                            "reconstruct_deal"}
     assert round_scoped("some_future_pit_command")
 
 
