@@ -13,12 +13,21 @@ A command is accepted when:
   command);
 - that principal is allowed this command;
 - its ``issued_at`` is within ``max_age`` seconds of the table's clock, either way;
-- its ``id`` has not been accepted before within that window (a replay).
+- its ``id`` has not been used before (a replay): every command that passes the checks
+  above is journalled with its outcome, accepted or refused, and those ids are reloaded
+  at start, so a command refused once can never be carried out later, not even after a
+  restart. A round-scoped command also names its round (``daemon/commands.py``).
+
+What fails before that is unauthenticated: anyone on the broker can send it. It is
+counted (``Untrusted``), never journalled row by row, and its replies and alerts are
+rate-limited, so it cannot fill the disk or slow a round.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +37,10 @@ from daemon.commands import Command, CommandError
 from daemon.config import Principal
 from daemon.results import iso
 from daemon.signing import COMMAND, Keyring, SignatureError, Signer, key_id
+from daemon.store.journal import JournalRecord
+
+# Journal kinds of a command that passed authentication: carried out, or refused.
+ACCEPTED, REFUSED = "command", "command_refused"
 
 
 def command_prefix(table_id: str, name: str) -> bytes:
@@ -42,15 +55,36 @@ class CommandAuthority:
         self.clock = clock
         self._by_kid = {key_id(p.key): p for p in principals.values()}
         self._keyring = Keyring({kid: p.key for kid, p in self._by_kid.items()})
-        self._seen: dict[str, float] = {}  # command id -> issued_at, for replay checks
+        # command id -> (issued_at, what became of it), for replay checks
+        self._seen: dict[str, tuple[float, str]] = {}
 
-    def remember(self, ids: Iterable[tuple[str, float]]) -> None:
-        """Command ids accepted before a restart, so a replay across it is caught too."""
-        for cid, issued in ids:
-            self._seen[cid] = issued
+    def remember(self, ids: Iterable[tuple[str, float, str]]) -> None:
+        """Command ids used before a restart (id, issued_at, outcome), so a replay across
+        it is caught too."""
+        for cid, issued, outcome in ids:
+            self._seen[cid] = (issued, outcome)
+
+    def remember_journal(self, records: Iterable[JournalRecord]) -> None:
+        """The ids of every command journalled as accepted or refused."""
+        self.remember(
+            (r.body["id"], parse_time(r.body.get("issued_at")) or r.at,
+             "accepted" if r.kind == ACCEPTED else f"refused ({r.body.get('code', '?')})")
+            for r in records if r.kind in (ACCEPTED, REFUSED))
+
+    def settle(self, cid: str, outcome: str) -> None:
+        """What became of an authenticated command: 'accepted' or 'refused (code)'."""
+        if cid in self._seen:
+            self._seen[cid] = (self._seen[cid][0], outcome)
 
     def authorize(self, cmd: Command) -> Principal:
-        """The principal who gave this command; CommandError("denied") otherwise."""
+        """``authenticate`` then ``permit``: the principal who gave this command."""
+        who = self.authenticate(cmd)
+        self.permit(cmd, who)
+        return who
+
+    def authenticate(self, cmd: Command) -> Principal:
+        """The principal whose key signed this fresh command with a new id; its id is now
+        used. CommandError("denied") otherwise: unauthenticated input."""
         def deny(why: str) -> CommandError:
             return CommandError("denied", why, cmd.id, cmd.name)
 
@@ -63,26 +97,80 @@ class CommandAuthority:
         except SignatureError as exc:
             raise deny(f"signature rejected: {exc}") from None
         who = self._by_kid[kid]
-        if cmd.name not in who.allow:
-            raise deny(f"{who.name} may not send {cmd.name}")
         issued = parse_time(cmd.body.get("issued_at"))
         if issued is None:
             raise deny("'issued_at' must be an ISO 8601 time with a zone, e.g. "
                        "2026-11-26T10:00:00Z")
         now = self.clock()
-        if abs(now - issued) > self.max_age:
-            raise deny(f"issued_at is {now - issued:+.0f} s from the table's clock; "
-                       f"commands older or newer than {self.max_age:.0f} s are refused")
+        skew = issued - now
+        if abs(skew) > self.max_age:
+            raise deny(f"issued_at is {abs(skew):.0f} s "
+                       f"{'in the past' if skew < 0 else 'in the future'} by the table's "
+                       f"clock ({skew:+.0f} s); commands older or newer than "
+                       f"{self.max_age:.0f} s are refused")
         self._forget(now)
         if cmd.id in self._seen:
-            raise deny(f"command id {cmd.id!r} was already accepted: a replay")
-        self._seen[cmd.id] = issued
+            raise deny(f"command id {cmd.id!r} was already used (it was "
+                       f"{self._seen[cmd.id][1]}): a replay; every command needs a new id")
+        self._seen[cmd.id] = (issued, "received")
         return who
 
+    def permit(self, cmd: Command, who: Principal) -> None:
+        """CommandError("denied") if this principal may not send this command."""
+        if cmd.name not in who.allow:
+            raise CommandError("denied", f"{who.name} may not send {cmd.name}", cmd.id,
+                               cmd.name)
+
     def _forget(self, now: float) -> None:
+        # Past this horizon a replay is refused as stale anyway.
         horizon = now - 2 * self.max_age
-        for cid in [c for c, t in self._seen.items() if t < horizon]:
+        for cid in [c for c, (t, _) in self._seen.items() if t < horizon]:
             del self._seen[cid]
+
+
+@dataclass
+class Untrusted:
+    """Unauthenticated commands: counted by error code, never journalled one by one.
+    Replies to them are rate-limited (a token bucket), and so is the ``command_denied``
+    alert: one per ``alert_every`` seconds at most, which says how many were held back."""
+
+    clock: Callable[[], float]
+    replies_per_second: float = 5.0
+    reply_burst: float = 20.0
+    alert_every: float = 60.0
+    counts: Counter[str] = field(default_factory=Counter)
+    replies_dropped: int = 0
+
+    def __post_init__(self) -> None:
+        self._tokens = self.reply_burst
+        self._filled_at = self.clock()
+        self._alerted_at: float | None = None
+        self._held_back = 0
+
+    def note(self, code: str) -> None:
+        self.counts[code] += 1
+
+    def may_reply(self) -> bool:
+        now = self.clock()
+        self._tokens = min(self.reply_burst,
+                           self._tokens + (now - self._filled_at) * self.replies_per_second)
+        self._filled_at = now
+        if self._tokens < 1:
+            self.replies_dropped += 1
+            return False
+        self._tokens -= 1
+        return True
+
+    def alert(self) -> str | None:
+        """None while alerts are held back; otherwise what to add to the alert's detail."""
+        now = self.clock()
+        if self._alerted_at is not None and now - self._alerted_at < self.alert_every:
+            self._held_back += 1
+            return None
+        held, self._held_back, self._alerted_at = self._held_back, 0, now
+        totals = ", ".join(f"{c} {n}" for c, n in sorted(self.counts.items()))
+        return (f" ({held} more held back since the last alert; " if held else " (") + \
+            f"unauthenticated commands since start: {totals})"
 
 
 def parse_time(value: object) -> float | None:

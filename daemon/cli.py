@@ -113,6 +113,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_serve(cfg))
     except JournalError as exc:
+        from daemon.store.space import disk_full  # noqa: PLC0415
+
+        if disk_full(cfg.journal_path, exc):
+            # Not the journal's fault: systemd starts it again once there is room.
+            print(f"tabled: cannot start: the disk of {cfg.journal_path} is full ({exc}); "
+                  "free space there: exiting 1 so that systemd retries", file=sys.stderr)
+            return 1
         print(f"tabled: cannot start: {exc}", file=sys.stderr)
         return 2
 
@@ -235,15 +242,21 @@ def _cmd_command_sign(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
     from daemon.authority import sign_command  # noqa: PLC0415
+    from daemon.commands import round_scoped  # noqa: PLC0415
     from daemon.signing import KeyFileError, load_private_key  # noqa: PLC0415
 
+    if round_scoped(args.name) and not args.round:
+        print(f"tabled: {args.name} acts on a round: give --round with the open round's id "
+              "(every reply of the table states it as round_id)", file=sys.stderr)
+        return 2
     try:
         key = load_private_key(Path(args.key))
     except KeyFileError as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
     extra = {k: v for k, v in (("reason", args.reason), ("irregularity", args.irregularity),
-                               ("swap", args.swap), ("cards", args.cards)) if v}
+                               ("swap", args.swap), ("cards", args.cards),
+                               ("round_id", args.round)) if v}
     body = sign_command(key, args.table, args.name, args.id or uuid.uuid4().hex, time.time(),
                         **extra)
     print(json.dumps(body, separators=(",", ":")))
@@ -375,6 +388,9 @@ def _add_trust_commands(sub: Any) -> None:
     cs.add_argument("--swap", help="confirm_order: two draw numbers to exchange, e.g. 5,6")
     cs.add_argument("--cards", help="reconstruct_deal: the round's cards in the order dealt, "
                                     "e.g. '9S 2H AS KD' (decision D18)")
+    cs.add_argument("--round", help="the open round's id (every reply's round_id): needed by "
+                                    "every command but open_betting, new_shoe, end_shoe and "
+                                    "status, and refused for any other round")
     cs.add_argument("name", help="open_betting, close_betting, void_round, ...")
     cs.set_defaults(func=_cmd_command_sign)
 

@@ -19,6 +19,11 @@ from daemon.errors import TabledError
 from daemon.games.model import GameRules
 
 MAX_PAYLOAD = 4096
+# An oversized command is still read this far, to echo its id in the refusal.
+MAX_ID_SCAN = 2 * 1024 * 1024
+MAX_ID = 64
+MAX_ECHO = 64  # an unknown command name is echoed this far, never more
+MAX_MESSAGE = 300  # the longest error message a reply carries
 
 # name -> (required string fields, optional string fields)
 COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -29,20 +34,36 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "reset_dealing_device": ((), ()),
     "confirm_order": ((), ("swap",)),
     # The Pit's reconstruction of a held deal: its cards in order, e.g. "9S 2H AS KD".
-    "reconstruct_deal": (("cards",), ("round_id",)),
+    # Like every round-scoped command it names its round_id (TABLE_SCOPED below).
+    "reconstruct_deal": (("cards",), ()),
     "new_shoe": ((), ()),
     "end_shoe": ((), ()),
     "status": ((), ()),
 }
 
+# Every command acts on the open round and carries its ``round_id``, signed, so one meant
+# for a round can never act on another (a replayed void, a stale tool) -- except these,
+# which act on the table. A new command is round-scoped unless it is listed here.
+TABLE_SCOPED = frozenset({"open_betting", "new_shoe", "end_shoe", "status"})
+
+
+def round_scoped(name: str) -> bool:
+    return name not in TABLE_SCOPED
+
 
 class CommandError(TabledError, ValueError):
     def __init__(self, code: str, message: str, command_id: str | None = None,
                  name: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(bounded(message, MAX_MESSAGE))
         self.code = code
         self.command_id = command_id
-        self.name = name
+        self.name = name if name is None or name in COMMANDS else bounded(name, MAX_ECHO)
+
+
+def bounded(text: str, limit: int) -> str:
+    """Text from outside, cut to ``limit`` characters: nothing an unauthenticated sender
+    writes reaches a reply, the journal or an alert at more than a fixed size."""
+    return text if len(text) <= limit else f"{text[:limit - 1]}\u2026"
 
 
 # Members every command may carry besides its arguments.
@@ -62,7 +83,7 @@ def parse_command(topic_name: str, payload: bytes) -> Command:
     bad_argument). Whether its sender may give it is the authority's question."""
     if len(payload) > MAX_PAYLOAD:
         raise CommandError("bad_payload", f"payload of {len(payload)} bytes exceeds "
-                                          f"{MAX_PAYLOAD}", name=topic_name)
+                                          f"{MAX_PAYLOAD}", command_id(payload), topic_name)
     try:
         body: Any = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -70,32 +91,69 @@ def parse_command(topic_name: str, payload: bytes) -> Command:
                            name=topic_name) from None
     if not isinstance(body, dict):
         raise CommandError("bad_payload", "payload must be a JSON object", name=topic_name)
-    command_id = body.get("id")
-    if not isinstance(command_id, str) or not 0 < len(command_id) <= 64:
-        raise CommandError("bad_payload", "'id' must be a string of 1-64 characters",
+    cid = _id_of(body)
+    if cid is None:
+        raise CommandError("bad_payload", f"'id' must be a string of 1-{MAX_ID} characters",
                            name=topic_name)
     if topic_name not in COMMANDS:
-        raise CommandError("unknown_command", f"unknown command {topic_name!r}; known: "
-                                              f"{', '.join(COMMANDS)}", command_id, topic_name)
+        raise CommandError("unknown_command", f"unknown command "
+                                              f"{bounded(topic_name, MAX_ECHO)!r}; known: "
+                                              f"{', '.join(COMMANDS)}", cid, topic_name)
     required, optional = COMMANDS[topic_name]
+    if round_scoped(topic_name):
+        required = (*required, "round_id")
     args: dict[str, str] = {}
     for key in sorted(set(body) - set(ENVELOPE)):
         if key not in required and key not in optional:
-            raise CommandError("bad_argument", f"{topic_name} takes no {key!r}", command_id,
+            raise CommandError("bad_argument", f"{topic_name} takes no {key!r}", cid,
                                topic_name)
     for key in (*required, *optional):
         if key not in body:
             if key in required:
-                raise CommandError("bad_argument", f"{topic_name} needs {key!r}", command_id,
+                raise CommandError("bad_argument", f"{topic_name} needs {key!r}", cid,
                                    topic_name)
             continue
         value = body[key]
-        if not isinstance(value, str) or not value.strip() or len(value) > 200:
+        limit = MAX_ID if key == "round_id" else 200
+        if not isinstance(value, str) or not value.strip() or len(value) > limit:
             raise CommandError("bad_argument", f"{topic_name}.{key} must be a non-empty "
-                                               "string of at most 200 characters",
-                               command_id, topic_name)
+                                               f"string of at most {limit} characters",
+                               cid, topic_name)
         args[key] = value.strip()
-    return Command(topic_name, command_id, args, body)
+    issued = body.get("issued_at")
+    if issued is not None and (not isinstance(issued, str) or len(issued) > 40):
+        raise CommandError("bad_argument", "'issued_at' must be an ISO 8601 time of at most "
+                                           "40 characters", cid, topic_name)
+    return Command(topic_name, cid, args, body)
+
+
+def _id_of(body: Any) -> str | None:
+    cid = body.get("id") if isinstance(body, dict) else None
+    return cid if isinstance(cid, str) and 0 < len(cid) <= MAX_ID else None
+
+
+def command_id(payload: bytes) -> str | None:
+    """The id of a command that will not be carried out, to echo in its refusal; None
+    when it cannot be read (not JSON, or too large even to look at)."""
+    if len(payload) > MAX_ID_SCAN:
+        return None
+    try:
+        return _id_of(json.loads(payload))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+
+
+def check_round(cmd: Command, open_round: str | None) -> None:
+    """A round-scoped command must name the round that is open (TABLE_SCOPED)."""
+    if not round_scoped(cmd.name):
+        return
+    named = cmd.args["round_id"]
+    if open_round is None:
+        raise CommandError("wrong_state", f"{cmd.name} names round {named!r}, but no round "
+                                          "is open", cmd.id, cmd.name)
+    if named != open_round:
+        raise CommandError("wrong_round", f"{cmd.name} names round {named!r}; the open round "
+                                          f"is {open_round!r}", cmd.id, cmd.name)
 
 
 def check_irregularity(cmd: Command, game: GameRules[Any]) -> None:
@@ -109,13 +167,16 @@ def check_irregularity(cmd: Command, game: GameRules[Any]) -> None:
 
 
 def reply(command_id: str | None, name: str | None, *, ok: bool, state: str,
-          error: CommandError | str | None = None, code: str | None = None
-          ) -> dict[str, Any]:
-    """The payload for ``{prefix}/{table}/replies``."""
+          error: CommandError | str | None = None, code: str | None = None,
+          round_id: str | None = None) -> dict[str, Any]:
+    """The payload for ``{prefix}/{table}/replies``; ``round_id`` is the round open after
+    the command, which a round-scoped command must name."""
+    if name is not None and name not in COMMANDS:
+        name = bounded(name, MAX_ECHO)
     out: dict[str, Any] = {"type": "reply", "id": command_id, "command": name, "ok": ok,
-                           "state": state}
+                           "state": state, "round_id": round_id}
     if isinstance(error, CommandError):
         out["error"] = {"code": error.code, "message": str(error)}
     elif error is not None:
-        out["error"] = {"code": code or "refused", "message": error}
+        out["error"] = {"code": code or "refused", "message": bounded(error, MAX_MESSAGE)}
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,6 +23,8 @@ from daemon.device_url import DeviceUrl, DeviceUrlError, parse_device_url
 from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.errors import RulesError
+from daemon.games.model import GameRules
+from daemon.published_keys import published
 from daemon.signing import KeyFileError, Signer, load_private_key, parse_public_key
 
 CREDENTIAL = "credential:"
@@ -39,7 +41,7 @@ class Principal:
 DEVICES_NEEDED = {"baccarat": ("shoe", "shuffler"), "dice": ("tumbler",)}
 SECTIONS = {
     "table": {"id", "game", "layout", "decks", "card_confidence_floor"},
-    "devices": {"shoe", "shuffler", "tumbler"},
+    "devices": {"shoe", "shuffler", "tumbler", "serials"},
     "broker": {"url", "username", "password", "password_file", "ca_file", "cert_file",
                "key_file", "allow_plaintext_remote", "client_id"},
     "journal": {"path"},
@@ -48,6 +50,8 @@ SECTIONS = {
     "commands": {"principals", "max_age_seconds"},
 }
 PRINCIPAL_KEYS = {"key", "allow"}
+MAKE_KEY = ("make the principal's own key pair on its machine with 'tabled keys generate "
+            "--out {name}' and put the contents of {name}.pub here")
 
 
 class ConfigError(TabledError, ValueError):
@@ -84,6 +88,7 @@ class TableConfig:
     command_max_age: float
     # A card read below this confidence (percent) holds the round for the Pit (issue 11).
     card_confidence_floor: int = 80
+    serials: dict[str, str] = field(default_factory=dict)  # device -> its pinned serial
 
 
 def _is_loopback(host: str) -> bool:
@@ -153,10 +158,16 @@ def _signing(c: _Checker, s: dict[str, Any]) -> Signer | None:
     if path is None:
         return None
     try:
-        return Signer(load_private_key(path))
+        signer = Signer(load_private_key(path))
     except KeyFileError as exc:
         c.problems.append(f"signing.key_file: {exc}")
         return None
+    where = published(signer.key.public_key())
+    if where is not None:
+        c.problems.append(f"signing.key_file: {path} is a published key ({where}): anyone "
+                          "could sign results as this table; make its own with 'tabled keys "
+                          "generate --out /etc/tabled/signing'")
+    return signer
 
 
 def _commands(c: _Checker, s: dict[str, Any]) -> tuple[dict[str, Principal], float]:
@@ -185,13 +196,67 @@ def _commands(c: _Checker, s: dict[str, Any]) -> tuple[dict[str, Principal], flo
             if a not in COMMANDS:
                 c.problems.append(f"{where}.allow: unknown command {a!r} (known: "
                                   f"{', '.join(COMMANDS)})")
+        text = str(p.get("key", ""))
         try:
-            key = parse_public_key(str(p.get("key", "")))
+            key = parse_public_key(text)
         except KeyFileError as exc:
-            c.problems.append(f"{where}.key: {exc}")
+            what = "the example's placeholder, not a key" if text.startswith("REPLACE-ME") \
+                else str(exc)
+            c.problems.append(f"{where}.key: {what}; {MAKE_KEY.format(name=name)}")
+            continue
+        if (source := published(key)) is not None:
+            c.problems.append(f"{where}.key: its private half is published ({source}), so "
+                              f"anyone can sign commands with it; {MAKE_KEY.format(name=name)}")
             continue
         principals[name] = Principal(name, key, frozenset(allow))
     return principals, float(max_age)
+
+
+def _devices(c: _Checker, d: dict[str, Any], game: GameRules[Any] | None
+             ) -> tuple[dict[str, DeviceUrl], dict[str, str]]:
+    devices: dict[str, DeviceUrl] = {}
+    for name in ("shoe", "shuffler", "tumbler"):
+        if name in d:
+            try:
+                devices[name] = parse_device_url(d[name])
+            except DeviceUrlError as exc:
+                c.problems.append(f"devices.{name}: {exc}")
+    if game is not None:
+        needed = DEVICES_NEEDED[game.kind]
+        for name in needed:
+            if name not in d:
+                c.problems.append(f"devices.{name}: missing; {game.id} needs "
+                                  f"{' and '.join(needed)}")
+        for name in sorted(set(d) & {"shoe", "shuffler", "tumbler"} - set(needed)):
+            c.problems.append(f"devices.{name}: {game.id} does not use a {name}")
+    return devices, _serials(c, d, devices)
+
+
+def _serials(c: _Checker, d: dict[str, Any], devices: dict[str, DeviceUrl]
+             ) -> dict[str, str]:
+    """``[devices.serials]``: the serial number each device must report when identified.
+    USB ids can be copied by any device; the table refuses one that reports another serial
+    (issue 12)."""
+    raw = d.get("serials", {})
+    if not isinstance(raw, dict):
+        c.problems.append("devices.serials: must be a table of device = \"serial number\"")
+        return {}
+    for name in sorted(set(raw) - (set(d) & {"shoe", "shuffler", "tumbler"})):
+        c.problems.append(f"devices.serials.{name}: no {name} is configured")
+    out: dict[str, str] = {}
+    for name in devices:
+        value = raw.get(name)
+        if value is None:
+            c.problems.append(
+                f"devices.serials.{name}: missing; pin the serial number the {name} reports "
+                f"(its status on tables/<table>/devices/{name}, or the log line '{name} "
+                "ready: ... serial ...'): a device reporting another is refused")
+        elif not isinstance(value, str) or not value.strip() or len(value) > 64:
+            c.problems.append(f"devices.serials.{name}: must be a serial number of 1-64 "
+                              f"characters, got {value!r}")
+        else:
+            out[name] = value
+    return out
 
 
 def _broker(c: _Checker, b: dict[str, Any], table_id: str) -> BrokerConfig | None:
@@ -276,21 +341,7 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
                                       f"{game.decks[1]} ({game.id} clause {game.decks_clause})")
         elif "decks" in t:
             c.problems.append(f"table.decks: {game.id} is played with dice; remove this key")
-    devices: dict[str, DeviceUrl] = {}
-    for name in ("shoe", "shuffler", "tumbler"):
-        if name in d:
-            try:
-                devices[name] = parse_device_url(d[name])
-            except DeviceUrlError as exc:
-                c.problems.append(f"devices.{name}: {exc}")
-    if game is not None:
-        needed = DEVICES_NEEDED[game.kind]
-        for name in needed:
-            if name not in d:
-                c.problems.append(f"devices.{name}: missing; {game.id} needs "
-                                  f"{' and '.join(needed)}")
-        for name in sorted(set(d) & {"shoe", "shuffler", "tumbler"} - set(needed)):
-            c.problems.append(f"devices.{name}: {game.id} does not use a {name}")
+    devices, serials = _devices(c, d, game)
     broker = _broker(c, b, table_id or "table")
     journal = c.string(j, "journal", "path", default="/var/lib/tabled/journal.db")
     prefix, floor = (c.string(m, "mqtt", "topic_prefix", default="tables"),
@@ -302,7 +353,7 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
     assert table_id and game_id and layout and broker and journal and prefix and signer
     return TableConfig(table_id, game_id, layout, decks, devices, broker, Path(journal),
                        prefix.rstrip("/"), signer, principals, max_age,
-                       card_confidence_floor=floor)
+                       card_confidence_floor=floor, serials=serials)
 
 
 def _confidence_floor(c: _Checker, t: dict[str, Any]) -> int:

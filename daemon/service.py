@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import ssl
 import time
@@ -21,8 +20,16 @@ from typing import Any
 import structlog
 
 from daemon import __version__
-from daemon.authority import CommandAuthority, parse_time
-from daemon.commands import CommandError, check_irregularity, parse_command, reply
+from daemon.authority import ACCEPTED, REFUSED, CommandAuthority, Untrusted
+from daemon.commands import (
+    Command,
+    CommandError,
+    check_irregularity,
+    check_round,
+    command_id,
+    parse_command,
+    reply,
+)
 from daemon.config import BrokerConfig, TableConfig
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.games import get_game
@@ -41,6 +48,7 @@ from daemon.round.lifecycle import RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal, JournalError, Publish
+from daemon.takeover import SessionWatch
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import CommandResult, DeviceKind
 from firmware_protocols.wire import Catalogue, Message
@@ -86,15 +94,19 @@ class TableService:
             BrokerSettings(b.host, b.port, b.username, b.password, tls_context(b), b.client_id),
             self.topics["status"], self._status, self._retained,
             subscriptions=(f"{self.cmd_prefix}+",), on_message=self._on_mqtt,
-            signer=cfg.signer, on_journal_error=self._storage_failed)
+            signer=cfg.signer, on_journal_error=self._storage_failed,
+            on_lost=self._session_lost)
+        self.session_watch = SessionWatch(clock, b.client_id)
         self.authority = CommandAuthority(cfg.table_id, cfg.principals, cfg.command_max_age,
                                           clock)
+        self.untrusted = Untrusted(clock)
         self.drivers = {
             name: DeviceDriver(name, url, *DEVICES[name],
                                on_message=functools.partial(self._on_device, name),
                                on_status=self._on_device_status,
                                on_problem=self._on_device_problem,
-                               on_rejected=self._on_device_rejected)
+                               on_rejected=self._on_device_rejected,
+                               serial=cfg.serials.get(name), on_impostor=self._on_impostor)
             for name, url in cfg.devices.items() if name in DEVICES
         }
         self._tasks: set[asyncio.Task[None]] = set()
@@ -248,6 +260,9 @@ class TableService:
     def _device_handlers(self) -> dict[type[Message], Callable[[Any], list[Effect]]]:
         return self.table.device_handlers()
 
+    def _on_impostor(self, detail: str) -> None:
+        self.apply([Alert("device_serial_mismatch", "", detail)])
+
     def _on_device_problem(self, detail: str) -> None:
         self.apply([Alert("device_protocol_error", "", detail)])
 
@@ -299,32 +314,39 @@ class TableService:
             self._spawn(self.publisher.publish_now(topic, self._device_payload(s)))
         self.publisher.wake()
 
+    def _session_lost(self, reason: str) -> None:
+        detail = self.session_watch.lost(reason)
+        if detail is not None:
+            self.apply([Alert("mqtt_session_taken_over", "", detail)])
+
     async def _on_mqtt(self, topic: str, payload: bytes) -> None:
         if not topic.startswith(self.cmd_prefix):
             return
         self.execute(topic[len(self.cmd_prefix):], payload)
 
     def execute(self, name: str, payload: bytes) -> dict[str, Any]:
-        """Run one command; every outcome, good or bad, is journalled and answered."""
+        """Run one command. Every authenticated command is journalled with its outcome and
+        answered; unauthenticated input is counted and answered within a rate limit."""
         if self.storage_error is not None:
-            cid = _command_id(payload)
+            cid = command_id(payload)
             answer = reply(cid, name, ok=False, state=self.table.state, code="storage_failed",
                            error=f"the journal cannot be written ({self.storage_error}); "
-                                 "no command is carried out until it can")
+                                 "no command is carried out until it can",
+                           round_id=self._open_round())
             self._answer(answer)
             return answer
         try:
             cmd = parse_command(name, payload)
-            who = self.authority.authorize(cmd).name
-            check_irregularity(cmd, self.game)
+            principal = self.authority.authenticate(cmd)
         except CommandError as exc:
-            answer = reply(exc.command_id, exc.name, ok=False, state=self.table.state,
-                           error=exc)
-            if exc.code == "denied":
-                self.apply([Alert("command_denied", "", f"{exc.name} ({exc.command_id}): "
-                                                        f"{exc}")])
-            self._answer(answer)
-            return answer
+            return self._unauthenticated(exc)
+        who = principal.name
+        try:
+            self.authority.permit(cmd, principal)
+            check_irregularity(cmd, self.game)
+            check_round(cmd, self._open_round())
+        except CommandError as exc:
+            return self._refused(cmd, who, exc)
         t = self.table
         actions = t.commands(who, cmd.args)
         action = actions.get(cmd.name)
@@ -333,17 +355,18 @@ class TableService:
                 raise CommandRefusedError(f"{cmd.name} does not apply to {self.game.id}")
             effects = action()
         except CommandRefusedError as exc:
-            answer = reply(cmd.id, cmd.name, ok=False, state=t.state, error=str(exc),
-                           code="wrong_state")
+            return self._refused(cmd, who, CommandError("wrong_state", str(exc), cmd.id,
+                                                        cmd.name))
         else:
             # The command, what it caused and its reply: one transaction, one fsync.
             try:
                 with self.journal.batch():
-                    self.journal.append("command", {"name": cmd.name, "id": cmd.id,
+                    self.journal.append(ACCEPTED, {"name": cmd.name, "id": cmd.id,
                                                     "by": who, "issued_at":
                                                     cmd.body["issued_at"], **cmd.args})
                     commands = self._record(effects)
-                    answer = reply(cmd.id, cmd.name, ok=True, state=t.state)
+                    answer = reply(cmd.id, cmd.name, ok=True, state=t.state,
+                                   round_id=self._open_round())
                     self.journal.append("reply", answer, publish=(
                         Publish(self.topics["replies"], answer),))
             except JournalError as exc:
@@ -351,9 +374,49 @@ class TableService:
                 # The table in memory may have moved; it is rebuilt from the journal when
                 # the journal can be written again. Refused, and said so directly.
                 return self.execute(name, payload)
+            self.authority.settle(cmd.id, "accepted")
             self._send(commands)
             return answer
-        self._answer(answer)
+
+    def _open_round(self) -> str | None:
+        rnd = self.table.round
+        return rnd.round_id if rnd is not None else None
+
+    def _refused(self, cmd: Command, who: str, exc: CommandError) -> dict[str, Any]:
+        """An authenticated command that is not carried out: journalled with its reply
+        (and an alert if it was denied), so its id can never be used again."""
+        answer = reply(cmd.id, cmd.name, ok=False, state=self.table.state, error=exc,
+                       round_id=self._open_round())
+        self.authority.settle(cmd.id, f"refused ({exc.code})")
+        try:
+            with self.journal.batch():
+                self.journal.append(REFUSED, {"name": cmd.name, "id": cmd.id, "by": who,
+                                              "issued_at": cmd.body["issued_at"],
+                                              "code": exc.code, **cmd.args})
+                self.journal.append("reply", answer,
+                                    publish=(Publish(self.topics["replies"], answer),))
+                if exc.code == "denied":
+                    self._record([Alert("command_denied", "", f"{cmd.name} ({cmd.id}): {exc}")])
+        except JournalError as err:
+            self._storage_failed(err)
+            self._spawn(self.publisher.publish_now(self.topics["replies"], answer))
+        else:
+            self.publisher.wake()
+        return answer
+
+    def _unauthenticated(self, exc: CommandError) -> dict[str, Any]:
+        """Anyone on the broker can send this: a counter, not a journal row; the reply and
+        the alert go out directly, each within its rate limit."""
+        self.untrusted.note(exc.code)
+        answer = reply(exc.command_id, exc.name, ok=False, state=self.table.state, error=exc,
+                       round_id=self._open_round())
+        if exc.code == "denied":
+            more = self.untrusted.alert()
+            if more is not None:
+                self.apply([Alert("command_denied", "",
+                                  f"{exc.name} ({exc.command_id}): {exc}{more}")])
+        if self.untrusted.may_reply():
+            self._spawn(self.publisher.publish_now(self.topics["replies"], answer))
         return answer
 
     def _answer(self, answer: dict[str, Any]) -> None:
@@ -372,9 +435,7 @@ class TableService:
 
     async def run(self) -> None:
         records = self.journal.records()
-        self.authority.remember(
-            (r.body["id"], parse_time(r.body.get("issued_at")) or r.at)
-            for r in records if r.kind == "command")
+        self.authority.remember_journal(records)
         self.journal.append("started", {"version": __version__, "table": self.cfg.table_id})
         # Technical interruption: rebuild from the journal and resolve an open round.
         self.apply(restore(self.table, records))
@@ -389,12 +450,3 @@ class TableService:
             for d in self.drivers.values():
                 await d.wait_ready()
 
-
-def _command_id(payload: bytes) -> str | None:
-    """The id of a command that will not be parsed, for its refusal."""
-    try:
-        body = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    cid = body.get("id") if isinstance(body, dict) else None
-    return cid if isinstance(cid, str) and 0 < len(cid) <= 64 else None

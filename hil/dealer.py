@@ -23,6 +23,7 @@ import aiomqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.authority import sign_command
+from daemon.commands import round_scoped
 from daemon.mqtt.publisher import NODELAY
 from hil.ports import PtyPort
 from hil.scenario import Fault
@@ -52,6 +53,8 @@ class SimDealer:
     results: list[dict[str, Any]] = field(default_factory=list)
     seen: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # all, in order
     replies: list[dict[str, Any]] = field(default_factory=list)
+    username: str | None = None  # a broker that wants a login (the shipped ACL)
+    password: str | None = None
 
     def __post_init__(self) -> None:
         self._inbox: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
@@ -65,6 +68,7 @@ class SimDealer:
         # Unique across dealers and restarts: the daemon refuses a command id it has seen.
         self._id_prefix = f"dealer-{secrets.token_hex(3)}"
         self._client: aiomqtt.Client | None = None
+        self.round_id: str | None = None  # the open round, as the last reply named it
 
     async def _listen(self, client: aiomqtt.Client) -> None:
         async for m in client.messages:
@@ -161,7 +165,13 @@ class SimDealer:
             self._inbox.get_nowait()
 
     async def command(self, name: str, **args: str) -> dict[str, Any]:
+        """Send a signed command and wait for its reply. A round-scoped command names the
+        open round, which every reply states (asked for when not yet known)."""
         assert self._client is not None
+        if round_scoped(name) and "round_id" not in args:
+            if self.round_id is None:
+                await self.command("status")
+            args["round_id"] = self.round_id or "none"
         cid = f"{self._id_prefix}-{next(self._ids)}"
         body = sign_command(self.key, self.base.rsplit("/", 1)[-1], name, cid, time.time(),
                             **args)
@@ -169,6 +179,7 @@ class SimDealer:
         answer = await self._expect(lambda t, b: t == "replies" and b.get("id") == cid,
                                     self.reply_timeout)
         self.replies.append(answer)
+        self.round_id = answer.get("round_id")
         return answer
 
     async def _new_shoe(self) -> None:
@@ -251,6 +262,7 @@ class SimDealer:
     async def session(self) -> AsyncIterator[SimDealer]:
         """Connected, subscribed, and the table seen online: ready to deal."""
         async with aiomqtt.Client(self.host, self.port, identifier="sim-dealer",
+                                  username=self.username, password=self.password,
                                   socket_options=NODELAY) as client:
             self._client = client
             await client.subscribe(f"{self.base}/#", qos=1)

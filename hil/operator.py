@@ -108,7 +108,7 @@ async def run_on_rig(s: Scenario, rig: Rig, *, broker: tuple[str, int] | None,
     table: dict[str, Any] = {"id": f"rig-{rig.name}", "game": s.game, "layout": s.layout}
     if s.decks:
         table["decks"] = s.decks
-    config = {"table": table, "devices": rig.devices,
+    config = {"table": table, "devices": {**rig.devices, "serials": rig.serials},
               "broker": {"url": f"mqtt://{broker[0]}:{broker[1]}",
                          "allow_plaintext_remote": True},
               "journal": {"path": str(work / "journal.db")},

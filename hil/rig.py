@@ -90,7 +90,8 @@ class SimRig:
             table["decks"] = self.decks
         return {
             "table": table,
-            "devices": self.devices(),
+            "devices": {**self.devices(), "serials": {n: s.identity.serial
+                                                      for n, s in self.sims.items()}},
             "broker": {"url": f"mqtt://{self.broker[0]}:{self.broker[1]}",
                        "allow_plaintext_remote": True},
             "journal": {"path": str(self.journal or self.work / "journal.db")},

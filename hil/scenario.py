@@ -20,7 +20,10 @@ the dealer draws only when the daemon asks, except where a fault says otherwise.
 A rig description names the real devices::
 
     {"name": "bench-2", "devices": {"shoe": "serial:///dev/ttyUSB0?baud=115200",
-                                    "shuffler": "usb://1d50:6178?serial=SF0001"}}
+                                    "shuffler": "usb://1d50:6178?serial=SF0001"},
+     "serials": {"shoe": "SH0001", "shuffler": "SF0001"}}
+
+and the serial number each reports (the table's ``devices.serials``).
 """
 
 from __future__ import annotations
@@ -129,6 +132,7 @@ class Scenario:
 class Rig:
     name: str
     devices: dict[str, str]
+    serials: dict[str, str] = field(default_factory=dict)  # pinned: devices.serials
 
 
 def _fault(raw: Any, where: str, problems: list[str]) -> Fault | None:
@@ -290,6 +294,14 @@ def load_rig(path: Path | str) -> Rig:
             parse_device_url(url)
         except (DeviceUrlError, TypeError) as exc:
             problems.append(f"devices.{name}: {exc}")
+    serials = data.get("serials") if isinstance(data, dict) else None
+    if not isinstance(serials, dict):
+        problems.append("serials: an object naming the serial number each device reports "
+                        "(the table pins it: devices.serials)")
+        serials = {}
+    for name in devices:
+        if not isinstance(serials.get(name), str):
+            problems.append(f"serials.{name}: the serial number the {name} reports")
     if problems:
         raise ScenarioError(str(p), problems)
-    return Rig(str(data.get("name", p.stem)), dict(devices))
+    return Rig(str(data.get("name", p.stem)), dict(devices), dict(serials))

@@ -52,7 +52,10 @@ GID=$(awk -F: '$1 == "tabled" {print $3}' "$R/etc/group")
 CONF=$R/etc/tabled/table.toml
 if [ ! -e "$CONF" ]; then
     install -m 0640 -g "$GID" systemd/table.example.toml "$CONF"
-    echo "   wrote the example config $CONF: edit it for this table"
+    echo "   wrote the example config $CONF: edit it for this table; it trusts no"
+    echo "   principal until you put a real public key in [commands.principals] (on the"
+    echo "   supervisor's machine: tabled keys generate --out pit-supervisor-1), and"
+    echo "   'config check' says so (docs/operations.md#security)"
 fi
 CRED=$R/etc/credstore/tabled
 if [ ! -e "$CRED/signing-key" ]; then

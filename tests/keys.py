@@ -1,4 +1,8 @@
-"""Fixed test keys: the table's signing key and one supervisor's command key."""
+"""Test keys: the table's signing key, one supervisor's command key, and a stranger's.
+
+Made afresh at every run: a private key written into the repository is a key anyone can
+sign with (issue 12). The fixed seeds these once came from are in
+``daemon/published_keys.py``, which no config may use."""
 
 from __future__ import annotations
 
@@ -13,9 +17,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from daemon.authority import sign_command
 from daemon.signing import Keyring, private_key_pem, public_key_text
 
-TABLE_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
-SUPERVISOR_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
-STRANGER_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(2, 34)))
+TABLE_KEY = Ed25519PrivateKey.generate()
+SUPERVISOR_KEY = Ed25519PrivateKey.generate()
+STRANGER_KEY = Ed25519PrivateKey.generate()
 TABLE_KEYRING = Keyring.of([TABLE_KEY.public_key()])
 
 _DIR = Path(tempfile.mkdtemp(prefix="tabled-test-keys-"))

@@ -97,6 +97,10 @@ class DeviceDriver:
     # A message with a field outside its documented range (firmware_protocols LIMITS):
     # not delivered to on_message; the table decides (an alert, the round to the Pit).
     on_rejected: Callable[[Message, str], None] = lambda m, detail: None
+    # The serial number the table's config pins (devices.serials): a device that reports
+    # another is refused, whatever its USB ids say. on_impostor journals an alert.
+    serial: str | None = None
+    on_impostor: Callable[[str], None] = lambda detail: None
     heartbeat_timeout: float = 3.5
     handshake_timeout: float = 3.0
     command_timeout: float = 3.0
@@ -114,6 +118,7 @@ class DeviceDriver:
         self._loop = asyncio.get_running_loop()
         self._last_rx = 0.0
         self._tick = asyncio.Event()  # set when a send may have created a link deadline
+        self._impostor: str | None = None  # the last refused serial, alerted once
         self.progress_at = self._loop.time()  # the watchdog's proof this link is not stuck
 
     # -- public ---------------------------------------------------------------------------
@@ -213,6 +218,14 @@ class DeviceDriver:
             raise SessionEndedError(f"{self.name}: device speaks protocol version "
                                f"{reply.protocol_version}; tabled speaks {PROTOCOL_VERSION}",
                                DeviceState.INCOMPATIBLE)
+        if self.serial is not None and reply.serial != self.serial:
+            detail = (f"{self.name}: the device at {self.url} reports serial "
+                      f"{reply.serial[:64]!r}, not {self.serial!r} (devices.serials."
+                      f"{self.name}): refused")
+            if reply.serial != self._impostor:  # once per device, not per retry
+                self._impostor = reply.serial
+                self.on_impostor(detail)
+            raise SessionEndedError(detail, DeviceState.INCOMPATIBLE)
         s = self.status
         s.model, s.firmware, s.serial = reply.model, reply.firmware, reply.serial
         s.protocol_version, s.sessions = reply.protocol_version, s.sessions + 1

@@ -85,6 +85,7 @@ class Publisher:
     on_message: Callable[[str, bytes], Awaitable[None]] | None = None  # commands in
     signer: Signer | None = None  # signs every payload as it goes on the wire
     on_journal_error: Callable[[JournalError], None] = lambda exc: None
+    on_lost: Callable[[str], None] = lambda reason: None  # an established session ended
     stats: PublisherStats = field(default_factory=PublisherStats)
 
     def __post_init__(self) -> None:
@@ -126,6 +127,8 @@ class Publisher:
                 backoff = self.broker.backoff_initial
             except* aiomqtt.MqttError as group:
                 exc = group.exceptions[0]
+                if self.stats.connected:
+                    self.on_lost(str(exc))
                 if not self._disrupted:  # journal the loss once, not every retry
                     with contextlib.suppress(JournalError):
                         self.journal.append("mqtt_disconnected", {"reason": str(exc)})
@@ -177,6 +180,11 @@ class Publisher:
     async def _watch(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
             if self.on_message is None:
+                continue
+            if message.retain:
+                # Stored by the broker, delivered at every (re)subscription: a command is
+                # given once, live, so a retained one is never acted on (issue 12).
+                log.warning("ignored a retained message on %.100s", message.topic)
                 continue
             payload = message.payload
             raw = payload if isinstance(payload, bytes) else str(payload or "").encode()

@@ -131,6 +131,8 @@ def test_rig_descriptions_are_checked(tmp_path: Path) -> None:
         load_rig(bad)
     assert any("devices.shoe" in p for p in err.value.problems)
     assert any("devices.dice: not one of" in p for p in err.value.problems)
+    assert "serials: an object naming the serial number each device reports (the table " \
+        "pins it: devices.serials)" in err.value.problems  # issue 12, item 6
     example = Path(__file__).resolve().parents[2] / "hil" / "rigs" / "example.json"
     assert load_rig(example).devices["shoe"].startswith("serial:///dev/tabled/shoe")
 
@@ -166,7 +168,8 @@ async def tumbler_rig(tmp_path: Path) -> tuple[PtyPort, Path, PressingOperator]:
     await port.start()
     rig_file = tmp_path / "rig.json"
     rig_file.write_text(json.dumps({"name": "bench-test", "devices": {
-        "tumbler": f"serial://{tmp_path / 'tumbler'}?baud=115200"}}), encoding="utf-8")
+        "tumbler": f"serial://{tmp_path / 'tumbler'}?baud=115200"},
+        "serials": {"tumbler": tumbler.identity.serial}}), encoding="utf-8")
     return port, rig_file, PressingOperator(tumbler, port)
 
 

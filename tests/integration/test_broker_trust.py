@@ -103,7 +103,8 @@ async def test_tls_acl_signed_commands_and_results(tmp_path: Path) -> None:
             mp.setenv("CREDENTIALS_DIRECTORY", str(creds))
             cfg = parse_config({
                 "table": {"id": "ts-1", "game": "tai-sai-open-cover", "layout": "E"},
-                "devices": {"tumbler": "socket://127.0.0.1:9"},
+                "devices": {"tumbler": "socket://127.0.0.1:9",
+                            "serials": {"tumbler": "TM0001"}},
                 "broker": {"url": f"mqtts://127.0.0.1:{broker.port}", "username": "ts-1",
                            "password_file": "credential:mqtt-password",
                            "ca_file": str(pki.ca_file), "cert_file": str(files / "ts-1.pem"),
@@ -143,10 +144,12 @@ async def test_tls_acl_signed_commands_and_results(tmp_path: Path) -> None:
                                  and b["code"] == "command_denied")
                 await sup.publish("tables/ts-1/cmd/open_betting",
                                   signed("ts-1", "open_betting", "c1"), qos=1)
-                assert (await inbox.wait(lambda t, b: t == "tables/ts-1/replies"
-                                         and b["id"] == "c1"))["ok"]
+                opened = await inbox.wait(lambda t, b: t == "tables/ts-1/replies"
+                                          and b["id"] == "c1")
+                assert opened["ok"]
                 await sup.publish("tables/ts-1/cmd/void_round",
-                                  signed("ts-1", "void_round", "c2", reason="table bumped"), qos=1)
+                                  signed("ts-1", "void_round", "c2", reason="table bumped",
+                                         round_id=opened["round_id"]), qos=1)
                 assert (await inbox.wait(lambda t, b: t == "tables/ts-1/replies"
                                          and b["id"] == "c2"))["ok"]
                 result = await inbox.wait(lambda t, b: t == "tables/ts-1/results")

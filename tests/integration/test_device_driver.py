@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -180,3 +181,29 @@ async def test_malformed_message_is_reported_and_the_session_survives(tmp_path: 
         assert "malformed message 0x20" in problems[0] and "card_drawn" in problems[0]
         assert driver.ready
     await port.stop()
+
+
+async def test_issue_12_6_a_device_reporting_another_serial_is_refused(tmp_path: Path) -> None:
+    """A device that copies a shoe's USB ids gets its device node; its IDENTIFY serial is
+    not the pinned one, so it is never READY, and the alert is raised once, not per retry."""
+    sim = ShoeSim(serial="SH-FAKE")
+    port = PtyPort(sim, link=tmp_path / "shoe")
+    await port.start()
+    alerts: list[str] = []
+    driver = DeviceDriver("shoe", SerialUrl(str(tmp_path / "shoe")), shoe.CATALOGUE,
+                          DeviceKind.SHOE, backoff_initial=0.05, backoff_max=0.1,
+                          serial="SH0001", on_impostor=alerts.append)
+    try:
+        async with running(driver):
+            await until(lambda: driver.status.state is DeviceState.INCOMPATIBLE)
+            await asyncio.sleep(0.5)  # several retries
+            assert not driver.ready
+            with pytest.raises(DeviceNotReadyError):
+                await driver.command(shoe.LockGate(0, False))
+        assert alerts == [f"shoe: the device at {SerialUrl(str(tmp_path / 'shoe'))} reports "
+                          "serial 'SH-FAKE', not 'SH0001' (devices.serials.shoe): refused"]
+        sim.identity = dataclasses.replace(sim.identity, serial="SH0001")  # the real shoe
+        async with running(driver):
+            await driver.wait_ready(5)
+    finally:
+        await port.stop()

@@ -78,19 +78,26 @@ async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> Non
 async def test_alert_and_error_reply_payloads(tmp_path: Path) -> None:
     cfg = parse_config({
         "table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
-        "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9"},
+        "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9",
+                    "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
         "journal": {"path": str(tmp_path / "j.db")},
         "signing": signing(), "commands": commands(),
     })
     service = TableService(cfg)
     service.apply([Alert("card_not_of_set", "5.5.1", "draw 3: back of set 0xbad", "r-1"),
                    Alert("device_command_failed", "", "lock_gate to shoe failed")])
-    service.execute("close_betting", signed("t1", "close_betting", "a"))
-    service.execute("open_betting", b"{broken")
-    service.execute("open_betting", b'{"id": "unsigned"}')  # denied, with an alert
+    answers = [service.execute("close_betting", signed("t1", "close_betting", "a",
+                                                       round_id="t1-none")),
+               service.execute("open_betting", b"{broken"),
+               # denied, with an alert
+               service.execute("open_betting", b'{"id": "unsigned"}'),
+               service.execute("close_betting", signed("t1", "close_betting", "b",
+                                                       round_id="t1-none"))]
+    # Replies to unauthenticated input go out directly (not journalled): checked here.
     published = [(e.topic, json.loads(e.payload)) for e in service.journal.pending()]
+    published += [("tables/t1/replies", a) for a in answers[1:3]]
     names = [schema_for(t) for t, _ in published]
-    assert names.count("alert") == 3 and names.count("reply") == 3
+    assert names.count("alert") == 3 and names.count("reply") == 4
     for topic, payload in published:
         wire = json.loads(service.publisher._wire(payload))
         assert TABLE_KEYRING.verify(wire) == service.cfg.signer.kid

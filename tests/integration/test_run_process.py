@@ -45,6 +45,7 @@ decks = 8
 [devices]
 shoe = "serial://{tmp_path / 'shoe'}?baud=115200"
 shuffler = "usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler_port.port}"
+serials = {{ shoe = "SH0001", shuffler = "SF0001" }}
 [broker]
 url = "mqtt://127.0.0.1:{broker.port}"
 [journal]
@@ -74,7 +75,8 @@ key = "{public_key_text(SUPERVISOR_KEY.public_key())}"
             await until(lambda: any(s["state"] == "online" for s in seen.get("status", [])))
             await until(lambda: ready("shoe") and ready("shuffler"))
             await client.publish("tables/bac-07/cmd/close_betting",
-                                 signed("bac-07", "close_betting", "x1"), qos=1)
+                                 signed("bac-07", "close_betting", "x1",
+                                        round_id="bac-07-none"), qos=1)
             await client.publish("tables/bac-07/cmd/launch", '{"id": "x2"}', qos=1)
             await client.publish("tables/bac-07/cmd/open_betting",
                                  signed("bac-07", "open_betting", "x3", key=STRANGER_KEY), qos=1)

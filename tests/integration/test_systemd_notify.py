@@ -58,7 +58,8 @@ def table_config(tmp_path: Path, broker: int, shuffler: int) -> dict[str, Any]:
     return {
         "table": {"id": "bac-07", "game": "tiger-buffalo", "layout": "P", "decks": 8},
         "devices": {"shoe": f"serial://{tmp_path / 'shoe'}?baud=115200",
-                    "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler}"},
+                    "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler}",
+                    "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
         "broker": {"url": f"mqtt://127.0.0.1:{broker}"},
         "journal": {"path": str(tmp_path / "journal.db")},
         "signing": signing(), "commands": commands(),

@@ -14,6 +14,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from daemon.signing import public_key_text
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "tabled.service"
@@ -113,11 +116,22 @@ def test_install_script_lays_out_a_release(tmp_path: Path) -> None:
                  "usr/lib/sysusers.d/tabled.conf", "usr/lib/tmpfiles.d/tabled.conf"):
         assert (root / path).is_file(), path
     # The installed release checks the installed config with the installed key, as an
-    # operator would before starting the service.
-    check = subprocess.run([str(current / "bin" / "tabled"), "config", "check", "--credentials",
-                            str(key.parent), "--config", str(root / "etc/tabled/table.toml")],
-                           capture_output=True, text=True, check=False)
-    assert check.returncode == 0, check.stderr
+    # operator would before starting the service. As installed it trusts no principal
+    # (issue 12): the check says so and how to make one; with a real key it passes.
+    installed = root / "etc/tabled/table.toml"
+
+    def check() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(current / "bin" / "tabled"), "config", "check",
+                               "--credentials", str(key.parent), "--config", str(installed)],
+                              capture_output=True, text=True, check=False)
+
+    refused = check()
+    assert refused.returncode == 2 and "tabled keys generate" in refused.stderr, refused.stderr
+    supervisor = public_key_text(Ed25519PrivateKey.generate().public_key())
+    installed.write_text(re.sub(r'"REPLACE-ME[^"]*"', f'"{supervisor}"',
+                                installed.read_text(encoding="utf-8")), encoding="utf-8")
+    ok = check()
+    assert ok.returncode == 0, ok.stderr
     # Installing again keeps the config and the key, and adds a release.
     before = key.read_bytes()
     subprocess.run(["bash", str(ROOT / "scripts" / "install.sh"), "--root", str(root)],

@@ -29,8 +29,10 @@ async def test_every_bad_command_is_answered_and_changes_nothing(tmp_path: Path)
                 "m2": ("open_betting", b"\xff\xfe\x00"),
                 "m3": ("open_betting", b"[1, 2, 3]"),
                 "m4": ("launch_rocket", signed("launch_rocket", "m4").encode()),
-                "m5": ("close_betting", signed("close_betting", "m5").encode()),  # wrong state
-                "m6": ("void_round", signed("void_round", "m6").encode()),  # no reason
+                "m5": ("close_betting", signed("close_betting", "m5",  # wrong state
+                                               round_id="none").encode()),
+                "m6": ("void_round", signed("void_round", "m6",
+                                            round_id="none").encode()),  # no reason
                 "m7": ("open_betting", json.dumps({"id": "m7", "pad": "x" * 5000}).encode()),
                 "m8": ("open_betting", json.dumps({"id": "m8"}).encode()),  # unsigned
             }

@@ -14,11 +14,16 @@ import errno
 import os
 import shutil
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from daemon.signing import private_key_pem
+from hil.process import to_toml
 from tests.reliability.harness import sim_table
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None,
@@ -86,3 +91,34 @@ async def test_disk_full_stops_rounds_alerts_and_recovers(tmp_path: Path) -> Non
         assert {r["round_id"] for r in published.values()} == {rid for _, rid in journal}
         for r in published.values():
             t.rig.keyring.verify(r)
+
+
+def test_issue_12_5_a_full_disk_at_start_is_retried_not_given_up(tmp_path: Path) -> None:
+    """Exit 2 stops the unit for good (RestartPreventExitStatus=2): a full disk must exit
+    1, saying so, and the table starts once space is freed."""
+    cfg = tmp_path / "table.toml"
+    key = tmp_path / "signing.pem"
+    key.write_bytes(private_key_pem(Ed25519PrivateKey.generate()))
+    with small_disk(tmp_path / "disk", size="1m") as disk:
+        cfg.write_text(to_toml({
+            "table": {"id": "t1", "game": "tai-sai-open-cover", "layout": "E"},
+            "devices": {"tumbler": "socket://127.0.0.1:9"},
+            "journal": {"path": str(disk / "journal.db")},
+            "signing": {"key_file": str(key)}}), encoding="utf-8")
+        filler = fill(disk)
+        proc = subprocess.run([sys.executable, "-m", "daemon", "run", "--config", str(cfg)],
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert proc.returncode == 1, proc.stderr
+        assert "is full" in proc.stderr and "systemd retries" in proc.stderr
+        filler.unlink()  # space again: it starts (and is stopped here by a signal)
+        started = subprocess.Popen([sys.executable, "-m", "daemon", "run", "--config",
+                                    str(cfg)], stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while not (disk / "journal.db").exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(1)
+            assert started.poll() is None, started.stderr.read() if started.stderr else ""
+        finally:
+            started.terminate()
+            started.wait(10)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.cli import main
 from daemon.signing import Signer, load_private_key, public_key_text
@@ -79,8 +81,16 @@ def test_config_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     creds = tmp_path / "creds"
     creds.mkdir()
     (creds / "signing-key").write_bytes(TABLE_KEY_FILE.read_bytes())
+    example = root / "systemd/table.example.toml"
     assert main(["config", "check", "--credentials", str(creds), "--config",
-                 str(root / "systemd/table.example.toml")]) == 0
+                 str(example)]) == 2  # it trusts no principal as shipped (issue 12)
+    assert "tabled keys generate --out pit-supervisor-1" in capsys.readouterr().err
+    edited = tmp_path / "edited.toml"
+    real = public_key_text(Ed25519PrivateKey.generate().public_key())
+    edited.write_text(re.sub(r'"REPLACE-ME[^"]*"', f'"{real}"',
+                             example.read_text(encoding="utf-8")), encoding="utf-8")
+    assert main(["config", "check", "--credentials", str(creds), "--config",
+                 str(edited)]) == 0
     assert "1 command principal(s): pit-supervisor-1" in capsys.readouterr().out
 
 
@@ -92,13 +102,20 @@ def test_keys_sign_and_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureF
     capsys.readouterr()
     assert main(["command", "sign", "--key", str(tmp_path / "sup.pem"), "--table", "bac-07",
                  "--id", "c1", "--reason", "dropped card", "--irregularity",
-                 "incorrect_card_count", "void_round"]) == 0
+                 "incorrect_card_count", "--round", "bac-07-r1", "void_round"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["id"] == "c1" and body["reason"] == "dropped card" and body["sig"]["kid"]
-    assert body["irregularity"] == "incorrect_card_count"
+    assert body["irregularity"] == "incorrect_card_count" and body["round_id"] == "bac-07-r1"
     assert main(["command", "sign", "--key", str(tmp_path / "sup.pem"), "--table", "bac-07",
-                 "--swap", "5,6", "confirm_order"]) == 0
+                 "--swap", "5,6", "--round", "bac-07-r1", "confirm_order"]) == 0
     assert json.loads(capsys.readouterr().out)["swap"] == "5,6"
+    # A round-scoped command is never signed without its round (issue 12, item 1).
+    assert main(["command", "sign", "--key", str(tmp_path / "sup.pem"), "--table", "bac-07",
+                 "close_betting"]) == 2
+    assert "give --round" in capsys.readouterr().err
+    assert main(["command", "sign", "--key", str(tmp_path / "sup.pem"), "--table", "bac-07",
+                 "open_betting"]) == 0
+    capsys.readouterr()
     # A consumer checks a stream as mosquitto_sub -v prints it: one good, two bad lines.
     signer = Signer(load_private_key(TABLE_KEY_FILE))
     good = {"type": "result", "seq": 7, "winner": "banker", "replayed": False}

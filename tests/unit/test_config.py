@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.config import ConfigError, load_config, parse_config
 from daemon.device_url import DeviceUrlError, SerialUrl, SocketUrl, UsbUrl, parse_device_url
-from daemon.signing import key_id, private_key_pem
+from daemon.signing import key_id, private_key_pem, public_key_text
 from tests.keys import SUPERVISOR_KEY, TABLE_KEY, TABLE_KEY_FILE, commands, signing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +22,8 @@ def good() -> dict[str, Any]:
     return {
         "table": {"id": "bac-07", "game": "tiger-buffalo", "layout": "P", "decks": 8},
         "devices": {"shoe": "serial:///dev/tabled/shoe?baud=115200",
-                    "shuffler": "usb://1d50:6178?serial=SF0001"},
+                    "shuffler": "usb://1d50:6178?serial=SF0001",
+                    "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
         "broker": {"url": "mqtt://127.0.0.1:1883"},
         "journal": {"path": "/tmp/j.db"},
         "signing": signing(),
@@ -34,11 +37,53 @@ def problems(data: dict[str, Any]) -> list[str]:
     return err.value.problems
 
 
+def example_with_a_real_principal(tmp_path: Path) -> Path:
+    """The example config as an operator leaves it: the placeholder replaced by a key."""
+    text = (ROOT / "systemd" / "table.example.toml").read_text(encoding="utf-8")
+    placeholder = re.search(r'^key = "(REPLACE-ME[^"]*)"', text, re.M)
+    assert placeholder is not None, "the example config has no principal placeholder"
+    real = public_key_text(Ed25519PrivateKey.generate().public_key())
+    path = tmp_path / "table.toml"
+    path.write_text(text.replace(placeholder.group(1), real), encoding="utf-8")
+    return path
+
+
+def test_issue_12_2_the_example_config_trusts_nobody(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "signing-key").write_bytes(TABLE_KEY_FILE.read_bytes())
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))
+    with pytest.raises(ConfigError) as err:
+        load_config(ROOT / "systemd" / "table.example.toml")
+    assert err.value.problems == [
+        "commands.principals.pit-supervisor-1.key: the example's placeholder, not a key; make "
+        "the principal's own key pair on its machine with 'tabled keys generate --out "
+        "pit-supervisor-1' and put the contents of pit-supervisor-1.pub here"]
+
+
+@pytest.mark.parametrize("seed", [range(32), range(1, 33), range(2, 34)])
+def test_issue_12_2_a_published_key_is_refused(seed: range) -> None:
+    known = Ed25519PrivateKey.from_private_bytes(bytes(seed))
+    data = good()
+    data["commands"] = {"principals": {"boss": {"key": public_key_text(known.public_key())}}}
+    with pytest.raises(ConfigError, match=r"commands.principals.boss.key: its private half "
+                                          r"is published \(tests/keys.py"):
+        parse_config(data)
+
+
+def test_issue_12_2_a_published_signing_key_is_refused(tmp_path: Path) -> None:
+    pem = tmp_path / "signing.pem"
+    pem.write_bytes(private_key_pem(Ed25519PrivateKey.from_private_bytes(bytes(range(32)))))
+    data = good()
+    data["signing"] = {"key_file": str(pem)}
+    with pytest.raises(ConfigError, match=r"signing.key_file: .* is a published key"):
+        parse_config(data)
+
+
 def test_the_example_config_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # As systemd runs it: secrets are credentials (LoadCredential=) in $CREDENTIALS_DIRECTORY.
     (tmp_path / "signing-key").write_bytes(TABLE_KEY_FILE.read_bytes())
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))
-    cfg = load_config(ROOT / "systemd" / "table.example.toml")
+    cfg = load_config(example_with_a_real_principal(tmp_path))
     assert cfg.signer.kid == key_id(TABLE_KEY.public_key())
     assert (cfg.table_id, cfg.game, cfg.layout, cfg.decks) == ("bac-07", "tiger-buffalo", "P", 8)
     assert cfg.devices["shoe"] == SerialUrl("/dev/tabled/shoe", 115200)
@@ -97,7 +142,7 @@ def test_each_mistake_names_its_key(patch: dict[str, dict[str, Any]], expected: 
 def test_all_mistakes_are_reported_together() -> None:
     data = good()
     data["table"]["decks"] = 3
-    del data["devices"]["shuffler"]
+    del data["devices"]["shuffler"], data["devices"]["serials"]["shuffler"]
     data["broker"]["url"] = "mqtt://broker.example"
     found = problems(data)
     assert len(found) == 3
@@ -208,3 +253,18 @@ def test_mqtts_builds_a_verifying_tls_context() -> None:
     assert ctx.verify_mode is ssl.CERT_REQUIRED and ctx.check_hostname
     data["broker"] = {"url": "mqtt://127.0.0.1"}
     assert tls_context(parse_config(data).broker) is None
+
+
+def test_issue_12_6_every_device_has_its_serial_pinned() -> None:
+    data = good()
+    del data["devices"]["serials"]["shoe"]
+    data["devices"]["serials"]["tumbler"] = "TM0001"
+    found = problems(data)
+    assert found[0].startswith("devices.serials.tumbler: no tumbler is configured")
+    assert found[1].startswith("devices.serials.shoe: missing; pin the serial number the "
+                               "shoe reports")
+    data = good()
+    data["devices"]["serials"]["shoe"] = ""
+    assert problems(data) == ["devices.serials.shoe: must be a serial number of 1-64 "
+                              "characters, got ''"]
+    assert parse_config(good()).serials == {"shoe": "SH0001", "shuffler": "SF0001"}

@@ -21,7 +21,7 @@ async def test_a_stuck_device_link_starves_the_watchdog(tmp_path: Path,
                                                         ) -> None:
     service = TableService(parse_config({
         "table": {"id": "ts-1", "game": "tai-sai-open-cover", "layout": "E"},
-        "devices": {"tumbler": "socket://127.0.0.1:9"},
+        "devices": {"tumbler": "socket://127.0.0.1:9", "serials": {"tumbler": "TM0001"}},
         "journal": {"path": str(tmp_path / "j.db")},
         "signing": signing(), "commands": commands()}))
     server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import serialization
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -82,8 +83,9 @@ def test_a_published_signature_cannot_pass_as_a_command() -> None:
 def test_public_key_forms() -> None:
     with pytest.raises(KeyFileError, match="32 bytes"):
         parse_public_key("AAAA")
-    pem = ("-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAebVWLo/mVPlAeLES6KmLp5AfhTrmlb7X4OORC60El"
-           "mQ=\n-----END PUBLIC KEY-----\n")
+    pem = SUPERVISOR_KEY.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    assert pem.startswith("-----BEGIN PUBLIC KEY-----\n")
     assert parse_public_key(pem) == SUPERVISOR_KEY.public_key()
 
 
@@ -99,6 +101,7 @@ def test_verify_of_arbitrary_objects_only_raises_signature_error(body: dict[str,
 
 
 NOW = 1_800_000_000.0
+R = "bac-07-r1"  # the open round a round-scoped command names
 
 
 def _authority(now: float, allow: frozenset[str] | None = None) -> CommandAuthority:
@@ -113,24 +116,30 @@ def _command(name: str, body: dict[str, Any]) -> Command:
 
 
 def test_a_signed_command_names_its_principal() -> None:
-    body = sign_command(SUPERVISOR_KEY, "bac-07", "void_round", "c1", NOW, reason="x")
+    body = sign_command(SUPERVISOR_KEY, "bac-07", "void_round", "c1", NOW, reason="x", round_id=R)
     assert _authority(NOW).authorize(_command("void_round", body)).name == "pit-boss"
 
 
 @pytest.mark.parametrize(("make", "message"), [
-    (lambda: sign_command(STRANGER_KEY, "bac-07", "void_round", "c1", NOW, reason="x"),
+    (lambda: sign_command(STRANGER_KEY, "bac-07", "void_round", "c1", NOW, reason="x",
+                          round_id=R),
      "signed by an unknown key"),
-    (lambda: {**sign_command(SUPERVISOR_KEY, "bac-07", "void_round", "c1", NOW, reason="x"),
+    (lambda: {**sign_command(SUPERVISOR_KEY, "bac-07", "void_round", "c1", NOW, reason="x",
+                             round_id=R),
               "reason": "y"}, "bad signature"),
-    (lambda: sign_command(SUPERVISOR_KEY, "bac-08", "void_round", "c1", NOW, reason="x"),
+    (lambda: sign_command(SUPERVISOR_KEY, "bac-08", "void_round", "c1", NOW, reason="x",
+                          round_id=R),
      "bad signature"),  # signed for another table
-    (lambda: sign_command(SUPERVISOR_KEY, "bac-07", "end_shoe", "c1", NOW, reason="x"),
+    (lambda: sign_command(SUPERVISOR_KEY, "bac-07", "end_shoe", "c1", NOW, reason="x",
+                              round_id=R),
      "bad signature"),  # signed as another command
-    (lambda: {"id": "c1", "reason": "x"}, "unsigned"),
-    (lambda: sign_command(SUPERVISOR_KEY, "bac-07", "void_round", "c1", NOW - 121, reason="x"),
-     "issued_at is \\+121 s from the table's clock"),
-    (lambda: sign_command(SUPERVISOR_KEY, "bac-07", "void_round", "c1", NOW + 500, reason="x"),
-     "issued_at is -500 s"),
+    (lambda: {"id": "c1", "reason": "x", "round_id": R}, "unsigned"),
+    (lambda: sign_command(SUPERVISOR_KEY, "bac-07", "void_round", "c1", NOW - 121, reason="x",
+                              round_id=R),
+     "issued_at is 121 s in the past by the table's clock \\(-121 s\\)"),
+    (lambda: sign_command(SUPERVISOR_KEY, "bac-07", "void_round", "c1", NOW + 500, reason="x",
+                              round_id=R),
+     "issued_at is 500 s in the future by the table's clock \\(\\+500 s\\)"),
 ])
 def test_forged_altered_misdirected_or_stale_commands_are_denied(make: Any, message: str
                                                                  ) -> None:
@@ -141,7 +150,7 @@ def test_forged_altered_misdirected_or_stale_commands_are_denied(make: Any, mess
 
 def test_a_principal_may_send_only_what_it_is_allowed() -> None:
     authority = _authority(NOW, frozenset({"open_betting"}))
-    body = sign_command(SUPERVISOR_KEY, "bac-07", "void_round", "c1", NOW, reason="x")
+    body = sign_command(SUPERVISOR_KEY, "bac-07", "void_round", "c1", NOW, reason="x", round_id=R)
     with pytest.raises(CommandError, match="pit-boss may not send void_round"):
         authority.authorize(_command("void_round", body))
 
@@ -150,12 +159,23 @@ def test_a_replayed_command_is_denied_even_across_a_restart() -> None:
     body = sign_command(SUPERVISOR_KEY, "bac-07", "open_betting", "c1", NOW)
     authority = _authority(NOW)
     authority.authorize(_command("open_betting", body))
-    with pytest.raises(CommandError, match="already accepted: a replay"):
+    with pytest.raises(CommandError, match=r"already used .*: a replay"):
         authority.authorize(_command("open_betting", body))
     restarted = _authority(NOW + 5)
-    restarted.remember([("c1", NOW)])
-    with pytest.raises(CommandError, match="a replay"):
+    restarted.remember([("c1", NOW, "accepted")])
+    with pytest.raises(CommandError, match="was accepted\\): a replay"):
         restarted.authorize(_command("open_betting", body))
+
+
+def test_issue_12_5_a_refused_id_replayed_is_not_called_accepted() -> None:
+    body = sign_command(SUPERVISOR_KEY, "bac-07", "open_betting", "c1", NOW)
+    authority = _authority(NOW)
+    authority.authorize(_command("open_betting", body))
+    authority.settle("c1", "refused (wrong_state)")
+    with pytest.raises(CommandError) as err:
+        authority.authorize(_command("open_betting", body))
+    assert "accepted" not in str(err.value)
+    assert "was refused (wrong_state)): a replay" in str(err.value)
 
 
 def test_no_principals_means_no_commands() -> None:

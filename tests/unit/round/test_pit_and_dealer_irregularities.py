@@ -57,7 +57,7 @@ def test_the_pit_voids_under_the_clause_it_saw(game: str, layout: str, code: str
 
 def _command(name: str, **args: str) -> Any:
     body = {"id": "c1", "issued_at": "2026-11-26T00:00:00Z", "sig": {}, **args}
-    return parse_command(name, json.dumps(body).encode())
+    return parse_command(name, json.dumps({"round_id": "r-1", **body}).encode())
 
 
 @pytest.mark.parametrize(("game", "code"), [
