@@ -111,7 +111,7 @@ def tai_sai_service(tmp_path: Path) -> Any:
 
     s = TableService(parse_config({
         "table": {"id": "ts-1", "game": "tai-sai-open-cover", "layout": "E"},
-        "devices": {"tumbler": "socket://127.0.0.1:9"},
+        "devices": {"tumbler": "socket://127.0.0.1:9", "serials": {"tumbler": "TB0001"}},
         "journal": {"path": str(tmp_path / "j.db")},
         "signing": signing(), "commands": commands()}))
     s.apply(s.table.open_betting())
