@@ -202,7 +202,7 @@ class SimDealer:
 
     async def _draw(self) -> None:
         assert self.shoe and self.shoe_port
-        for _ in range(100):  # the gate may still be opening
+        for _ in range(500):  # the gate may still be opening (slow on a loaded machine)
             if self.shoe.draw(self.shoe_port.now()) is not None:
                 self.shoe_port.kick()
                 return
