@@ -102,7 +102,7 @@ def test_issue_12_5_a_full_disk_at_start_is_retried_not_given_up(tmp_path: Path)
     with small_disk(tmp_path / "disk", size="1m") as disk:
         cfg.write_text(to_toml({
             "table": {"id": "t1", "game": "tai-sai-open-cover", "layout": "E"},
-            "devices": {"tumbler": "socket://127.0.0.1:9"},
+            "devices": {"tumbler": "socket://127.0.0.1:9", "serials": {"tumbler": "TM0001"}},
             "journal": {"path": str(disk / "journal.db")},
             "signing": {"key_file": str(key)}}), encoding="utf-8")
         filler = fill(disk)
