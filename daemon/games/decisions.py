@@ -10,15 +10,34 @@ TEN_VALUE = Decision(
     "and the Table of Play's Player third-card columns run 0-9, where a ten is 0.",
 )
 PAIR_SAME_RANK = Decision(
-    "D2", "RWS 1.21, 1.33; MBS 1.1.14",
+    "D2", "RWS 1.21, 1.33, 3.2; MBS 1.1.14, 1.1.14.3, 3.3, 4.2",
     "MBS defines a pair as 'the same point value or the same face cards'. Is T-K (both worth 0) "
-    "a pair? Is 10-10?",
-    "A pair is two cards of the same rank, in every game. 10-10, K-K, 7-7 are pairs; "
-    "T-J, T-K, K-Q are not. Suits are ignored. A Twin Tiger Pair is two pairs of the same rank.",
-    "MBS itself says non-identical face cards (KQ, KJ, QJ) are no pair although they share the "
-    "point value 0, so 'same point value' cannot be meant for zero-valued cards; its Twin example "
-    "(10S 10H 10C 10D) and RWS's examples (10, 10 or K, K) pair by rank. For A-9, same point "
-    "value and same rank coincide. One definition then serves all three baccarat games.",
+    "a pair? Is 10-10? And when are two pairs a Twin Tiger Pair: RWS 1.33 says 'of the same "
+    "value', MBS 1.1.14.3 'of the same value or same face cards'?",
+    "A pair is two cards of the same rank, in every game: 10-10, K-K, 7-7 are pairs; T-J, T-K, "
+    "K-Q are not; suits are ignored. The Twin differs per document. RWS (Tiger Buffalo, "
+    "Appendix P): the two pairs have the same value as RWS 3.2 defines it, so a pair of a rank "
+    "twins that rank, and J-J, Q-Q and K-K (each card worth 0, 3.2.3) twin one another, while "
+    "a pair of tens (each worth its face value 10, 3.2.2) twins only tens: house edge 14.52% "
+    "at 8 decks (Twin in 0.0580% of rounds). MBS: the two pairs have the same rank, so face-"
+    "card pairs are a Twin only as the same face cards: house edge 16.12% (Twin in 0.0380%).",
+    "Pair: MBS itself says non-identical face cards (KQ, KJ, QJ) are no pair although they "
+    "share the point value 0, and RWS's examples (10, 10 or K, K) pair by rank. Read "
+    "literally, MBS 1.1.14 would also pair T-J, T-Q and T-K (same point value 0, not two face "
+    "cards), and that gives Players an edge of 26.66% on Tiger Pair (8 decks, a Twin then "
+    "only for four cards of one rank; more with any wider Twin): no approved game means that, "
+    "so the pair half stands. Twin, RWS: 1.33 defines the Twin by 'the same value', a term "
+    "RWS 3.2 defines; the pay table's 'have the same pair' is a row label, not a definition. "
+    "Where approved text reads two ways and neither is absurd, a regulator settles a dispute "
+    "for the Player who relied on the defined term, against the operator who drafted it. "
+    "Reading 'value' as the Point Total instead (every ten and picture 0, so 10-10 against "
+    "K-K too) is not what 3.2.2 says; it would give 12.92%; pairing by rank gives 16.12%. "
+    "Twin, MBS: 1.1.14.3 repeats the two tests of its Pair definition, point value for "
+    "numbered cards and identity for face cards ('same face cards', 'two pairs of Q's'), and "
+    "1.1.14 says face cards that share the value 0 but are not identical do not match; the "
+    "pay table's example is four tens. Numbered cards of the same point value have the same "
+    "rank, so the Twin is by rank. The point-value reading (10-10, J-J, Q-Q, K-K all alike) "
+    "would make 'or same face cards' say nothing, and gives 12.92%.",
 )
 WU_DALANG = Decision(
     "D3", "RWS Tiger Buffalo 1.36; Insurance Plus 1.30",
