@@ -244,12 +244,26 @@ OUT_OF_RANGE = Decision(
     "gone, nothing was journalled and the round waited forever. A value no device may send "
     "is a fact about the device, and the round it touches is the Pit's.",
 )
+MBS_LAYOUT_H = Decision(
+    "D20", "MBS 2.2, Appendices G and H",
+    "How many playing positions has Appendix H? The text gives H no caption; the diagram "
+    "note under G's caption ('1 to 8 playing positions') says 'The table is numbered 1 "
+    "through 9'.",
+    "The count for H is not printed, so none is recorded: H is a layout (2.2) with every "
+    "wager, and its position count is left to the approved diagram. G keeps '1 to 8'.",
+    "Every other appendix has its caption and then its (lost) diagram, so the note that "
+    "follows G's caption describes G's diagram, not H's. It does not contradict G's count: "
+    "eight positions numbered 1 through 9 is how tables that leave out one number (often "
+    "4) are numbered, and Appendix D's '1 to 9 playing positions' is printed where nine "
+    "are meant. Settlement does not depend on the count: 2.2 offers every wager on every "
+    "layout.",
+)
 
 BACCARAT_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, WU_DALANG, CHAR_SIU_CARDS, BANKER_ON_SIX,
                       DECIDED_BETS, SEEN_BY_THE_PIT, DOUBLE_DRAW_HELD, READS_HELD,
                       OUT_OF_RANGE)
 MBS_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, MBS_TIE_PUSH, DECIDED_BETS, SEEN_BY_THE_PIT,
-                 DEVICE_RESET, DOUBLE_DRAW_HELD, READS_HELD, OUT_OF_RANGE)
+                 DEVICE_RESET, DOUBLE_DRAW_HELD, READS_HELD, OUT_OF_RANGE, MBS_LAYOUT_H)
 INSURANCE_DECISIONS = (*BACCARAT_DECISIONS, INSURANCE_WINDOWS, INSURANCE_SETTLEMENT,
                        INSURANCE_NOT_OFFERED)
 TAI_SAI_DECISIONS = (FOUR_NUMBER, DOUBLE_SINGLE_AS_PRINTED, TRIPLE_RULE, TAI_SAI_LAYOUTS,

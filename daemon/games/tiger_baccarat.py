@@ -12,8 +12,10 @@ from daemon.games.model import Consequence as C
 from daemon.games.model import GameRules, Irregularity, Layout, appendices, bet_rule
 
 ALL = appendices("A-H")
-LAYOUTS = {a: Layout(a, "1 to 8") for a in appendices("A, B, C, F, G, H")}
+LAYOUTS = {a: Layout(a, "1 to 8") for a in appendices("A, B, C, F, G")}
 LAYOUTS |= {"D": Layout("D", "1 to 9"), "E": Layout("E", "8 to 16")}
+# Appendix H's caption did not survive; its count is not invented (decision D20).
+LAYOUTS |= {"H": Layout("H", "", "playing positions not printed, decision D20")}
 LAYOUTS = dict(sorted(LAYOUTS.items()))
 
 BETS = (
