@@ -58,8 +58,8 @@ def _bets(results: Sequence[BetResult]) -> list[dict[str, Any]]:
 
 
 def baccarat_result(ctx: RoundContext, deal: Deal, settled_at: float, *,
-                    squeeze_waiver: bool = False,
-                    insurance_offered: bool = True) -> dict[str, Any]:
+                    squeeze_waiver: bool = False, insurance_offered: bool = True,
+                    late_windows: frozenset[str] = frozenset()) -> dict[str, Any]:
     coup = coup_of([d.card for d in deal.cards])
     out = _base(ctx, "valid", settled_at)
     out.update({
@@ -67,7 +67,8 @@ def baccarat_result(ctx: RoundContext, deal: Deal, settled_at: float, *,
         "player_total": coup.player_total, "banker_total": coup.banker_total,
         "natural": coup.natural, "winner": coup.winner,
         "bets": _bets(settle_coup(ctx.game, ctx.layout, coup, squeeze_waiver=squeeze_waiver,
-                                  insurance_offered=insurance_offered)),
+                                  insurance_offered=insurance_offered,
+                                  late_windows=late_windows)),
     })
     return out
 
