@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import product
 
+from daemon.errors import TabledError
+
 FACES = range(1, 7)
 DICE = 3
 # Totals 3-5 and 16-18 pooled: 10/216 of fair throws each, so 108 throws expect 5.
@@ -111,7 +113,7 @@ def _homogeneity(one: list[int], rest: list[int]) -> float:
     return stat
 
 
-class DiceWatchError(ValueError):
+class DiceWatchError(TabledError, ValueError):
     pass
 
 
