@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "new_shoe": ((), ()),
     "end_shoe": ((), ()),
     "status": ((), ()),
+    "throw_again": ((), ()),  # Tai Sai 5.14: the Pit lets the dice be thrown again
 }
 
 # Every command acts on the open round and carries its ``round_id``, signed, so one meant

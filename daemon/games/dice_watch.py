@@ -172,7 +172,8 @@ class DiceWatch:
             self.faces[i][d - 1] += step
         self.totals[_CELL_OF_TOTAL[sum(dice)]] += step
 
-    def add(self, dice: tuple[int, ...] | list[int]) -> list[Trip]:
+    def add(self, dice: tuple[int, ...] | list[int]) -> None:
+        """Count a valid throw into the window (also when a restart replays the journal)."""
         throw = tuple(dice)
         if len(throw) != DICE or not all(isinstance(d, int) and 1 <= d <= 6 for d in throw):
             raise DiceWatchError(f"a throw is three dice 1-6, got {list(throw)}")
@@ -180,6 +181,9 @@ class DiceWatch:
         self._count(throw, 1)
         if len(self.throws) > self.settings.window:
             self._count(self.throws.popleft(), -1)
+
+    def check(self) -> list[Trip]:
+        """Evaluate every check on the window as it is now; the ones that have just tripped."""
         if len(self.throws) < MIN_THROWS:
             return []
         out = []
@@ -192,6 +196,11 @@ class DiceWatch:
                 out.append(Trip(check, stat, df, critical, chi2_sf(stat, df),
                                 len(self.throws)))
         return out
+
+    def observe(self, dice: tuple[int, ...] | list[int]) -> list[Trip]:
+        """A live throw: count it, then evaluate."""
+        self.add(dice)
+        return self.check()
 
     def statistics(self) -> dict[str, tuple[float, int]]:
         """Each check's chi-squared statistic and degrees of freedom, now."""

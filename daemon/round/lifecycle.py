@@ -106,6 +106,10 @@ class RoundLifecycle:
     def device_ready(self, device: str) -> list[Any]:
         return []
 
+    def command_answered(self, device: str, msg: Message) -> list[Effect]:
+        """A device accepted a command this table sent (e.g. the tumbler confirmed an Arm)."""
+        return []
+
     def device_fault(self, msg: Message, detail: str) -> list[Effect]:
         """A device message with a field outside its documented range (the driver checked
         it against firmware_protocols' LIMITS): journalled as an alert with the raw frame.

@@ -57,7 +57,7 @@ def _fair(rng: random.Random) -> tuple[int, int, int]:
 
 def test_fair_dice_raise_no_alarm_in_30000_throws() -> None:
     watch, rng = DiceWatch(), random.Random(20261126)
-    trips = [t for _ in range(30_000) for t in watch.add(_fair(rng))]
+    trips = [t for _ in range(30_000) for t in watch.observe(_fair(rng))]
     assert trips == []
 
 
@@ -66,14 +66,14 @@ def test_a_heavily_loaded_die_trips_its_position_once_and_rearms() -> None:
     trips = []
     for _ in range(600):
         first = 6 if rng.random() < 0.5 else rng.randint(1, 5)
-        trips += watch.add((first, rng.randint(1, 6), rng.randint(1, 6)))
+        trips += watch.observe((first, rng.randint(1, 6), rng.randint(1, 6)))
     checks = [t.check for t in trips]
     assert "die_1_faces" in checks and "faces" in checks
     assert len(checks) == len(set(checks))  # each alerts once while it stays tripped
     assert all(t.p_value < watch.settings.alpha_per_check for t in trips)
     assert "die_1_faces" in watch.tripped
     for _ in range(1200):  # fair again: the window forgets, the check passes and re-arms
-        watch.add(_fair(rng))
+        watch.observe(_fair(rng))
     assert "die_1_faces" not in watch.tripped
 
 
@@ -83,7 +83,7 @@ def test_the_window_counts_exactly_the_last_throws(throws: list[tuple[int, int, 
                                                    window: int) -> None:
     watch = DiceWatch(DiceWatchSettings(window=window))
     for t in throws:
-        watch.add(t)
+        watch.observe(t)
     fresh = DiceWatch(DiceWatchSettings(window=window))
     for t in throws[-window:]:
         fresh.add(t)
