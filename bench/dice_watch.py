@@ -47,7 +47,7 @@ def _throws_to_detect(settings: DiceWatchSettings, rng: random.Random, *, shuffl
         dice = [_loaded(rng), rng.randint(1, 6), rng.randint(1, 6)]
         if shuffled:
             rng.shuffle(dice)
-        trips = watch.add(dice)
+        trips = watch.observe(dice)
         if trips:
             return n, trips[0].check
     return None, None
@@ -83,7 +83,7 @@ def _false_alarms(settings: DiceWatchSettings, throws: int, seed: int) -> dict[s
     alerts = 0
     t0 = time.perf_counter()
     for _ in range(throws):
-        alerts += len(watch.add((rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6))))
+        alerts += len(watch.observe((rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6))))
     elapsed = time.perf_counter() - t0
     return {"rate": settings.false_alarm_rate, "window": settings.window, "throws": throws,
             "alerts": alerts, "bound": throws * settings.false_alarm_rate,
