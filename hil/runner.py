@@ -286,7 +286,10 @@ class ScriptedDealer(SimDealer):
         bad = [int(f.args.get("value", 7)) for f in r.faults_at("round") if f.fault == "bad_die"]
         dice = (bad[0], r.dice[1], r.dice[2]) if bad else r.dice
         # This round's throw only: one scripted for a round that was voided is gone.
-        self.tumbler.scripted = [Throw(dice, r.tumbles, (tilt[0], tilt[1], tilt[2]))]
+        counted = [int(f.args["count"]) for f in r.faults_at("round")
+                   if f.fault == "tumble_count"]
+        self.tumbler.scripted = [Throw(dice, r.tumbles, (tilt[0], tilt[1], tilt[2]),
+                                       counted[0] if counted else None)]
         opened = await self.command("open_betting")
         if not opened["ok"]:
             return None

@@ -69,6 +69,8 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "activate_early": ("betting", frozenset()),
     # the whole round
     "line_noise": ("round", frozenset({"device", "ber"})),
+    # Tai Sai: the tumbler reports its tumbles in one Tumble message with count n
+    "tumble_count": ("round", frozenset({"count"})),
 }
 EXPECT_KEYS = {"status", "winner", "player_total", "banker_total", "natural", "total", "dice",
                "void_clause", "void_code", "wins", "alerts", "cards", "pays"}
@@ -150,6 +152,9 @@ def _fault(raw: Any, where: str, problems: list[str]) -> Fault | None:
     n = raw.get(kind) if kind in ("draw", "after") else None
     if kind in ("draw", "after") and (not isinstance(n, int) or n < (1 if kind == "draw" else 0)):
         problems.append(f"{where}: {name} needs {kind!r}, the card number in the round")
+    if "count" in extra and (not isinstance(raw.get("count"), int) or
+                             not 0 <= raw["count"] <= 255):
+        problems.append(f"{where}: {name} needs 'count', 0-255 (one byte on the wire)")
     if "device" in extra and raw.get("device") not in DEVICES:
         problems.append(f"{where}: {name} needs 'device', one of {', '.join(DEVICES)}")
     args = {k: v for k, v in raw.items() if k in extra}
