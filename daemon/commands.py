@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "end_shoe": ((), ()),
     "status": ((), ()),
     "throw_again": ((), ()),  # Tai Sai 5.14: the Pit lets the dice be thrown again
+    "declare_squeeze": ((), ("round_id",)),  # Insurance Plus 3.14: the squeeze waiver
 }
 
 # Every command acts on the open round and carries its ``round_id``, signed, so one meant

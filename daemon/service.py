@@ -118,7 +118,8 @@ class TableService:
             assert self.cfg.decks is not None
             return BaccaratTable(self.cfg.table_id, self.game, self.cfg.layout, self.cfg.decks,
                                  clock=self.clock, new_round_id=self._new_round_id,
-                                 confidence_floor=self.cfg.card_confidence_floor)
+                                 confidence_floor=self.cfg.card_confidence_floor,
+                                 insurance_offered=self.cfg.rules.insurance_offered)
         return TaiSaiTable(self.cfg.table_id, self.game, self.cfg.layout, clock=self.clock,
                            new_round_id=self._new_round_id,
                            confidence_floor=self.cfg.rules.dice_confidence_floor,

@@ -70,7 +70,8 @@ def test_error_reply_echoes_the_id() -> None:
                            "message": "unknown command 'launch'; known: open_betting, "
                                       "close_betting, void_round, close_insurance, "
                                       "reset_dealing_device, confirm_order, reconstruct_deal, "
-                                      "new_shoe, end_shoe, status, throw_again"}}
+                                      "new_shoe, end_shoe, status, throw_again, "
+                                      "declare_squeeze"}}
 
 
 @given(st.text(max_size=20), st.binary(max_size=5000))

@@ -111,11 +111,27 @@ def test_rws_ip_5_13_1_card_drawn_through_an_open_window_before_an_outcome() -> 
     t = _insurance_round()
     out = t.draw()  # Player's third 4C: Player 9, Banker 4 still draws; nothing decided
     assert ("insurance_not_offered_before_outcome", "5.13.1") in alerts(out)
-    assert kinds(out)[:3] == ["card_drawn", "insurance_closed", "card"]
+    assert kinds(out)[:4] == ["card_drawn", "insurance_offered_late", "insurance_closed",
+                              "card"]
     detail = next(a.detail for a in out if isinstance(a, Alert))
     assert detail.startswith("draw 5: 4C was drawn while the four_cards insurance window "
                              "was open")
     assert t.t.state == "dealing"  # play continues: the Pit Manager offers insurance
+
+
+def test_rws_ip_5_13_1_the_late_offer_is_settled_with_its_payout_cap() -> None:
+    """'the total payout on the Insurance Bet(s) shall not exceed the Original Bet': the
+    four-card window the Pit offered late carries the cap in the result; the next window,
+    offered in time, does not."""
+    t = _insurance_round()
+    t.draw()  # through the open four-card window: 5.13.1
+    t.t.close_insurance("c9")  # the player-third-card window, offered in time
+    [result] = results(t.draw())
+    capped = {b["window"] for b in result["bets"] if "payout_cap" in b}
+    insured = {b["window"] for b in result["bets"] if "window" in b}
+    assert capped == {"four_cards"} and insured == {"four_cards", "player_third_card"}
+    assert all(b["payout_cap"] == {"limit": "original_bet", "clause": "5.13.1"}
+               for b in result["bets"] if "payout_cap" in b)
 
 
 def test_rws_ip_5_13_2_card_drawn_through_an_open_window_after_an_outcome() -> None:
