@@ -217,14 +217,15 @@ class ScriptedDealer(SimDealer):
         for draw_no, card in self.swaps.items():  # a card switched in the shoe
             order[draw_no - 1] = card
         self.swaps = {}
-        cut = len(order) - 14 if self.cut_card else None
-        self.shoe.load(order, self.shoe_port.now(), cut_at=cut)
+        first = not isinstance(self.cut_card, bool)
+        cut = self.cut_card if first else len(order) - 14 if self.cut_card else None
+        self.shoe.load(order, self.shoe_port.now(), cut_at=cut, cut_first=first)
         self.shoe_port.kick()
         await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded")
         return True
 
     owed: int  # cards drawn unasked, which the next prompts will be answered by
-    cut_card: bool  # False: no cut card, the shoe is dealt to its last card
+    cut_card: bool | int  # False: none, dealt to the last card; N: out before card N + 1
     swaps: dict[int, str]  # draw number -> card switched into the next shoe loaded
 
     async def _force_draw(self) -> None:
@@ -436,7 +437,8 @@ def _scripted_dealer(s: Scenario, sim: SimRig, broker: tuple[str, int], ctx: Run
                             reply_timeout=15.0, **devices)
     dealer.run_ctx, dealer.owed = ctx, 0
     dealer.swaps = {int(k): v for k, v in s.shuffle.get("switch", {}).items()}
-    dealer.cut_card = s.shuffle.get("cut_card", True) is not False
+    cut = s.shuffle.get("cut_card", True)
+    dealer.cut_card = cut if isinstance(cut, int) else cut is not False
     return dealer
 
 

@@ -5,7 +5,8 @@ A scenario::
     {"name": "...", "clauses": ["5.10"],
      "table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
      "shuffle": {"remove": ["AS"]},   # optional: a bad shuffle (add, foreign, not_shuffled),
-                                      # or "cut_card": false to deal to the last card
+                                      # or "cut_card": false to deal to the last card,
+                                      # or N: the cut card comes out before card N + 1
      "rounds": [
        {"cards": ["9H", "KS", "TD", "2C"],               # every card drawn, in order
         "faults": [{"fault": "face_up", "draw": 2}],
@@ -260,8 +261,12 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         problems.append("shuffle: an object with 'remove' and 'add' (lists of cards), "
                         "'foreign' (a count), 'not_shuffled' (true), 'switch' "
                         "({draw number: card}: a card switched in the loaded shoe) and "
-                        "'cut_card' (false: the shoe is dealt to its last card)")
+                        "'cut_card' (false: the shoe is dealt to its last card; N: the "
+                        "cut card comes out before card N + 1)")
         shuffle = {}
+    cut = shuffle.get("cut_card", True)
+    if not isinstance(cut, bool) and (not isinstance(cut, int) or cut < 0):
+        problems.append(f"shuffle.cut_card: true, false or a card count, got {cut!r}")
     if problems:
         raise ScenarioError(source, problems)
     return Scenario(str(data.get("name", Path(source).stem)), game.id, layout, decks,

@@ -40,6 +40,10 @@ BETS = (
 )
 
 IRREGULARITIES = (
+    # A procedure of section 3 with a Player option, which the controller sees.
+    Irregularity("cut_card_first_card", "3.22.1", "In HLGA, the cutting card appears as the "
+                 "first card of a round: the Dealer may allow Players to withdraw their "
+                 "wagers; the round is completed (3.22)", C.PLAYER_OPTION, "controller"),
     Irregularity("deck_shortage_or_excess", "5.1", "Extra or missing cards in the decks in use: "
                  "the round is void (5.1.1); earlier outcomes stand (5.1.2)", C.VOID,
                  "controller"),

@@ -721,8 +721,19 @@ class BaccaratTable(RoundLifecycle):
         return out
 
     def cut_card(self, msg: shoe_proto.CutCard) -> list[Effect]:
-        return [self._rec("cut_card", {"draw_no": msg.draw_no},
-                          self.round.round_id if self.round else None)]
+        rid = self.round.round_id if self.round else None
+        out: list[Effect] = [self._rec("cut_card", {"draw_no": msg.draw_no}, rid)]
+        if self.round is not None and self.state == DEALING and not self.round.cards and \
+                any(i.code == "cut_card_first_card" for i in self.game.irregularities):
+            # MBS 3.22.1: table management offers the withdrawal; the round goes on.
+            first = self.game.irregularity("cut_card_first_card")
+            out += [self._rec(first.code, {"draw_no": msg.draw_no, "clause": first.clause},
+                              rid),
+                    Alert(first.code, first.clause, "the cutting card came out as the first "
+                          "card of this round: in HLGA the Dealer may allow Players to "
+                          "withdraw their wagers; the round is completed, then the shoe "
+                          "ends (3.22)", rid)]
+        return out
 
     def reveal_commands(self) -> list[DeviceCommand]:
         """Ask again for every order still owed: for a shuffler that has just
