@@ -173,17 +173,22 @@ INSURANCE_NOT_OFFERED = Decision(
     "caps the payout at it), so it is their outcome that counts.",
 )
 DEVICE_RESET = Decision(
-    "D16", "MBS 5.9",
+    "D16", "MBS 5.9, 5.2, 5.6, 5.7, 5.7.1, 5.8",
     "A Dealer error needs the dealing device reset after \"No more bets\". What happens to "
     "the round and to cards already drawn?",
     "The reset_dealing_device command (Tiger Baccarat only) reopens betting in the same round "
     "and raises device_reset (5.9) so that players are offered the withdrawal of their "
-    "wagers. Cards drawn in the round before the reset are set aside, journalled with their "
-    "draw numbers, and are not part of the deal that follows the re-announced \"No more "
-    "bets\". The shoe gate stays locked until then.",
-    "5.9 lets players bet again before \"No more bets\" is re-announced. Cards that stayed "
-    "in the deal would then be known to players placing new wagers, so they cannot stay. "
-    "The shuffle verification at the end of the shoe still checks them, in draw order.",
+    "wagers and may bet again. Cards drawn before the reset stay in the deal, in the order "
+    "they were drawn, and the deal continues after the re-announced \"No more bets\"; the "
+    "shoe gate stays locked until then. If the reset altered the order of the cards so that "
+    "it cannot be reconstructed, the Pit voids the round under 5.2 (order_altered).",
+    "5.9 says what happens to the wagers, nothing of the cards, and no MBS clause sets a "
+    "drawn card aside: the document keeps cards in play through exposure (5.2 'regardless "
+    "of whether the cards have been exposed', 5.6, 5.7.1, 5.12.1), reconstructs their order "
+    "(5.7, 5.8) and voids only when the order 'cannot be reconstructed' (5.2). The "
+    "controller's draw record reconstructs the cards it read; whether the device's own order "
+    "survived the reset, only the Pit can see. (This replaces an earlier reading that set the "
+    "drawn cards aside; a journal written under it is still read that way.)",
 )
 
 DOUBLE_DRAW_HELD = Decision(

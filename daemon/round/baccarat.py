@@ -180,11 +180,14 @@ class BaccaratTable(RoundLifecycle):
         self.carried.append((parse_or_none(code) if code else None, int(r.body["draw_no"])))
 
     def _fold_betting_reopened(self, r: Folded) -> None:
-        if self.round is not None:  # MBS 5.9: the cards drawn so far are set aside
+        if self.round is None:
+            return
+        if "cards_set_aside" in r.body:  # a journal from before D16 was re-decided
             rnd = self.round
-            rnd.cards, rnd.draws, rnd.doubles, rnd.closed_at = [], [], [], None
+            rnd.cards, rnd.draws, rnd.doubles = [], [], []
             rnd.held, rnd.reads = None, []
-            self._go("reopen")
+        self.round.closed_at = None  # MBS 5.9: the cards drawn so far stay in the deal
+        self._go("reopen")
 
     def _fold_betting_opened(self, r: Folded) -> None:
         super()._fold_betting_opened(r)
@@ -299,8 +302,10 @@ class BaccaratTable(RoundLifecycle):
 
     def reset_dealing_device(self, by: str) -> list[Effect]:
         """MBS 5.9 (decision D16): the dealing device was reset after "No more bets".
-        Betting reopens in the same round, so players may withdraw and bet again; cards
-        drawn before the reset are set aside, since new wagers would be placed knowing them."""
+        Betting reopens in the same round, so players may withdraw and bet again. Cards
+        drawn before the reset stay in the deal in the order they were drawn: no clause
+        sets a drawn card aside, and 5.2 voids only an order that cannot be
+        reconstructed, which the Pit judges (void_round, order_altered)."""
         if not any(i.code == "device_reset" for i in self.game.irregularities):
             raise CommandRefusedError(f"the rules of {self.game.id} have no reset of the "
                                       "dealing device")
@@ -308,13 +313,17 @@ class BaccaratTable(RoundLifecycle):
             raise CommandRefusedError("the dealing device is reset only after \"No more "
                                       f"bets\" (the table is {self.state})")
         reset = self.game.irregularity("device_reset")
-        rnd, aside = self.round, [c.code for c in self.round.cards]
+        order = self.game.irregularity("order_altered")
+        rnd, kept = self.round, [c.code for c in self.round.cards]
         detail = (f"the dealing device was reset by {by} after \"No more bets\": players may "
                   "withdraw their wagers, then bet again before \"No more bets\" is "
-                  "re-announced; " + (f"cards set aside: {' '.join(aside)}" if aside
+                  "re-announced; " + (f"the cards drawn, {' '.join(kept)}, stay in the deal "
+                                      "in that order; if the reset altered the order of the "
+                                      "cards so that it cannot be reconstructed, void the "
+                                      f"round ({order.clause})" if kept
                                       else "no card had been drawn"))
         return [self._rec("betting_reopened", {"clause": reset.clause, "by": by,
-                                               "cards_set_aside": aside}, rnd.round_id),
+                                               "cards_kept": kept}, rnd.round_id),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
                 Alert(reset.code, reset.clause, detail, rnd.round_id)]
 
