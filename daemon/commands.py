@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "status": ((), ()),
     "throw_again": ((), ()),  # Tai Sai 5.14: the Pit lets the dice be thrown again
     "declare_squeeze": ((), ("round_id",)),  # Insurance Plus 3.14: the squeeze waiver
+    # The Pit voids a round already published (Tai Sai 5.6): round_id names that round.
+    "void_settled_round": (("round_id", "reason"), ("irregularity",)),
 }
 
 # Every command acts on the open round and carries its ``round_id``, signed, so one meant

@@ -124,7 +124,7 @@ IRREGULARITIES = irregularities({
     Irregularity("activated_before_no_more_bets", "5.5.3", "The tumbler was activated before "
                  "\"No more Bets\"", C.VOID, "controller"),
     Irregularity("damaged_dice", "5.6", "Damaged dice: every affected round is Void", C.VOID,
-                 "pit"),
+                 "pit", reaches_back=True),
     Irregularity("illumination_failure", "5.10", "Layout lights wrong or dark: bets settle on "
                  "the dice", C.CONTINUE, "pit"),
 ))

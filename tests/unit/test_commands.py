@@ -71,7 +71,7 @@ def test_error_reply_echoes_the_id() -> None:
                                       "close_betting, void_round, close_insurance, "
                                       "reset_dealing_device, confirm_order, reconstruct_deal, "
                                       "new_shoe, end_shoe, status, throw_again, "
-                                      "declare_squeeze"}}
+                                      "declare_squeeze, void_settled_round"}}
 
 
 @given(st.text(max_size=20), st.binary(max_size=5000))
