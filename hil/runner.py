@@ -383,7 +383,8 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
         mosquitto.start()
         broker = ("127.0.0.1", mosquitto.port)
     report = Report(s)
-    sim = SimRig(work, s.game, s.layout, s.decks, broker, speed=speed, seed=seed)
+    sim = SimRig(work, s.game, s.layout, s.decks, broker, speed=speed, seed=seed,
+                 table_settings=dict(s.table_settings))
     await sim.start()
     if not s.dice and s.scripted_cards():
         sim.sims["shuffler"].script(shuffled_order(s, random.Random(seed)))

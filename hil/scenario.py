@@ -63,6 +63,7 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "end_shoe": ("after", frozenset()),
     "reset_device": ("after", frozenset()),  # MBS 5.9: reset, bet again, "No more bets"
     "confirm_order": ("after", frozenset({"swap"})),  # the Pit's order for a double draw
+    "squeeze": ("after", frozenset()),  # IP 3.14: the Pit declares the squeeze waiver
     # every insurance window of the round: the dealer draws on without closing it
     "skip_insurance": ("insurance", frozenset()),
     # before "No more bets"
@@ -76,6 +77,8 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
 EXPECT_KEYS = {"status", "winner", "player_total", "banker_total", "natural", "total", "dice",
                "void_clause", "void_code", "wins", "alerts", "cards", "pays"}
 DEVICES = ("shoe", "shuffler", "tumbler")
+# A scenario's "table" may also set these, as the daemon's config does.
+TABLE_SETTINGS = {"insurance": bool, "dice_confidence_floor": int}
 
 
 class ScenarioError(TabledError, ValueError):
@@ -122,6 +125,8 @@ class Scenario:
     shuffle: dict[str, Any] = field(default_factory=dict)
     clauses: tuple[str, ...] = ()
     source: str = ""
+    # [table] settings of the config beyond game, layout and decks (TABLE_SETTINGS)
+    table_settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def dice(self) -> bool:
@@ -238,6 +243,12 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         game.check_layout(layout)
     except RulesError as exc:
         problems.append(f"table.layout: {exc}")
+    settings = {k: v for k, v in table.items() if k in TABLE_SETTINGS}
+    for key in sorted(set(table) - {"game", "layout", "decks", *TABLE_SETTINGS}):
+        problems.append(f"table.{key}: unknown key")
+    for key, kind in TABLE_SETTINGS.items():
+        if key in settings and type(settings[key]) is not kind:
+            problems.append(f"table.{key}: must be {kind.__name__}")
     decks = table.get("decks") if game.kind == "baccarat" else None
     if game.kind == "baccarat":
         try:
@@ -271,7 +282,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         raise ScenarioError(source, problems)
     return Scenario(str(data.get("name", Path(source).stem)), game.id, layout, decks,
                     tuple(rounds), dict(shuffle),
-                    tuple(data.get("clauses", [])), source)
+                    tuple(data.get("clauses", [])), source, settings)
 
 
 def load_scenario(path: Path | str) -> Scenario:
