@@ -39,12 +39,18 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "new_shoe": ((), ()),
     "end_shoe": ((), ()),
     "status": ((), ()),
+    "throw_again": ((), ()),  # Tai Sai 5.14: the Pit lets the dice be thrown again
+    "declare_squeeze": ((), ()),  # Insurance Plus 3.14: the squeeze waiver
+    # The Pit voids a round already published (Tai Sai 5.6): its round_id names that
+    # round, not the open one, so it is table-scoped below; the signature covers it.
+    "void_settled_round": (("round_id", "reason"), ("irregularity",)),
 }
 
 # Every command acts on the open round and carries its ``round_id``, signed, so one meant
 # for a round can never act on another (a replayed void, a stale tool) -- except these,
 # which act on the table. A new command is round-scoped unless it is listed here.
-TABLE_SCOPED = frozenset({"open_betting", "new_shoe", "end_shoe", "status"})
+TABLE_SCOPED = frozenset({"open_betting", "new_shoe", "end_shoe", "status",
+                          "void_settled_round"})
 
 
 def round_scoped(name: str) -> bool:

@@ -22,6 +22,7 @@ from daemon.commands import COMMANDS
 from daemon.device_url import DeviceUrl, DeviceUrlError, parse_device_url
 from daemon.errors import TabledError
 from daemon.games import GAMES
+from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
 from daemon.published_keys import published
@@ -40,7 +41,8 @@ class Principal:
 
 DEVICES_NEEDED = {"baccarat": ("shoe", "shuffler"), "dice": ("tumbler",)}
 SECTIONS = {
-    "table": {"id", "game", "layout", "decks", "card_confidence_floor"},
+    "table": {"id", "game", "layout", "decks", "card_confidence_floor", "insurance",
+              "dice_confidence_floor"},
     "devices": {"shoe", "shuffler", "tumbler", "serials"},
     "broker": {"url", "username", "password", "password_file", "ca_file", "cert_file",
                "key_file", "allow_plaintext_remote", "client_id"},
@@ -48,6 +50,7 @@ SECTIONS = {
     "mqtt": {"topic_prefix"},
     "signing": {"key_file"},
     "commands": {"principals", "max_age_seconds"},
+    "dice_watch": {"window", "false_alarm_rate"},
 }
 PRINCIPAL_KEYS = {"key", "allow"}
 MAKE_KEY = ("make the principal's own key pair on its machine with 'tabled keys generate "
@@ -74,6 +77,17 @@ class BrokerConfig:
 
 
 @dataclass(frozen=True)
+class TableRules:
+    """Per-table settings of the game's procedures (docs/operations.md)."""
+
+    # Insurance Plus 4.2.2: a private table where the House allowed no Insurance.
+    insurance_offered: bool = True
+    # Tai Sai: a throw read with less confidence (percent) is not a result; the pit decides.
+    dice_confidence_floor: int = 90
+    dice_watch: DiceWatchSettings = field(default_factory=DiceWatchSettings)
+
+
+@dataclass(frozen=True)
 class TableConfig:
     table_id: str
     game: str
@@ -89,6 +103,31 @@ class TableConfig:
     # A card read below this confidence (percent) holds the round for the Pit (issue 11).
     card_confidence_floor: int = 80
     serials: dict[str, str] = field(default_factory=dict)  # device -> its pinned serial
+    rules: TableRules = field(default_factory=TableRules)
+
+
+def _table_rules(c: _Checker, t: dict[str, Any], w: dict[str, Any],
+                 game: GameRules[Any] | None) -> TableRules:
+    insurance, floor = t.get("insurance", True), t.get("dice_confidence_floor", 90)
+    if not isinstance(insurance, bool):
+        c.problems.append(f"table.insurance: {insurance!r} must be true or false")
+    elif game is not None and "insurance" in t and not game.has_insurance:
+        c.problems.append(f"table.insurance: {game.id} has no Insurance; remove this key")
+    if isinstance(floor, bool) or not isinstance(floor, int) or not 1 <= floor <= 100:
+        c.problems.append(f"table.dice_confidence_floor: {floor!r} must be a whole percent "
+                          "in 1-100")
+        floor = 90
+    elif game is not None and "dice_confidence_floor" in t and game.kind != "dice":
+        c.problems.append(f"table.dice_confidence_floor: {game.id} is played with cards; "
+                          "remove this key")
+    if w and game is not None and game.kind != "dice":
+        c.problems.append(f"dice_watch: {game.id} is played with cards; remove this section")
+    try:
+        watch = DiceWatchSettings(**{k: v for k, v in w.items() if k in SECTIONS["dice_watch"]})
+    except DiceWatchError as exc:
+        c.problems.append(f"dice_watch.{exc}")
+        watch = DiceWatchSettings()
+    return TableRules(insurance is not False, floor, watch)
 
 
 def _is_loopback(host: str) -> bool:
@@ -342,7 +381,8 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
         elif "decks" in t:
             c.problems.append(f"table.decks: {game.id} is played with dice; remove this key")
     devices, serials = _devices(c, d, game)
-    broker = _broker(c, b, table_id or "table")
+    broker, rules = _broker(c, b, table_id or "table"), _table_rules(
+        c, t, c.section("dice_watch"), game)
     journal = c.string(j, "journal", "path", default="/var/lib/tabled/journal.db")
     prefix, floor = (c.string(m, "mqtt", "topic_prefix", default="tables"),
                      _confidence_floor(c, t))
@@ -353,7 +393,7 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
     assert table_id and game_id and layout and broker and journal and prefix and signer
     return TableConfig(table_id, game_id, layout, decks, devices, broker, Path(journal),
                        prefix.rstrip("/"), signer, principals, max_age,
-                       card_confidence_floor=floor, serials=serials)
+                       card_confidence_floor=floor, serials=serials, rules=rules)
 
 
 def _confidence_floor(c: _Checker, t: dict[str, Any]) -> int:

@@ -20,6 +20,7 @@ from daemon.games.settle import settle_coup, settle_throw
 from daemon.games.tai_sai import Throw
 
 SCHEMA_ID = "tabled/result/1"
+CORRECTION_SCHEMA_ID = "tabled/correction/1"
 
 # The clause that returns every bet of a void round, per game.
 VOID_RETURNS = {"tiger-buffalo": "5.16", "tiger-buffalo-insurance-plus": "5.16",
@@ -58,8 +59,8 @@ def _bets(results: Sequence[BetResult]) -> list[dict[str, Any]]:
 
 
 def baccarat_result(ctx: RoundContext, deal: Deal, settled_at: float, *,
-                    squeeze_waiver: bool = False,
-                    insurance_offered: bool = True) -> dict[str, Any]:
+                    squeeze_waiver: bool = False, insurance_offered: bool = True,
+                    late_windows: frozenset[str] = frozenset()) -> dict[str, Any]:
     coup = coup_of([d.card for d in deal.cards])
     out = _base(ctx, "valid", settled_at)
     out.update({
@@ -67,7 +68,8 @@ def baccarat_result(ctx: RoundContext, deal: Deal, settled_at: float, *,
         "player_total": coup.player_total, "banker_total": coup.banker_total,
         "natural": coup.natural, "winner": coup.winner,
         "bets": _bets(settle_coup(ctx.game, ctx.layout, coup, squeeze_waiver=squeeze_waiver,
-                                  insurance_offered=insurance_offered)),
+                                  insurance_offered=insurance_offered,
+                                  late_windows=late_windows)),
     })
     return out
 
@@ -97,3 +99,26 @@ def void_result(ctx: RoundContext, reason: Irregularity, settled_at: float, *,
     out["bets"] = [BetResult(name, Result.PUSH, None, "returned: the round is void", clause)
                    .as_dict() for name in ctx.game.offered_names(ctx.layout)]
     return out
+
+
+def correction_round_id(round_id: str) -> str:
+    """The key a correction is journalled under: one correction per round, its own seq."""
+    return f"{round_id}/correction"
+
+
+def correction_result(table: str, game: GameRules[Any], layout: str, corrects: str,
+                      reason: Irregularity, detail: str, by: str, settled_at: float
+                      ) -> dict[str, Any]:
+    """The Pit voids a round already published (e.g. Tai Sai 5.6, damaged dice): a new
+    message on ``results`` naming the round it voids; the original stays in the journal."""
+    clause = VOID_RETURNS[game.id]
+    return {
+        "type": "correction", "schema": CORRECTION_SCHEMA_ID, "table": table,
+        "game": game.id, "layout": layout, "corrects": corrects, "status": "void",
+        "void_reason": {"code": reason.code, "clause": reason.clause, "text": reason.summary,
+                        "detail": detail},
+        "by": by,
+        "bets": [BetResult(name, Result.PUSH, None, "returned: the round is void", clause)
+                 .as_dict() for name in game.offered_names(layout)],
+        "settled_at": iso(settled_at), "replayed": False,
+    }

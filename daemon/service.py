@@ -118,9 +118,12 @@ class TableService:
             assert self.cfg.decks is not None
             return BaccaratTable(self.cfg.table_id, self.game, self.cfg.layout, self.cfg.decks,
                                  clock=self.clock, new_round_id=self._new_round_id,
-                                 confidence_floor=self.cfg.card_confidence_floor)
+                                 confidence_floor=self.cfg.card_confidence_floor,
+                                 insurance_offered=self.cfg.rules.insurance_offered)
         return TaiSaiTable(self.cfg.table_id, self.game, self.cfg.layout, clock=self.clock,
-                           new_round_id=self._new_round_id)
+                           new_round_id=self._new_round_id,
+                           confidence_floor=self.cfg.rules.dice_confidence_floor,
+                           dice_watch=self.cfg.rules.dice_watch)
 
     def _new_round_id(self) -> str:
         return f"{self.cfg.table_id}-{uuid.uuid4().hex[:12]}"
@@ -254,6 +257,9 @@ class TableService:
             detail = f"{e.message.NAME} to {e.device} failed: {exc or 'timed out'}"
         if detail:
             self.apply([Alert("device_command_failed", "", detail)])
+        elif isinstance(answer, CommandResult):
+            self._act(lambda: self.table.command_answered(e.device, e.message),
+                      f"{e.device} accepted {e.message.NAME}")
 
     # -- inputs -------------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from hil.tumbler import TumblerSim
 
 CUT_CARD_FROM_END = 14
 BACKLOG = 512  # about fifteen rounds of messages
-COMMAND_FAULTS = ("void", "confirm_order", "reset_device")  # SimDealer.give
+COMMAND_FAULTS = ("void", "confirm_order", "reset_device", "squeeze")  # SimDealer.give
 
 
 @dataclass
@@ -124,6 +124,8 @@ class SimDealer:
                 self.forget()  # prompts from before the reset
                 await asyncio.sleep(self.betting_seconds)  # players withdraw, bet again
                 name, answer = "close_betting", await self.command("close_betting")
+        elif f.fault == "squeeze":  # IP 3.14: the House allowed the squeeze
+            name, answer = "declare_squeeze", await self.command("declare_squeeze")
         else:
             raise ValueError(f"{f.fault} is not a command fault")
         if not answer["ok"]:

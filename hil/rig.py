@@ -37,6 +37,8 @@ class SimRig:
     table_key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
     dealer_key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
     protocol_versions: dict[str, int] = field(default_factory=dict)  # a wrong one, to test
+    # More [table] settings, as a scenario gives them (e.g. insurance = false, IP 4.2.2).
+    table_settings: dict[str, Any] = field(default_factory=dict)
     sims: dict[str, Any] = field(default_factory=dict)
     ports: dict[str, DevicePort] = field(default_factory=dict)
 
@@ -85,7 +87,8 @@ class SimRig:
                 "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler.port}"}
 
     def config(self) -> dict[str, Any]:
-        table: dict[str, Any] = {"id": TABLE_ID, "game": self.game, "layout": self.layout}
+        table: dict[str, Any] = {"id": TABLE_ID, "game": self.game, "layout": self.layout,
+                                 **self.table_settings}
         if not self.dice:
             table["decks"] = self.decks
         return {

@@ -217,14 +217,15 @@ class ScriptedDealer(SimDealer):
         for draw_no, card in self.swaps.items():  # a card switched in the shoe
             order[draw_no - 1] = card
         self.swaps = {}
-        cut = len(order) - 14 if self.cut_card else None
-        self.shoe.load(order, self.shoe_port.now(), cut_at=cut)
+        first = not isinstance(self.cut_card, bool)
+        cut = self.cut_card if first else len(order) - 14 if self.cut_card else None
+        self.shoe.load(order, self.shoe_port.now(), cut_at=cut, cut_first=first)
         self.shoe_port.kick()
         await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded")
         return True
 
     owed: int  # cards drawn unasked, which the next prompts will be answered by
-    cut_card: bool  # False: no cut card, the shoe is dealt to its last card
+    cut_card: bool | int  # False: none, dealt to the last card; N: out before card N + 1
     swaps: dict[int, str]  # draw number -> card switched into the next shoe loaded
 
     async def _force_draw(self) -> None:
@@ -286,7 +287,10 @@ class ScriptedDealer(SimDealer):
         bad = [int(f.args.get("value", 7)) for f in r.faults_at("round") if f.fault == "bad_die"]
         dice = (bad[0], r.dice[1], r.dice[2]) if bad else r.dice
         # This round's throw only: one scripted for a round that was voided is gone.
-        self.tumbler.scripted = [Throw(dice, r.tumbles, (tilt[0], tilt[1], tilt[2]))]
+        counted = [int(f.args["count"]) for f in r.faults_at("round")
+                   if f.fault == "tumble_count"]
+        self.tumbler.scripted = [Throw(dice, r.tumbles, (tilt[0], tilt[1], tilt[2]),
+                                       counted[0] if counted else None)]
         opened = await self.command("open_betting")
         if not opened["ok"]:
             return None
@@ -379,7 +383,8 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
         mosquitto.start()
         broker = ("127.0.0.1", mosquitto.port)
     report = Report(s)
-    sim = SimRig(work, s.game, s.layout, s.decks, broker, speed=speed, seed=seed)
+    sim = SimRig(work, s.game, s.layout, s.decks, broker, speed=speed, seed=seed,
+                 table_settings=dict(s.table_settings))
     await sim.start()
     if not s.dice and s.scripted_cards():
         sim.sims["shuffler"].script(shuffled_order(s, random.Random(seed)))
@@ -433,7 +438,8 @@ def _scripted_dealer(s: Scenario, sim: SimRig, broker: tuple[str, int], ctx: Run
                             reply_timeout=15.0, **devices)
     dealer.run_ctx, dealer.owed = ctx, 0
     dealer.swaps = {int(k): v for k, v in s.shuffle.get("switch", {}).items()}
-    dealer.cut_card = s.shuffle.get("cut_card", True) is not False
+    cut = s.shuffle.get("cut_card", True)
+    dealer.cut_card = cut if isinstance(cut, int) else cut is not False
     return dealer
 
 

@@ -5,7 +5,8 @@ A scenario::
     {"name": "...", "clauses": ["5.10"],
      "table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
      "shuffle": {"remove": ["AS"]},   # optional: a bad shuffle (add, foreign, not_shuffled),
-                                      # or "cut_card": false to deal to the last card
+                                      # or "cut_card": false to deal to the last card,
+                                      # or N: the cut card comes out before card N + 1
      "rounds": [
        {"cards": ["9H", "KS", "TD", "2C"],               # every card drawn, in order
         "faults": [{"fault": "face_up", "draw": 2}],
@@ -62,6 +63,7 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "end_shoe": ("after", frozenset()),
     "reset_device": ("after", frozenset()),  # MBS 5.9: reset, bet again, "No more bets"
     "confirm_order": ("after", frozenset({"swap"})),  # the Pit's order for a double draw
+    "squeeze": ("after", frozenset()),  # IP 3.14: the Pit declares the squeeze waiver
     # every insurance window of the round: the dealer draws on without closing it
     "skip_insurance": ("insurance", frozenset()),
     # before "No more bets"
@@ -69,10 +71,14 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "activate_early": ("betting", frozenset()),
     # the whole round
     "line_noise": ("round", frozenset({"device", "ber"})),
+    # Tai Sai: the tumbler reports its tumbles in one Tumble message with count n
+    "tumble_count": ("round", frozenset({"count"})),
 }
 EXPECT_KEYS = {"status", "winner", "player_total", "banker_total", "natural", "total", "dice",
                "void_clause", "void_code", "wins", "alerts", "cards", "pays"}
 DEVICES = ("shoe", "shuffler", "tumbler")
+# A scenario's "table" may also set these, as the daemon's config does.
+TABLE_SETTINGS = {"insurance": bool, "dice_confidence_floor": int}
 
 
 class ScenarioError(TabledError, ValueError):
@@ -119,6 +125,8 @@ class Scenario:
     shuffle: dict[str, Any] = field(default_factory=dict)
     clauses: tuple[str, ...] = ()
     source: str = ""
+    # [table] settings of the config beyond game, layout and decks (TABLE_SETTINGS)
+    table_settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def dice(self) -> bool:
@@ -150,6 +158,9 @@ def _fault(raw: Any, where: str, problems: list[str]) -> Fault | None:
     n = raw.get(kind) if kind in ("draw", "after") else None
     if kind in ("draw", "after") and (not isinstance(n, int) or n < (1 if kind == "draw" else 0)):
         problems.append(f"{where}: {name} needs {kind!r}, the card number in the round")
+    if "count" in extra and (not isinstance(raw.get("count"), int) or
+                             not 0 <= raw["count"] <= 255):
+        problems.append(f"{where}: {name} needs 'count', 0-255 (one byte on the wire)")
     if "device" in extra and raw.get("device") not in DEVICES:
         problems.append(f"{where}: {name} needs 'device', one of {', '.join(DEVICES)}")
     args = {k: v for k, v in raw.items() if k in extra}
@@ -232,6 +243,12 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         game.check_layout(layout)
     except RulesError as exc:
         problems.append(f"table.layout: {exc}")
+    settings = {k: v for k, v in table.items() if k in TABLE_SETTINGS}
+    for key in sorted(set(table) - {"game", "layout", "decks", *TABLE_SETTINGS}):
+        problems.append(f"table.{key}: unknown key")
+    for key, kind in TABLE_SETTINGS.items():
+        if key in settings and type(settings[key]) is not kind:
+            problems.append(f"table.{key}: must be {kind.__name__}")
     decks = table.get("decks") if game.kind == "baccarat" else None
     if game.kind == "baccarat":
         try:
@@ -255,13 +272,17 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         problems.append("shuffle: an object with 'remove' and 'add' (lists of cards), "
                         "'foreign' (a count), 'not_shuffled' (true), 'switch' "
                         "({draw number: card}: a card switched in the loaded shoe) and "
-                        "'cut_card' (false: the shoe is dealt to its last card)")
+                        "'cut_card' (false: the shoe is dealt to its last card; N: the "
+                        "cut card comes out before card N + 1)")
         shuffle = {}
+    cut = shuffle.get("cut_card", True)
+    if not isinstance(cut, bool) and (not isinstance(cut, int) or cut < 0):
+        problems.append(f"shuffle.cut_card: true, false or a card count, got {cut!r}")
     if problems:
         raise ScenarioError(source, problems)
     return Scenario(str(data.get("name", Path(source).stem)), game.id, layout, decks,
                     tuple(rounds), dict(shuffle),
-                    tuple(data.get("clauses", [])), source)
+                    tuple(data.get("clauses", [])), source, settings)
 
 
 def load_scenario(path: Path | str) -> Scenario:

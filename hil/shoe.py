@@ -19,6 +19,9 @@ class LoadedShoe:
     cut_at: int | None  # draw_no after which the cut card appears
     drawn: int = 0
     cut_reported: bool = False
+    # The cut card comes out when the dealer draws card cut_at + 1, before that card
+    # (MBS 3.22.1: "the cutting card appears as the first card of a round").
+    cut_first: bool = False
     backs: dict[int, int] = field(default_factory=dict)  # draw_no -> deck set read
 
 
@@ -45,9 +48,11 @@ class ShoeSim(SimDevice):
     # -- what the dealer does -------------------------------------------------------------
 
     def load(self, cards: list[str], now: float, *, deck_set: int = DEFAULT_DECK_SET,
-             cut_at: int | None = None, foreign_backs: dict[int, int] | None = None) -> None:
+             cut_at: int | None = None, foreign_backs: dict[int, int] | None = None,
+             cut_first: bool = False) -> None:
         """Load a shoe. ``foreign_backs``: draw_no -> deck set, for a card of another set."""
-        self.shoe = LoadedShoe(list(cards), deck_set, cut_at, backs=dict(foreign_backs or {}))
+        self.shoe = LoadedShoe(list(cards), deck_set, cut_at, backs=dict(foreign_backs or {}),
+                               cut_first=cut_first)
         self.emit(proto.ShoeLoaded(len(cards), deck_set), now)
 
     def draw(self, now: float, *, double_draw: bool = False, face_up: bool = False,
@@ -59,6 +64,9 @@ class ShoeSim(SimDevice):
         s = self.shoe
         if s is None or self.gate_locked or s.drawn >= len(s.cards):
             return None
+        if s.cut_first and s.cut_at == s.drawn and not s.cut_reported:
+            s.cut_reported = True
+            self.emit(proto.CutCard(s.drawn), now)
         card = s.cards[s.drawn]
         s.drawn += 1
         self.last_drawn = proto.CardDrawn(s.drawn, read_as or card, confidence,
@@ -66,7 +74,8 @@ class ShoeSim(SimDevice):
                                           face_up)
         if not lost:
             self.emit(self.last_drawn, now)
-        if s.cut_at is not None and s.drawn >= s.cut_at and not s.cut_reported:
+        if s.cut_at is not None and s.drawn >= s.cut_at and not s.cut_reported \
+                and not s.cut_first:
             s.cut_reported = True
             self.emit(proto.CutCard(s.drawn), now)
         if s.drawn == len(s.cards):

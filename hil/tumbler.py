@@ -20,6 +20,8 @@ class Throw:
     dice: tuple[int, int, int]
     tumbles: int = 3
     tilt: tuple[int, int, int] = (0, 0, 0)  # tenths of a degree
+    # A fault: the tumbles are reported in one Tumble message with this count.
+    reported_count: int | None = None
 
     @property
     def flat(self) -> tuple[int, int, int]:
@@ -67,8 +69,12 @@ class TumblerSim(SimDevice):
         self.emit(proto.Activated(source, self.armed), now)
         self.armed = False  # one activation per arming
         self.state = DeviceState.BUSY
-        for n in range(1, throw.tumbles + 1):
-            self.after(TUMBLE_SECONDS * n, self._tumble_event(n), now)
+        if throw.reported_count is not None:
+            self.after(TUMBLE_SECONDS * max(1, throw.tumbles),
+                       self._tumble_event(throw.reported_count), now)
+        else:
+            for n in range(1, throw.tumbles + 1):
+                self.after(TUMBLE_SECONDS * n, self._tumble_event(n), now)
 
         def settle(at: float) -> None:
             self.state = DeviceState.READY

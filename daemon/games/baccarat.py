@@ -53,6 +53,15 @@ def same_rank_pair(a: Card, b: Card) -> bool:
     return a.rank == b.rank
 
 
+def same_value_pairs(player_rank: str, banker_rank: str) -> bool:
+    """RWS 1.33 Twin (decision D2): two pairs of the same value as RWS 3.2 defines it.
+
+    A picture card is worth 0 (3.2.3) and a ten its face value 10 (3.2.2), so J-J, Q-Q and
+    K-K pairs are of one value, and a pair of tens only matches tens.
+    """
+    return player_rank == banker_rank or (player_rank in "JQK" and banker_rank in "JQK")
+
+
 @dataclass(frozen=True, slots=True)
 class Coup:
     """The facts of a finished deal that settlement depends on.
@@ -69,11 +78,13 @@ class Coup:
     banker_initial: int
     player_pair: bool
     banker_pair: bool
-    twin_pair: bool  # both hands paired, and with the same rank
+    twin_pair: bool  # both hands paired, and with the same rank (MBS 1.1.14.3)
+    twin_value: bool  # both hands paired, the pairs of the same RWS 3.2 value (RWS 1.33)
 
     @classmethod
     def from_points(cls, player: Sequence[int], banker: Sequence[int],
-                    player_pair: bool, banker_pair: bool, twin_pair: bool) -> Coup:
+                    player_pair: bool, banker_pair: bool, twin_pair: bool,
+                    twin_value: bool) -> Coup:
         return cls(
             player_total=point_total(list(player)),
             banker_total=point_total(list(banker)),
@@ -84,6 +95,7 @@ class Coup:
             player_pair=player_pair,
             banker_pair=banker_pair,
             twin_pair=twin_pair,
+            twin_value=twin_value,
         )
 
     @property
@@ -167,7 +179,8 @@ def coup_of(cards: Sequence[Card]) -> Coup:
     p, b = d.player, d.banker
     player_pair = same_rank_pair(p[0], p[1])
     banker_pair = same_rank_pair(b[0], b[1])
+    both = player_pair and banker_pair
     return Coup.from_points(
-        [c.value for c in p], [c.value for c in b],
-        player_pair, banker_pair, player_pair and banker_pair and p[0].rank == b[0].rank,
+        [c.value for c in p], [c.value for c in b], player_pair, banker_pair,
+        both and p[0].rank == b[0].rank, both and same_value_pairs(p[0].rank, b[0].rank),
     )

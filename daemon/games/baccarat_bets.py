@@ -49,13 +49,22 @@ def banker_pair(c: Coup) -> Verdict:
     return _win_if(c.banker_pair)
 
 
-def tiger_pair(c: Coup) -> Verdict:
-    """RWS 1.33 / MBS 1.1.14: single, double or twin."""
-    if c.twin_pair:
+def _tiger_pair(c: Coup, twin: bool) -> Verdict:
+    if twin:
         return WIN, "twin"
     if c.player_pair and c.banker_pair:
         return WIN, "double"
     return _win_if(c.player_pair or c.banker_pair, "single")
+
+
+def tiger_pair(c: Coup) -> Verdict:
+    """MBS 1.1.14: single, double or twin; a Twin is two pairs of one rank (decision D2)."""
+    return _tiger_pair(c, c.twin_pair)
+
+
+def tiger_pair_by_value(c: Coup) -> Verdict:
+    """RWS 1.33: a Twin is two pairs of the same value under RWS 3.2 (decision D2)."""
+    return _tiger_pair(c, c.twin_value)
 
 
 def _hand_wins_with(c: Coup, hand: str, total: int, cards: int | None) -> bool:
@@ -135,7 +144,7 @@ def banker_char_siu(c: Coup) -> Verdict:
 PREDICATES: dict[str, Callable[[Coup], Verdict]] = {
     f.__name__: f
     for f in (
-        player, banker, tie, tiger_tie, player_pair, banker_pair, tiger_pair,
+        player, banker, tie, tiger_tie, player_pair, banker_pair, tiger_pair, tiger_pair_by_value,
         big_tiger, small_tiger, big_buffalo, small_buffalo, tiger, tiger_buffalo,
         banker_big_7, banker_small_7, player_big_7, player_small_7,
         wu_dalang, player_char_siu, banker_char_siu,

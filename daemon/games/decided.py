@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from daemon.games import table_of_play
-from daemon.games.baccarat import Coup, deal
+from daemon.games.baccarat import Coup, deal, same_value_pairs
 from daemon.games.cards import POINT_VALUE, RANKS, Card
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
@@ -29,12 +29,13 @@ def _completions(ranks: list[str]) -> Iterator[Coup]:
     b = [POINT_VALUE[r] for r in ranks[1:4:2]]
     pp, bp = ranks[0] == ranks[2], ranks[1] == ranks[3]
     twin = pp and bp and ranks[0] == ranks[1]
+    twin_value = pp and bp and same_value_pairs(ranks[0], ranks[1])
     later = [POINT_VALUE[r] for r in ranks[4:]]
     pt, bt = sum(p) % 10, sum(b) % 10
     for p3, b3 in _draws(pt, bt, later):
         player = p + ([p3] if p3 is not None else [])
         banker = b + ([b3] if b3 is not None else [])
-        yield Coup.from_points(player, banker, pp, bp, twin)
+        yield Coup.from_points(player, banker, pp, bp, twin, twin_value)
 
 
 def _draws(pt: int, bt: int, later: list[int]) -> Iterator[tuple[int | None, int | None]]:

@@ -10,15 +10,34 @@ TEN_VALUE = Decision(
     "and the Table of Play's Player third-card columns run 0-9, where a ten is 0.",
 )
 PAIR_SAME_RANK = Decision(
-    "D2", "RWS 1.21, 1.33; MBS 1.1.14",
+    "D2", "RWS 1.21, 1.33, 3.2; MBS 1.1.14, 1.1.14.3, 3.3, 4.2",
     "MBS defines a pair as 'the same point value or the same face cards'. Is T-K (both worth 0) "
-    "a pair? Is 10-10?",
-    "A pair is two cards of the same rank, in every game. 10-10, K-K, 7-7 are pairs; "
-    "T-J, T-K, K-Q are not. Suits are ignored. A Twin Tiger Pair is two pairs of the same rank.",
-    "MBS itself says non-identical face cards (KQ, KJ, QJ) are no pair although they share the "
-    "point value 0, so 'same point value' cannot be meant for zero-valued cards; its Twin example "
-    "(10S 10H 10C 10D) and RWS's examples (10, 10 or K, K) pair by rank. For A-9, same point "
-    "value and same rank coincide. One definition then serves all three baccarat games.",
+    "a pair? Is 10-10? And when are two pairs a Twin Tiger Pair: RWS 1.33 says 'of the same "
+    "value', MBS 1.1.14.3 'of the same value or same face cards'?",
+    "A pair is two cards of the same rank, in every game: 10-10, K-K, 7-7 are pairs; T-J, T-K, "
+    "K-Q are not; suits are ignored. The Twin differs per document. RWS (Tiger Buffalo, "
+    "Appendix P): the two pairs have the same value as RWS 3.2 defines it, so a pair of a rank "
+    "twins that rank, and J-J, Q-Q and K-K (each card worth 0, 3.2.3) twin one another, while "
+    "a pair of tens (each worth its face value 10, 3.2.2) twins only tens: house edge 14.52% "
+    "at 8 decks (Twin in 0.0580% of rounds). MBS: the two pairs have the same rank, so face-"
+    "card pairs are a Twin only as the same face cards: house edge 16.12% (Twin in 0.0380%).",
+    "Pair: MBS itself says non-identical face cards (KQ, KJ, QJ) are no pair although they "
+    "share the point value 0, and RWS's examples (10, 10 or K, K) pair by rank. Read "
+    "literally, MBS 1.1.14 would also pair T-J, T-Q and T-K (same point value 0, not two face "
+    "cards), and that gives Players an edge of 26.66% on Tiger Pair (8 decks, a Twin then "
+    "only for four cards of one rank; more with any wider Twin): no approved game means that, "
+    "so the pair half stands. Twin, RWS: 1.33 defines the Twin by 'the same value', a term "
+    "RWS 3.2 defines; the pay table's 'have the same pair' is a row label, not a definition. "
+    "Where approved text reads two ways and neither is absurd, a regulator settles a dispute "
+    "for the Player who relied on the defined term, against the operator who drafted it. "
+    "Reading 'value' as the Point Total instead (every ten and picture 0, so 10-10 against "
+    "K-K too) is not what 3.2.2 says; it would give 12.92%; pairing by rank gives 16.12%. "
+    "Twin, MBS: 1.1.14.3 repeats the two tests of its Pair definition, point value for "
+    "numbered cards and identity for face cards ('same face cards', 'two pairs of Q's'), and "
+    "1.1.14 says face cards that share the value 0 but are not identical do not match; the "
+    "pay table's example is four tens. Numbered cards of the same point value have the same "
+    "rank, so the Twin is by rank. The point-value reading (10-10, J-J, Q-Q, K-K all alike) "
+    "would make 'or same face cards' say nothing, and gives 12.92%.",
 )
 WU_DALANG = Decision(
     "D3", "RWS Tiger Buffalo 1.36; Insurance Plus 1.30",
@@ -154,17 +173,22 @@ INSURANCE_NOT_OFFERED = Decision(
     "caps the payout at it), so it is their outcome that counts.",
 )
 DEVICE_RESET = Decision(
-    "D16", "MBS 5.9",
+    "D16", "MBS 5.9, 5.2, 5.6, 5.7, 5.7.1, 5.8",
     "A Dealer error needs the dealing device reset after \"No more bets\". What happens to "
     "the round and to cards already drawn?",
     "The reset_dealing_device command (Tiger Baccarat only) reopens betting in the same round "
     "and raises device_reset (5.9) so that players are offered the withdrawal of their "
-    "wagers. Cards drawn in the round before the reset are set aside, journalled with their "
-    "draw numbers, and are not part of the deal that follows the re-announced \"No more "
-    "bets\". The shoe gate stays locked until then.",
-    "5.9 lets players bet again before \"No more bets\" is re-announced. Cards that stayed "
-    "in the deal would then be known to players placing new wagers, so they cannot stay. "
-    "The shuffle verification at the end of the shoe still checks them, in draw order.",
+    "wagers and may bet again. Cards drawn before the reset stay in the deal, in the order "
+    "they were drawn, and the deal continues after the re-announced \"No more bets\"; the "
+    "shoe gate stays locked until then. If the reset altered the order of the cards so that "
+    "it cannot be reconstructed, the Pit voids the round under 5.2 (order_altered).",
+    "5.9 says what happens to the wagers, nothing of the cards, and no MBS clause sets a "
+    "drawn card aside: the document keeps cards in play through exposure (5.2 'regardless "
+    "of whether the cards have been exposed', 5.6, 5.7.1, 5.12.1), reconstructs their order "
+    "(5.7, 5.8) and voids only when the order 'cannot be reconstructed' (5.2). The "
+    "controller's draw record reconstructs the cards it read; whether the device's own order "
+    "survived the reset, only the Pit can see. (This replaces an earlier reading that set the "
+    "drawn cards aside; a journal written under it is still read that way.)",
 )
 
 DOUBLE_DRAW_HELD = Decision(
@@ -225,12 +249,26 @@ OUT_OF_RANGE = Decision(
     "gone, nothing was journalled and the round waited forever. A value no device may send "
     "is a fact about the device, and the round it touches is the Pit's.",
 )
+MBS_LAYOUT_H = Decision(
+    "D20", "MBS 2.2, Appendices G and H",
+    "How many playing positions has Appendix H? The text gives H no caption; the diagram "
+    "note under G's caption ('1 to 8 playing positions') says 'The table is numbered 1 "
+    "through 9'.",
+    "The count for H is not printed, so none is recorded: H is a layout (2.2) with every "
+    "wager, and its position count is left to the approved diagram. G keeps '1 to 8'.",
+    "Every other appendix has its caption and then its (lost) diagram, so the note that "
+    "follows G's caption describes G's diagram, not H's. It does not contradict G's count: "
+    "eight positions numbered 1 through 9 is how tables that leave out one number (often "
+    "4) are numbered, and Appendix D's '1 to 9 playing positions' is printed where nine "
+    "are meant. Settlement does not depend on the count: 2.2 offers every wager on every "
+    "layout.",
+)
 
 BACCARAT_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, WU_DALANG, CHAR_SIU_CARDS, BANKER_ON_SIX,
                       DECIDED_BETS, SEEN_BY_THE_PIT, DOUBLE_DRAW_HELD, READS_HELD,
                       OUT_OF_RANGE)
 MBS_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, MBS_TIE_PUSH, DECIDED_BETS, SEEN_BY_THE_PIT,
-                 DEVICE_RESET, DOUBLE_DRAW_HELD, READS_HELD, OUT_OF_RANGE)
+                 DEVICE_RESET, DOUBLE_DRAW_HELD, READS_HELD, OUT_OF_RANGE, MBS_LAYOUT_H)
 INSURANCE_DECISIONS = (*BACCARAT_DECISIONS, INSURANCE_WINDOWS, INSURANCE_SETTLEMENT,
                        INSURANCE_NOT_OFFERED)
 TAI_SAI_DECISIONS = (FOUR_NUMBER, DOUBLE_SINGLE_AS_PRINTED, TRIPLE_RULE, TAI_SAI_LAYOUTS,

@@ -144,8 +144,13 @@ def offers_for_coup(c: Coup, *, squeeze_waiver: bool = False) -> list[InsuranceO
     return first
 
 
-def settle_offer(offer: InsuranceOffer, c: Coup) -> BetResult:
-    """3.11, 3.17, 4.2.1 (decision D9)."""
+LATE_OFFER_CLAUSE = "5.13.1"
+
+
+def settle_offer(offer: InsuranceOffer, c: Coup, *, late: bool = False) -> BetResult:
+    """3.11, 3.17, 4.2.1 (decision D9). ``late``: the Dealer neglected the offer and the
+    Pit made it before an outcome (5.13.1), so the total payout on the window's Insurance
+    Bets is capped at the Original Bet; the cap goes out with the result."""
     insured = PLAYER if offer.bet == PI else BANKER
     if c.winner == TIE:
         result = Result.WIN if offer.row.tie_pays else Result.PUSH
@@ -153,4 +158,5 @@ def settle_offer(offer: InsuranceOffer, c: Coup) -> BetResult:
         result = Result.LOSE if c.winner == insured else Result.WIN
     won = result is Result.WIN
     return BetResult(offer.bet, result, offer.row.odds if won else None,
-                     offer.row.label if won else None, CLAUSE, offer.window)
+                     offer.row.label if won else None, CLAUSE, offer.window,
+                     LATE_OFFER_CLAUSE if late else None)

@@ -30,6 +30,9 @@ class Irregularity:
     summary: str
     consequence: Consequence
     detected_by: str  # "controller": tabled sees it from devices; "pit": people report it
+    # The clause voids rounds already settled ("all affected Rounds of play"), not only
+    # the round in play: the Pit's correction of a published result (void_settled_round).
+    reaches_back: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,10 @@ class GameRules(Generic[Outcome]):
             if i.code == code:
                 return i
         raise UnknownGameError(f"game {self.id!r} has no irregularity {code!r}")
+
+    def voids_settled_rounds(self) -> tuple[str, ...]:
+        """The causes under which the Pit may void a round whose result is published."""
+        return tuple(i.code for i in self.irregularities if i.reaches_back)
 
     def pit_voidable(self) -> tuple[str, ...]:
         """The irregularities a pit supervisor may void a round under, by code: every cause

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from daemon.games.odds import Odds
 
@@ -56,6 +56,8 @@ class BetResult:
     line: str | None  # the pay table row label for a win
     clause: str
     window: str | None = None  # Insurance Plus: the decision point the offer belongs to
+    # IP 5.13.1: an offer the Pit made late; the total paid is at most the Original Bet.
+    payout_cap: str | None = None
 
     @property
     def net(self) -> Fraction:
@@ -65,8 +67,8 @@ class BetResult:
             return self.pays.ratio
         return Fraction(-1) if self.result is Result.LOSE else Fraction(0)
 
-    def as_dict(self) -> dict[str, str | None]:
-        d: dict[str, str | None] = {
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
             "bet": self.bet,
             "result": self.result.value,
             "pays": str(self.pays) if self.pays else None,
@@ -75,6 +77,8 @@ class BetResult:
         }
         if self.window is not None:
             d["window"] = self.window
+        if self.payout_cap is not None:
+            d["payout_cap"] = {"limit": "original_bet", "clause": self.payout_cap}
         return d
 
 

@@ -24,14 +24,14 @@ from math import perm
 from typing import Any
 
 from daemon.games import insurance_plus, table_of_play
-from daemon.games.baccarat import Coup
+from daemon.games.baccarat import Coup, same_value_pairs
 from daemon.games.cards import POINT_VALUE, RANKS, RANKS_OF_VALUE
 from daemon.games.model import GameRules
 from daemon.games.outcome import BetResult, Result
 from daemon.games.settle import settle_coup, settle_throw
 from daemon.games.tai_sai import Throw
 
-PairFlags = tuple[bool, bool, bool]  # player pair, banker pair, twin
+PairFlags = tuple[bool, bool, bool, bool]  # player pair, banker pair, twin by rank, by value
 
 
 @dataclass
@@ -115,7 +115,8 @@ def _first_four(decks: int) -> dict[tuple[int, int, int, int], dict[PairFlags, i
              * (per_rank - (r4 == r1) - (r4 == r2) - (r4 == r3)))
         pp, bp = r1 == r3, r2 == r4
         values = (POINT_VALUE[r1], POINT_VALUE[r2], POINT_VALUE[r3], POINT_VALUE[r4])
-        out[values][(pp, bp, pp and bp and r1 == r2)] += w
+        both = pp and bp
+        out[values][(pp, bp, both and r1 == r2, both and same_value_pairs(r1, r2))] += w
     return out
 
 

@@ -18,27 +18,28 @@ from daemon.games.tai_sai import Throw
 
 
 def settle_coup(game: GameRules[Any], layout: str, coup: Coup, *,
-                squeeze_waiver: bool = False, insurance_offered: bool = True
-                ) -> list[BetResult]:
+                squeeze_waiver: bool = False, insurance_offered: bool = True,
+                late_windows: frozenset[str] = frozenset()) -> list[BetResult]:
     """Every bet the layout offers, then each insurance offer the deal passed through.
 
     ``squeeze_waiver``: Insurance Plus 3.14, no offers after the Player's third card.
     ``insurance_offered``: False at a private table that declined insurance (4.2.2).
+    ``late_windows``: windows the Pit offered late under 5.13.1 (payout capped).
     """
     if game.kind != "baccarat":
         raise RulesError(f"game {game.id!r} is not baccarat")
     results = [settle_rule(rule, coup) for rule in game.offered(layout)]
     if game.has_insurance and insurance_offered:
-        results += [insurance_plus.settle_offer(o, coup)
+        results += [insurance_plus.settle_offer(o, coup, late=o.window in late_windows)
                     for o in insurance_plus.offers_for_coup(coup, squeeze_waiver=squeeze_waiver)]
     return results
 
 
 def settle_cards(game: GameRules[Any], layout: str, cards: Sequence[Card], *,
-                 squeeze_waiver: bool = False, insurance_offered: bool = True
-                 ) -> list[BetResult]:
+                 squeeze_waiver: bool = False, insurance_offered: bool = True,
+                 late_windows: frozenset[str] = frozenset()) -> list[BetResult]:
     return settle_coup(game, layout, coup_of(cards), squeeze_waiver=squeeze_waiver,
-                       insurance_offered=insurance_offered)
+                       insurance_offered=insurance_offered, late_windows=late_windows)
 
 
 def settle_throw(game: GameRules[Any], layout: str, throw: Throw) -> list[BetResult]:

@@ -8,6 +8,7 @@ kept as printed (decisions D10, D11).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 
 from daemon.games import tai_sai as ts
@@ -123,7 +124,7 @@ IRREGULARITIES = irregularities({
     Irregularity("activated_before_no_more_bets", "5.5.3", "The tumbler was activated before "
                  "\"No more Bets\"", C.VOID, "controller"),
     Irregularity("damaged_dice", "5.6", "Damaged dice: every affected round is Void", C.VOID,
-                 "pit"),
+                 "pit", reaches_back=True),
     Irregularity("illumination_failure", "5.10", "Layout lights wrong or dark: bets settle on "
                  "the dice", C.CONTINUE, "pit"),
 ))
@@ -155,3 +156,55 @@ def check_throw(tumbles: int, flat: Sequence[bool], activated_before_no_more_bet
     if len(flat) != 3 or not all(flat):
         return GAME.irregularity("die_not_flat")
     return None
+
+
+@dataclass(frozen=True)
+class ThrowFacts:
+    """What the controller itself saw of one activation, in the round it belongs to.
+
+    ``tumbles`` is the controller's own count of Tumble messages after this activation;
+    ``device_tumbles`` the tumbler's count, which is only cross-checked. ``armed`` says the
+    activation followed an arm the tumbler confirmed in this round, after "No more Bets".
+    """
+
+    activated_before_no_more_bets: bool
+    armed: bool
+    tumbles: int
+    device_tumbles: int
+    flat: tuple[bool, ...]
+    dice: tuple[int, ...]
+    confidence: int
+
+
+@dataclass(frozen=True)
+class ThrowVerdict:
+    """Exactly one of: the clause that voids the throw, why the Pit must decide (5.14:
+    void, or throw again), or the valid throw."""
+
+    void: Irregularity | None = None
+    pit: str | None = None
+    throw: Throw | None = None
+
+
+def judge_throw(f: ThrowFacts, confidence_floor: int) -> ThrowVerdict:
+    """5.5 first: its voids need no one's judgement, so an unreadable die after two
+    tumbles is a 5.5.1 void, not a question for the Pit. Then whatever makes the dice
+    untrustworthy goes to the Pit (5.14); only what is left is a result."""
+    bad = check_throw(f.tumbles, f.flat, f.activated_before_no_more_bets)
+    if bad is not None:
+        return ThrowVerdict(void=bad)
+    doubts = []
+    if not f.armed:
+        doubts.append("the activation did not follow an arm the tumbler confirmed after "
+                      "\"No more Bets\"")
+    if f.device_tumbles != f.tumbles:
+        doubts.append(f"the tumbler counted {f.device_tumbles} tumble(s), the controller "
+                      f"{f.tumbles}")
+    if len(f.dice) != 3 or not all(1 <= d <= 6 for d in f.dice):
+        doubts.append(f"the camera could not read the dice {list(f.dice)}")
+    elif f.confidence < confidence_floor:
+        doubts.append(f"the dice {list(f.dice)} were read with {f.confidence}% confidence, "
+                      f"under the table's floor of {confidence_floor}%")
+    if doubts:
+        return ThrowVerdict(pit="; ".join(doubts) + ": void the round or throw again")
+    return ThrowVerdict(throw=Throw.of(f.dice))

@@ -12,8 +12,10 @@ from daemon.games.model import Consequence as C
 from daemon.games.model import GameRules, Irregularity, Layout, appendices, bet_rule
 
 ALL = appendices("A-H")
-LAYOUTS = {a: Layout(a, "1 to 8") for a in appendices("A, B, C, F, G, H")}
+LAYOUTS = {a: Layout(a, "1 to 8") for a in appendices("A, B, C, F, G")}
 LAYOUTS |= {"D": Layout("D", "1 to 9"), "E": Layout("E", "8 to 16")}
+# Appendix H's caption did not survive; its count is not invented (decision D20).
+LAYOUTS |= {"H": Layout("H", "", "playing positions not printed, decision D20")}
 LAYOUTS = dict(sorted(LAYOUTS.items()))
 
 BETS = (
@@ -38,6 +40,10 @@ BETS = (
 )
 
 IRREGULARITIES = (
+    # A procedure of section 3 with a Player option, which the controller sees.
+    Irregularity("cut_card_first_card", "3.22.1", "In HLGA, the cutting card appears as the "
+                 "first card of a round: the Dealer may allow Players to withdraw their "
+                 "wagers; the round is completed (3.22)", C.PLAYER_OPTION, "controller"),
     Irregularity("deck_shortage_or_excess", "5.1", "Extra or missing cards in the decks in use: "
                  "the round is void (5.1.1); earlier outcomes stand (5.1.2)", C.VOID,
                  "controller"),

@@ -66,7 +66,7 @@ BETS = (
         ("single", "Single Tiger Pair wins", "4 to 1"),
         ("double", "Double Tiger Pair wins", "20 to 1"),
         ("twin", "Twin Tiger Pair (Player and Banker have the same pair) wins", "100 to 1"),
-    ], p.tiger_pair),
+    ], p.tiger_pair_by_value),
     bet_rule("tiger_tie", "4.1.10", appendices("O, Q and R"),
              [("win", "Tiger Tie wins", "35 to 1")], p.tiger_tie),
     bet_rule("wu_dalang", "4.1.11", appendices("C, F, H, I and P"),

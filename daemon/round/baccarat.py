@@ -55,11 +55,16 @@ class BaccaratTable(RoundLifecycle):
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, decks: int, *,
                  clock: Callable[[], float], new_round_id: Callable[[], str],
-                 confidence_floor: int = DEFAULT_CONFIDENCE_FLOOR) -> None:
+                 confidence_floor: int = DEFAULT_CONFIDENCE_FLOOR,
+                 insurance_offered: bool = True) -> None:
         game.check_decks(decks)
         super().__init__(table_id, game, layout, clock, new_round_id)
         self.decks = decks
         self.confidence_floor = confidence_floor
+        # IP 4.2.2: a private table where the House allowed no Insurance (config).
+        self.insurance_offered = game.has_insurance and insurance_offered
+        self.squeeze_waiver = False  # IP 3.14, declared by the Pit for this round
+        self.late_windows: set[str] = set()  # IP 5.13.1: offered late by the Pit
         self.certificate: Certificate | None = None
         self.shoe: Shoe | None = None
         self.shoe_id: str | None = None
@@ -93,6 +98,7 @@ class BaccaratTable(RoundLifecycle):
         })
         if self.game.has_insurance:
             out["close_insurance"] = lambda: self.close_insurance(by)
+            out["declare_squeeze"] = lambda: self.declare_squeeze(by, args.get("round_id"))
         return out
 
     def device_ready(self, device: str) -> list[DeviceCommand]:
@@ -174,11 +180,24 @@ class BaccaratTable(RoundLifecycle):
         self.carried.append((parse_or_none(code) if code else None, int(r.body["draw_no"])))
 
     def _fold_betting_reopened(self, r: Folded) -> None:
-        if self.round is not None:  # MBS 5.9: the cards drawn so far are set aside
+        if self.round is None:
+            return
+        if "cards_set_aside" in r.body:  # a journal from before D16 was re-decided
             rnd = self.round
-            rnd.cards, rnd.draws, rnd.doubles, rnd.closed_at = [], [], [], None
+            rnd.cards, rnd.draws, rnd.doubles = [], [], []
             rnd.held, rnd.reads = None, []
-            self._go("reopen")
+        self.round.closed_at = None  # MBS 5.9: the cards drawn so far stay in the deal
+        self._go("reopen")
+
+    def _fold_betting_opened(self, r: Folded) -> None:
+        super()._fold_betting_opened(r)
+        self.squeeze_waiver, self.late_windows = False, set()
+
+    def _fold_squeeze_declared(self, r: Folded) -> None:
+        self.squeeze_waiver = True
+
+    def _fold_insurance_offered_late(self, r: Folded) -> None:
+        self.late_windows.add(str(r.body["window"]))
 
     def _fold_insurance_offered(self, r: Folded) -> None:
         self.insurance_window = r.body["window"]
@@ -283,8 +302,10 @@ class BaccaratTable(RoundLifecycle):
 
     def reset_dealing_device(self, by: str) -> list[Effect]:
         """MBS 5.9 (decision D16): the dealing device was reset after "No more bets".
-        Betting reopens in the same round, so players may withdraw and bet again; cards
-        drawn before the reset are set aside, since new wagers would be placed knowing them."""
+        Betting reopens in the same round, so players may withdraw and bet again. Cards
+        drawn before the reset stay in the deal in the order they were drawn: no clause
+        sets a drawn card aside, and 5.2 voids only an order that cannot be
+        reconstructed, which the Pit judges (void_round, order_altered)."""
         if not any(i.code == "device_reset" for i in self.game.irregularities):
             raise CommandRefusedError(f"the rules of {self.game.id} have no reset of the "
                                       "dealing device")
@@ -292,13 +313,17 @@ class BaccaratTable(RoundLifecycle):
             raise CommandRefusedError("the dealing device is reset only after \"No more "
                                       f"bets\" (the table is {self.state})")
         reset = self.game.irregularity("device_reset")
-        rnd, aside = self.round, [c.code for c in self.round.cards]
+        order = self.game.irregularity("order_altered")
+        rnd, kept = self.round, [c.code for c in self.round.cards]
         detail = (f"the dealing device was reset by {by} after \"No more bets\": players may "
                   "withdraw their wagers, then bet again before \"No more bets\" is "
-                  "re-announced; " + (f"cards set aside: {' '.join(aside)}" if aside
+                  "re-announced; " + (f"the cards drawn, {' '.join(kept)}, stay in the deal "
+                                      "in that order; if the reset altered the order of the "
+                                      "cards so that it cannot be reconstructed, void the "
+                                      f"round ({order.clause})" if kept
                                       else "no card had been drawn"))
         return [self._rec("betting_reopened", {"clause": reset.clause, "by": by,
-                                               "cards_set_aside": aside}, rnd.round_id),
+                                               "cards_kept": kept}, rnd.round_id),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
                 Alert(reset.code, reset.clause, detail, rnd.round_id)]
 
@@ -420,7 +445,7 @@ class BaccaratTable(RoundLifecycle):
         if self.insurance_window is not None:
             # IP 5.3: whoever has not bet insurance before the next card forgoes it. The
             # Dealer never closed the window, so it may never have been offered (D15).
-            out += [self._insurance_not_offered(d, card, msg.draw_no, rid),
+            out += [*self._insurance_not_offered(d, card, msg.draw_no, rid),
                     self._rec("insurance_closed", {"window": self.insurance_window,
                                                    "by": "next card drawn"}, rid)]
         placed = d.cards[-1]
@@ -435,7 +460,8 @@ class BaccaratTable(RoundLifecycle):
         rid = self.round.round_id
         if d.complete:
             return self._settle_or_hold()
-        offers = insurance_plus.offers_for_deal(d) if self.game.has_insurance else []
+        offers = insurance_plus.offers_for_deal(d, squeeze_waiver=self.squeeze_waiver) \
+            if self.insurance_offered else []
         if offers:
             return [self._rec("insurance_offered", {
                 "window": offers[0].window, "offers": [o.as_dict() for o in offers]}, rid)]
@@ -566,8 +592,8 @@ class BaccaratTable(RoundLifecycle):
             # A card was drawn past the open window (it is what the Pit reconstructs):
             # insurance may not have been offered (IP 5.3, 5.13; decision D15).
             k = len(rnd.cards)
-            out += [self._insurance_not_offered(deal(parsed[:k + 1]), parsed[k], draws[k],
-                                                rnd.round_id),
+            out += [*self._insurance_not_offered(deal(parsed[:k + 1]), parsed[k], draws[k],
+                                                 rnd.round_id),
                     self._rec("insurance_closed", {"window": self.insurance_window,
                                                    "by": "next card drawn"}, rnd.round_id)]
         out.append(self._rec("deal_reconstructed", {
@@ -633,18 +659,24 @@ class BaccaratTable(RoundLifecycle):
         return out
 
     def _insurance_not_offered(self, d: Deal, card: Card, draw_no: int,
-                               rid: str | None) -> Alert:
-        """IP 5.13.1 before an outcome is established, 5.13.2 after (decision D15)."""
+                               rid: str | None) -> list[Effect]:
+        """IP 5.13.1 before an outcome is established, 5.13.2 after (decision D15). Under
+        5.13.1 the Pit offers the window late, its payout capped at the Original Bet:
+        recorded, so that the result carries the cap."""
         assert self.round is not None
         decided = decided_bets(self.game, self.layout, [*self.round.cards, card])
         established = d.complete or {"player", "banker"} <= decided.keys()
         irregular = self.game.irregularity("insurance_not_offered_after_outcome" if established
                                            else "insurance_not_offered_before_outcome")
-        return Alert(irregular.code, irregular.clause,
-                     f"draw {draw_no}: {card.code} was drawn while the {self.insurance_window} "
-                     "insurance window was open; the Dealer had not closed it, so Insurance "
-                     "may not have been offered" + (" (an outcome is established)"
-                                                    if established else ""), rid)
+        alert = Alert(irregular.code, irregular.clause,
+                      f"draw {draw_no}: {card.code} was drawn while the {self.insurance_window} "
+                      "insurance window was open; the Dealer had not closed it, so Insurance "
+                      "may not have been offered" + (" (an outcome is established)"
+                                                     if established else ""), rid)
+        if established:
+            return [alert]
+        return [alert, self._rec("insurance_offered_late", {
+            "window": self.insurance_window, "clause": irregular.clause}, rid)]
 
     def close_insurance(self, by: str = "dealer") -> list[Effect]:
         """Insurance Plus: close the open window; the next card is then announced."""
@@ -655,11 +687,42 @@ class BaccaratTable(RoundLifecycle):
                 self._rec("next_card", {"needed": deal(self.round.cards).next_card.value},
                           rid)]
 
+    def declare_squeeze(self, by: str, round_id: str | None = None) -> list[Effect]:
+        """IP 3.14: the House let the Seated Player with the highest Bet squeeze (or see
+        exposed) the Banker Hand's third card before the Player Hand's is opened; every
+        Player's right to insure after the Player Hand's third card is waived for the
+        round. An open window after that card closes; none opens later."""
+        if not self.insurance_offered:
+            raise CommandRefusedError("this table offers no Insurance (IP 4.2.2): there is "
+                                      "no right to waive")
+        if self.round is None or self.state != DEALING:
+            raise CommandRefusedError("the squeeze is declared in a round being dealt (the "
+                                      f"table is {self.state})")
+        self._check_round(round_id)
+        rnd = self.round
+        if self.squeeze_waiver:
+            raise CommandRefusedError("the squeeze is already declared for this round")
+        d = deal(rnd.cards)
+        if d.complete or len(d.banker) > 2:
+            raise CommandRefusedError("the Banker Hand's third card has been drawn: too late "
+                                      "to declare the squeeze (IP 3.14)")
+        out: list[Effect] = [self._rec("squeeze_declared", {"by": by, "clause": "3.14"},
+                                       rnd.round_id)]
+        if self.insurance_window == insurance_plus.PLAYER_THIRD_CARD:
+            out += [self._rec("insurance_closed", {"window": self.insurance_window,
+                                                   "by": "squeeze waiver (3.14)"},
+                              rnd.round_id),
+                    self._rec("next_card", {"needed": d.next_card.value}, rnd.round_id)]
+        return out
+
     def settle(self) -> list[Effect]:
         """Settle the round in hand, whose deal is complete (also after a restart)."""
         assert self.round is not None
         rid, d = self.round.round_id, deal(self.round.cards)
-        payload = baccarat_result(self._context(), d, self.clock())
+        payload = baccarat_result(self._context(), d, self.clock(),
+                                  squeeze_waiver=self.squeeze_waiver,
+                                  insurance_offered=self.insurance_offered,
+                                  late_windows=frozenset(self.late_windows))
         out: list[Effect] = [self._result(rid, payload),
                              DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
         if self.shoe_ending:
@@ -667,8 +730,19 @@ class BaccaratTable(RoundLifecycle):
         return out
 
     def cut_card(self, msg: shoe_proto.CutCard) -> list[Effect]:
-        return [self._rec("cut_card", {"draw_no": msg.draw_no},
-                          self.round.round_id if self.round else None)]
+        rid = self.round.round_id if self.round else None
+        out: list[Effect] = [self._rec("cut_card", {"draw_no": msg.draw_no}, rid)]
+        if self.round is not None and self.state == DEALING and not self.round.cards and \
+                any(i.code == "cut_card_first_card" for i in self.game.irregularities):
+            # MBS 3.22.1: table management offers the withdrawal; the round goes on.
+            first = self.game.irregularity("cut_card_first_card")
+            out += [self._rec(first.code, {"draw_no": msg.draw_no, "clause": first.clause},
+                              rid),
+                    Alert(first.code, first.clause, "the cutting card came out as the first "
+                          "card of this round: in HLGA the Dealer may allow Players to "
+                          "withdraw their wagers; the round is completed, then the shoe "
+                          "ends (3.22)", rid)]
+        return out
 
     def reveal_commands(self) -> list[DeviceCommand]:
         """Ask again for every order still owed: for a shuffler that has just

@@ -13,6 +13,7 @@ means is therefore written once, in the table that writes it.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -21,10 +22,13 @@ from transitions import Machine
 
 from daemon.games.cards import Card
 from daemon.games.model import GameRules
+from daemon.results import correction_result, correction_round_id
 from daemon.round.effects import Alert, CommandRefusedError, Effect, Record, RoundResult
 from firmware_protocols.wire import Message
 
 IDLE, BETTING = "idle", "betting_open"
+# How many published rounds a Pit correction can still reach (about a week of play).
+SETTLED_KEPT = 10_000
 
 
 @dataclass
@@ -64,6 +68,8 @@ class RoundLifecycle:
         self.clock = clock
         self.new_round_id = new_round_id
         self.round: RoundData | None = None
+        # Published results the Pit may still correct: round_id -> status ("valid"/"void").
+        self.published: OrderedDict[str, str] = OrderedDict()
         self.machine = Machine(model=self, states=[IDLE, BETTING, self.PLAY], initial=IDLE,
                                auto_transitions=False, transitions=[
                                    ["to_betting", IDLE, BETTING],
@@ -91,7 +97,10 @@ class RoundLifecycle:
                 "void_round": lambda: self.void_round(
                     args.get("reason", ""), by,
                     args.get("irregularity", "unresolved_irregularity")),
-                "status": lambda: []}
+                "status": lambda: [],
+                "void_settled_round": lambda: self.void_settled_round(
+                    by, args.get("round_id", ""), args.get("reason", ""),
+                    args.get("irregularity"))}
 
     def open_betting(self) -> list[Effect]:
         raise NotImplementedError
@@ -104,6 +113,10 @@ class RoundLifecycle:
         raise NotImplementedError
 
     def device_ready(self, device: str) -> list[Any]:
+        return []
+
+    def command_answered(self, device: str, msg: Message) -> list[Effect]:
+        """A device accepted a command this table sent (e.g. the tumbler confirmed an Arm)."""
         return []
 
     def device_fault(self, msg: Message, detail: str) -> list[Effect]:
@@ -149,9 +162,50 @@ class RoundLifecycle:
             self._go("to_play")
 
     def _fold_result(self, r: Folded) -> None:
+        if r.body.get("type") == "correction":
+            self.published[str(r.body["corrects"])] = "corrected"
+            return
+        if r.round_id is not None:
+            self.published[r.round_id] = str(r.body.get("status", "valid"))
+            self.published.move_to_end(r.round_id)
+            while len(self.published) > SETTLED_KEPT:
+                self.published.popitem(last=False)
         if self.round is not None and self.round.round_id == r.round_id:
             self.round = None
             self._go("to_idle")
+
+    def void_settled_round(self, by: str, round_id: str, reason: str,
+                           code: str | None = None) -> list[Effect]:
+        """The Pit voids a round whose result is already published, under a clause that
+        reaches back (Tai Sai 5.6: "all affected Rounds of play shall be Voided"). The
+        correction goes out on ``results`` with its own seq; the original stays."""
+        reaching = self.game.voids_settled_rounds()
+        if not reaching:
+            raise CommandRefusedError(
+                f"no clause of {self.game.id} voids a round already settled (earlier "
+                "outcomes stand): only the round in play can be voided")
+        code = code or (reaching[0] if len(reaching) == 1 else None)
+        if code not in reaching:
+            raise CommandRefusedError(f"a settled round is voided only under "
+                                      f"{', '.join(reaching)}; got {code!r}")
+        if self.round is not None and round_id == self.round.round_id:
+            raise CommandRefusedError(f"round {round_id} is in play: use void_round")
+        status = self.published.get(round_id)
+        if status is None:
+            raise CommandRefusedError(f"round {round_id} has no published result this table "
+                                      f"still holds (the last {SETTLED_KEPT} rounds)")
+        if status != "valid":
+            raise CommandRefusedError(f"round {round_id} is already void"
+                                      + (" (corrected)" if status == "corrected" else ""))
+        if not reason.strip():
+            raise CommandRefusedError("a correction needs a reason")
+        irregular = self.game.irregularity(code)
+        detail = f"corrected by {by}: {reason}"
+        payload = correction_result(self.table_id, self.game, self.layout, round_id,
+                                    irregular, detail, by, self.clock())
+        return [Alert(irregular.code, irregular.clause, f"round {round_id}, already "
+                      f"published, is void: {detail}", round_id),
+                self._result(correction_round_id(round_id), payload)]
 
     # -- shared parts of commands ---------------------------------------------------------
 

@@ -3,10 +3,14 @@
     idle --open_betting--> betting_open --close_betting--> tumbling --(result|void)--> idle
 
 The tumbler is armed only after "No more bets" (Tai Sai 3.6, 5.5.3) and disarmed again
-once it activates. A throw is valid only if the engine's check_throw passes: at least
-three tumbles (3.7, 5.5.1), all dice flat (3.8, 5.5.2), not activated before "No more
-bets" (5.5.3). A die the camera cannot read is the pit's call (5.14): the round waits,
-and the pit voids it or a new throw follows.
+once it activates. The controller counts the tumbles itself: one per Tumble message
+after an activation in the round's armed play, bound to an arm the tumbler confirmed;
+the tumbler's own count is only cross-checked. The engine's judge_throw then decides:
+5.5.3, 5.5.1 and 5.5.2 void first; an unconfirmed arm, a count that disagrees, an
+unreadable die or a read under the table's confidence floor are the Pit's (5.14): the
+round waits, and the Pit voids it or lets the dice be thrown again (throw_again). An
+activation, tumble or settle outside an armed round is journalled and never a result.
+Every valid throw feeds the dice watch (daemon/games/dice_watch.py).
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from daemon.games.dice_watch import DiceWatch, DiceWatchSettings
 from daemon.games.model import GameRules
-from daemon.games.tai_sai import Throw
-from daemon.games.tai_sai_open_cover import check_throw
+from daemon.games.tai_sai_open_cover import ThrowFacts, judge_throw
 from daemon.results import RoundContext, tai_sai_result, void_result
 from daemon.round.effects import (
     Alert,
@@ -37,10 +41,21 @@ class TaiSaiTable(RoundLifecycle):
     RECORDED = (common_proto.Door, common_proto.Fault)
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, *,
-                 clock: Callable[[], float], new_round_id: Callable[[], str]) -> None:
+                 clock: Callable[[], float], new_round_id: Callable[[], str],
+                 confidence_floor: int = 90,
+                 dice_watch: DiceWatchSettings | None = None) -> None:
         super().__init__(table_id, game, layout, clock, new_round_id)
+        self.confidence_floor = confidence_floor
+        self.watch = DiceWatch(dice_watch)
         self.activated_early = False
-        self.tumbles = 0
+        # Per round, from "No more Bets": arms the tumbler confirmed, activations seen.
+        # Each activation uses one arm; a confirmation may be read just after it.
+        self.arms = 0
+        self.activations = 0
+        self.activation_armed = False  # the tumbler's own flag on the last activation
+        self.settled_activations = 0  # activations whose dice have settled
+        self.tumbles = 0  # counted by the controller since the last activation
+        self.device_tumbles = 0  # the tumbler's count, last reported
         self.throw: dict[str, Any] | None = None  # the "dice" record of the round's throw
 
     # -- what the service dispatches ------------------------------------------------------
@@ -52,7 +67,15 @@ class TaiSaiTable(RoundLifecycle):
     def commands(self, by: str, args: dict[str, str]
                  ) -> dict[str, Callable[[], list[Effect]]]:
         return {**super().commands(by, args), "end_shoe": lambda: self.end_shoe(by),
-                "new_shoe": lambda: self.end_shoe(by)}
+                "new_shoe": lambda: self.end_shoe(by),
+                "throw_again": lambda: self.throw_again(by)}
+
+    def command_answered(self, device: str, msg: Message) -> list[Effect]:
+        """The tumbler confirmed an Arm: a throw can only be bound to a confirmed arm."""
+        if isinstance(msg, tumbler_proto.Arm) and msg.armed and self.round is not None \
+                and self.state == TUMBLING:
+            return [self._rec("tumbler_armed", {}, self.round.round_id)]
+        return []
 
     def device_fault(self, msg: Message, detail: str) -> list[Effect]:
         """Dice, tilts or flags out of range: the throw has no outcome the controller can
@@ -70,20 +93,49 @@ class TaiSaiTable(RoundLifecycle):
 
     def _fold_betting_opened(self, r: Folded) -> None:
         super()._fold_betting_opened(r)
-        self.activated_early, self.tumbles, self.throw = False, 0, None
+        self.activated_early, self.throw = False, None
+        self.arms = self.activations = self.tumbles = self.device_tumbles = 0
+        self.settled_activations = 0
+        self.activation_armed = False
+
+    def _in_play(self, r: Folded) -> bool:
+        return self.round is not None and self.round.round_id == r.round_id and \
+            self.state == TUMBLING
+
+    def _fold_tumbler_armed(self, r: Folded) -> None:
+        if self._in_play(r):
+            self.arms += 1
 
     def _fold_tumbler_activated(self, r: Folded) -> None:
         if self.state == BETTING:
             self.activated_early = True  # the throw that follows is void (5.5.3)
-        elif self.state == TUMBLING:
-            self.tumbles = 0
+        elif self._in_play(r):
+            self.activations += 1
+            self.activation_armed = bool(r.body["armed"])
+            self.tumbles = self.device_tumbles = 0
 
     def _fold_tumble(self, r: Folded) -> None:
-        self.tumbles = max(self.tumbles, int(r.body["count"]))
+        if self.state == BETTING and self.round is not None:
+            self.activated_early = True  # tumbling before "No more Bets" (5.5.3)
+        elif self._in_play(r) and self.activations:
+            self.tumbles += 1
+            self.device_tumbles = int(r.body["count"])
 
     def _fold_dice(self, r: Folded) -> None:
         if self.round is not None and self.round.round_id == r.round_id:
             self.throw = dict(r.body)
+            if r.body.get("activated", True):
+                self.settled_activations = self.activations
+
+    def _fold_throw_again(self, r: Folded) -> None:
+        if self._in_play(r):  # a new arming: its own arm, activation and tumbles
+            self.throw = None
+            self.arms = self.activations = self.settled_activations = 0
+
+    def _fold_result(self, r: Folded) -> None:
+        super()._fold_result(r)
+        if r.body.get("status") == "valid" and "dice" in r.body:
+            self.watch.add([int(d) for d in r.body["dice"]])
 
     # -- commands ---------------------------------------------------------------------
 
@@ -106,6 +158,15 @@ class TaiSaiTable(RoundLifecycle):
     def end_shoe(self, by: str) -> list[Effect]:
         raise CommandRefusedError(f"{self.game.id} is played without a shoe")
 
+    def throw_again(self, by: str) -> list[Effect]:
+        """The Pit's other answer to a throw it was asked about (5.14): the dice are
+        thrown again in the same round, after a fresh arm the tumbler must confirm."""
+        if self.round is None or self.state != TUMBLING or self.throw is None:
+            raise CommandRefusedError("no throw of this round is waiting for the Pit")
+        rid = self.round.round_id
+        return [self._rec("throw_again", {"by": by}, rid),
+                DeviceCommand("tumbler", tumbler_proto.Arm(0, True))]
+
     # -- the tumbler ------------------------------------------------------------------
 
     def device_ready(self, device: str) -> list[DeviceCommand]:
@@ -123,18 +184,16 @@ class TaiSaiTable(RoundLifecycle):
         out: list[Effect] = [self._rec("tumbler_activated", {"source": msg.source,
                                                              "armed": msg.armed}, rid)]
         if state == BETTING:
-            return out
-        # Neither case below is 5.5.3, which is about activation before "No more Bets":
-        # the pit is told (5.14), and no round is voided for it.
+            return out  # 5.5.3: the throw that follows is void
         pit = self.game.irregularity("unresolved_irregularity")
         if state == TUMBLING:
             if msg.armed:
                 return out
-            # After "No more Bets", so the throw stands; but the tumbler did not know it
-            # was armed (a lost Arm, a reboot), which someone must look at.
+            # After "No more Bets", so not 5.5.3; but the tumbler did not know it was
+            # armed (a lost Arm, a reboot): its dice will not be a result on their own.
             return [*out, Alert(pit.code, pit.clause, "the tumbler reports it was not armed "
-                                "when activated after \"No more Bets\": the throw stands; "
-                                "check the tumbler's arming", rid)]
+                                "when activated after \"No more Bets\": its dice go to the "
+                                "Pit; check the tumbler's arming", rid)]
         return [*out, Alert(pit.code, pit.clause, "the tumbler was activated while no round "
                             "is open: no round is affected; its dice are not a result", rid)]
 
@@ -144,11 +203,17 @@ class TaiSaiTable(RoundLifecycle):
 
     def settled(self, msg: tumbler_proto.Settled) -> list[Effect]:
         rid = self.round.round_id if self.round else None
-        flat = [bool(f) and t <= tumbler_proto.FLAT_TILT_LIMIT_DECIDEG
+        flat = [f == 1 and t <= tumbler_proto.FLAT_TILT_LIMIT_DECIDEG
                 for f, t in zip(msg.flat, msg.tilt, strict=True)]
+        if self.state != TUMBLING or self.settled_activations >= self.activations:
+            # Dice that settled with no activation of their own in this round's play.
+            body = {"tumbles": 0, "device_tumbles": 0, "activated": False, "armed": False}
+        else:
+            body = {"tumbles": self.tumbles, "device_tumbles": self.device_tumbles,
+                    "activated": True,
+                    "armed": self.activation_armed and self.arms >= self.activations}
         return [self._rec("dice", {"dice": list(msg.dice), "tilt": list(msg.tilt),
-                                   "flat": flat, "confidence": msg.confidence,
-                                   "tumbles": self.tumbles}, rid),
+                                   "flat": flat, "confidence": msg.confidence, **body}, rid),
                 *self.judge_throw()]
 
     def judge_throw(self) -> list[Effect]:
@@ -159,24 +224,31 @@ class TaiSaiTable(RoundLifecycle):
             return []
         rid = self.round.round_id
         dice = tuple(int(d) for d in b["dice"])
-        flat = [bool(f) for f in b["flat"]]
-        if self.activated_early or self.state == BETTING:
-            return self._void("activated_before_no_more_bets",
-                              "the tumbler was activated before \"No more Bets\"", dice)
-        if not all(1 <= d <= 6 for d in dice):
-            # 0 is the camera's "unread"; any other value is no face of a die. Either way
-            # the controller has no outcome: the Pit's (5.14), never a guess.
-            irregular = self.game.irregularity("unresolved_irregularity")
-            return [Alert(irregular.code, irregular.clause,
-                          f"the camera could not read the dice {list(dice)}: "
+        pit = self.game.irregularity("unresolved_irregularity")
+        if self.state == TUMBLING and not self.activated_early and \
+                not b.get("activated", True):
+            return [Alert(pit.code, pit.clause, f"the dice {list(dice)} settled with no "
+                          "activation seen after \"No more Bets\": they are not a result; "
                           "void the round or throw again", rid)]
-        tumbles = int(b["tumbles"])
-        bad = check_throw(tumbles, flat, activated_before_no_more_bets=False)
-        if bad is not None:
-            return self._void(bad.code, f"{tumbles} tumble(s), flat {flat}", dice)
-        throw = Throw.of(dice)
-        payload = tai_sai_result(self._context(), throw, tumbles, flat, self.clock())
-        return [self._result(rid, payload), DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
+        facts = ThrowFacts(
+            activated_before_no_more_bets=self.activated_early or self.state == BETTING,
+            armed=bool(b.get("armed", True)), tumbles=int(b["tumbles"]),
+            device_tumbles=int(b.get("device_tumbles", b["tumbles"])),
+            flat=tuple(bool(f) for f in b["flat"]), dice=dice,
+            confidence=int(b.get("confidence", 100)))
+        verdict = judge_throw(facts, self.confidence_floor)
+        if verdict.void is not None:
+            detail = (verdict.void.summary if verdict.void.code ==
+                      "activated_before_no_more_bets" else
+                      f"{facts.tumbles} tumble(s) counted, flat {list(facts.flat)}")
+            return self._void(verdict.void.code, detail, dice)
+        if verdict.throw is None:
+            return [Alert(pit.code, pit.clause, verdict.pit or "", rid)]
+        payload = tai_sai_result(self._context(), verdict.throw, facts.tumbles,
+                                 list(facts.flat), self.clock())
+        out: list[Effect] = [self._result(rid, payload),
+                             DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
+        return out + [Alert("dice_watch", "", t.detail, rid) for t in self.watch.check()]
 
     # -- internals --------------------------------------------------------------------
 

@@ -70,7 +70,8 @@ def test_error_reply_echoes_the_id() -> None:
                            "message": "unknown command 'launch'; known: open_betting, "
                                       "close_betting, void_round, close_insurance, "
                                       "reset_dealing_device, confirm_order, reconstruct_deal, "
-                                      "new_shoe, end_shoe, status"}}
+                                      "new_shoe, end_shoe, status, throw_again, "
+                                      "declare_squeeze, void_settled_round"}}
 
 
 @given(st.text(max_size=20), st.binary(max_size=5000))
@@ -102,7 +103,8 @@ def test_issue_12_1_round_scoped_commands_name_the_open_round() -> None:
     # A command nobody listed as table-scoped is round-scoped: a new Pit command is too.
     assert set(COMMANDS) - TABLE_SCOPED == {"close_betting", "void_round", "close_insurance",
                                             "reset_dealing_device", "confirm_order",
-                                            "reconstruct_deal"}
+                                            "reconstruct_deal", "throw_again",
+                                            "declare_squeeze"}
     assert round_scoped("some_future_pit_command")
 
 

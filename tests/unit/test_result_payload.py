@@ -122,3 +122,18 @@ def test_the_schema_rejects_bad_results(mutate: Any) -> None:
     mutate(payload)
     with pytest.raises(jsonschema.ValidationError):
         VALIDATOR.validate(payload)
+
+
+def test_rws_ip_5_13_1_payout_cap_is_published_and_matches_the_schema() -> None:
+    from daemon.games.cards import parse_cards  # noqa: PLC0415
+
+    d = deal(parse_cards(["2S", "KH", "KC", "4D", "5S", "4H"]))
+    payload = baccarat_result(ctx("tiger-buffalo-insurance-plus", "A"), d, 1_764_000_031.0,
+                              late_windows=frozenset({"four_cards"}))
+    VALIDATOR.validate(published(payload))
+    capped = [b for b in payload["bets"] if "payout_cap" in b]
+    assert capped and {b["window"] for b in capped} == {"four_cards"}
+    bad = published(payload)
+    bad["bets"] = [{**capped[0], "payout_cap": {"limit": "table_max", "clause": "5.13.1"}}]
+    with pytest.raises(jsonschema.ValidationError):
+        VALIDATOR.validate(bad)

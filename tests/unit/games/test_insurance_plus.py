@@ -141,3 +141,27 @@ def test_stake_limits(odds: str, original: int, table_max: int, cap: int) -> Non
 
 def test_rws_ip_3_10_no_offer_on_a_natural() -> None:
     assert ins.offers_for_deal(deal(parse_cards(["9S", "2H", "KH", "3D"]))) == []
+
+
+def test_rws_ip_5_13_1_late_offer_carries_the_payout_cap() -> None:
+    """A window the Pit offered late (5.13.1): 'the total payout on the Insurance Bet(s)
+    shall not exceed the Original Bet', published with each of that window's results."""
+    from daemon.games import get_game  # noqa: PLC0415
+    from daemon.games.settle import settle_cards  # noqa: PLC0415
+
+    # Player 2 vs Banker 4 (Banker Insurance 3 to 2), Player draws a 5 to 7 (Player
+    # Insurance 4 to 1), Banker draws a 4 to 8: both windows were open.
+    cards = parse_cards(["2S", "KH", "KC", "4D", "5S", "4H"])
+    late = settle_cards(get_game(IP), "A", cards, late_windows=frozenset({"four_cards"}))
+    by = {(r.bet, r.window): r for r in late}
+    capped = [r for r in late if r.window == "four_cards"]
+    assert capped and all(r.as_dict()["payout_cap"] == {"limit": "original_bet",
+                                                         "clause": "5.13.1"} for r in capped)
+    assert all("payout_cap" not in r.as_dict() for r in late if r.window != "four_cards")
+    assert ("banker_insurance", "four_cards") in by
+    assert ("player_insurance", "player_third_card") in by
+    plain = settle_cards(get_game(IP), "A", cards)
+    assert all("payout_cap" not in r.as_dict() for r in plain)
+    # The cap changes no result or odds: it is a limit on the total paid.
+    assert [(r.bet, r.result, r.pays) for r in plain] == [(r.bet, r.result, r.pays)
+                                                           for r in late]

@@ -95,3 +95,12 @@ def test_deck_range(game: str, decks: int, ok: bool) -> None:
 def test_unknown_game_lists_the_approved_ones() -> None:
     with pytest.raises(UnknownGameError, match="tiger-buffalo, tiger-buffalo-insurance-plus"):
         get_game("blackjack")
+
+
+def test_mbs_2_2_appendix_h_position_count_is_not_invented() -> None:
+    """The text gives Appendix H no count; '1 to 8' was ours, not the document's (D20)."""
+    layouts = get_game("tiger-baccarat").layouts
+    assert layouts["H"].positions == ""
+    assert "D20" in layouts["H"].note
+    assert layouts["G"].positions == "1 to 8"
+    assert layouts["D"].positions == "1 to 9"

@@ -111,11 +111,27 @@ def test_rws_ip_5_13_1_card_drawn_through_an_open_window_before_an_outcome() -> 
     t = _insurance_round()
     out = t.draw()  # Player's third 4C: Player 9, Banker 4 still draws; nothing decided
     assert ("insurance_not_offered_before_outcome", "5.13.1") in alerts(out)
-    assert kinds(out)[:3] == ["card_drawn", "insurance_closed", "card"]
+    assert kinds(out)[:4] == ["card_drawn", "insurance_offered_late", "insurance_closed",
+                              "card"]
     detail = next(a.detail for a in out if isinstance(a, Alert))
     assert detail.startswith("draw 5: 4C was drawn while the four_cards insurance window "
                              "was open")
     assert t.t.state == "dealing"  # play continues: the Pit Manager offers insurance
+
+
+def test_rws_ip_5_13_1_the_late_offer_is_settled_with_its_payout_cap() -> None:
+    """'the total payout on the Insurance Bet(s) shall not exceed the Original Bet': the
+    four-card window the Pit offered late carries the cap in the result; the next window,
+    offered in time, does not."""
+    t = _insurance_round()
+    t.draw()  # through the open four-card window: 5.13.1
+    t.t.close_insurance("c9")  # the player-third-card window, offered in time
+    [result] = results(t.draw())
+    capped = {b["window"] for b in result["bets"] if "payout_cap" in b}
+    insured = {b["window"] for b in result["bets"] if "window" in b}
+    assert capped == {"four_cards"} and insured == {"four_cards", "player_third_card"}
+    assert all(b["payout_cap"] == {"limit": "original_bet", "clause": "5.13.1"}
+               for b in result["bets"] if "payout_cap" in b)
 
 
 def test_rws_ip_5_13_2_card_drawn_through_an_open_window_after_an_outcome() -> None:
@@ -148,23 +164,26 @@ def _reset_after_two_cards() -> tuple[Table, list[Any]]:
     return t, out
 
 
-def test_mbs_5_9_reset_reopens_betting_and_sets_the_drawn_cards_aside() -> None:
+def test_mbs_5_9_reset_reopens_betting_and_keeps_the_drawn_cards_in_order() -> None:
+    """D16: no clause sets a drawn card aside (MBS 5.2, 5.7, 5.8 keep or reconstruct the
+    order); the deal goes on from the cards drawn before the reset."""
     t, out = _reset_after_two_cards()
     assert t.t.state == BETTING
     assert Record("betting_reopened", {"clause": "5.9", "by": "dealer-3",
-                                       "cards_set_aside": ["2S", "3H"]}, "r1") in out
+                                       "cards_kept": ["2S", "3H"]}, "r1") in out
     assert DeviceCommand("shoe", sp.LockGate(0, True)) in out  # shut until "No more bets"
     assert alerts(out) == [("device_reset", "5.9")]
-    assert "players may withdraw their wagers" in next(
-        a.detail for a in out if isinstance(a, Alert))
+    detail = next(a.detail for a in out if isinstance(a, Alert))
+    assert "players may withdraw their wagers" in detail and "(5.2)" in detail
     closed = t.t.close_betting()  # "No more bets" re-announced
     assert DeviceCommand("shoe", sp.LockGate(0, False)) in closed
-    assert Record("next_card", {"needed": "player_card_1"}, "r1") in closed
+    assert Record("next_card", {"needed": "player_card_2"}, "r1") in closed
     for _ in range(4):
         t.draw()
     [result] = results(t.effects)
-    assert [c["card"] for c in result["cards"]] == ["9S", "KH", "TD", "2C"]
-    assert (result["player_total"], result["banker_total"]) == (9, 2)
+    # Player 2S 9S TD = 1, Banker 3H KH 2C = 5.
+    assert [c["card"] for c in result["cards"]] == ["2S", "3H", "9S", "KH", "TD", "2C"]
+    assert (result["player_total"], result["banker_total"]) == (1, 5)
 
 
 @pytest.mark.parametrize("game", ["tiger-buffalo", "tiger-buffalo-insurance-plus"])
@@ -199,8 +218,26 @@ def test_mbs_5_9_a_restart_after_the_reset_keeps_betting_open(tmp_path: Path) ->
                           new_round_id=lambda: uuid.uuid4().hex)
     out = restore(fresh, j.records())
     assert fresh.state == BETTING
-    assert fresh.round is not None and fresh.round.cards == [] and fresh.round.closed_at is None
+    assert fresh.round is not None and fresh.round.closed_at is None
+    assert [c.code for c in fresh.round.cards] == ["2S", "3H"]  # kept (D16)
     assert ("technical_interruption_no_outcome", "5.17.1") in alerts(out)
+
+
+def test_mbs_5_9_a_journal_from_before_d16_still_sets_its_cards_aside() -> None:
+    """A betting_reopened written under the old reading is folded as it was decided."""
+    from daemon.round.lifecycle import Folded  # noqa: PLC0415
+
+    t = Table("tiger-baccarat", "A", top=["2S", "3H", "9S", "KH", "TD", "2C"])
+    log = t.effects + t.t.open_betting() + t.t.close_betting() + t.draw() + t.draw()
+    log += t.t.reset_dealing_device("dealer-3")
+    fresh = BaccaratTable("bac-07", get_game("tiger-baccarat"), "A", DECKS, clock=time.time,
+                          new_round_id=lambda: uuid.uuid4().hex)
+    for e in log:
+        if isinstance(e, Record):
+            body = ({"clause": "5.9", "by": "dealer-3", "cards_set_aside": ["2S", "3H"]}
+                    if e.kind == "betting_reopened" else e.body)
+            fresh.fold(Folded(e.kind, body, e.round_id, 1.0))
+    assert fresh.state == BETTING and fresh.round is not None and fresh.round.cards == []
 
 
 # -- D17: a double draw's order is the Pit's (RWS 5.11, MBS 5.8.2) -----------------------

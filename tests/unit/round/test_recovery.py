@@ -198,6 +198,7 @@ def tumbled(tmp_path: Path) -> TaiSaiHarness:
     h = TaiSaiHarness(tmp_path / "j.db")
     h.apply(h.table.open_betting())
     h.apply(h.table.close_betting())
+    h.apply(h.table.command_answered("tumbler", tp.Arm(0, True)))  # the arm confirmed
     h.apply(h.table.activated(tp.Activated(1, True)))
     for n in (1, 2, 3):
         h.apply(h.table.tumble(tp.Tumble(n)))

@@ -26,7 +26,10 @@ def table(layout: str = "E") -> TaiSaiTable:
 
 def throw(t: TaiSaiTable, dice: tuple[int, int, int], tumbles: int = 3,
           tilt: tuple[int, int, int] = (0, 0, 0), armed: bool = True) -> list[Any]:
-    out = t.activated(tp.Activated(1, armed))
+    """A throw as a tumbler makes it: the arm confirmed (if armed), the activation, one
+    Tumble message per tumble, the dice at rest."""
+    out = t.command_answered("tumbler", tp.Arm(0, True)) if armed else []
+    out += t.activated(tp.Activated(1, armed))
     for n in range(1, tumbles + 1):
         out += t.tumble(tp.Tumble(n))
     flat = tuple(int(x <= tp.FLAT_TILT_LIMIT_DECIDEG) for x in tilt)
@@ -72,16 +75,16 @@ def test_tai_sai_5_5_3_activated_before_no_more_bets_voids() -> None:
 
 
 def test_tai_sai_5_5_3_does_not_apply_to_a_disarmed_activation_after_no_more_bets() -> None:
-    # The tumbler missed its Arm (or rebooted): activated after "No more Bets", so the
-    # throw stands; the pit is told under 5.14, not 5.5.3.
+    # The tumbler missed its Arm (or rebooted): activated after "No more Bets", so not
+    # 5.5.3; but a throw not bound to a confirmed arm is never a result: the Pit's (5.14).
     t = table()
     t.open_betting()
     t.close_betting()
     effects = throw(t, (2, 3, 4), armed=False)
-    assert [(a.code, a.clause) for a in effects if isinstance(a, Alert)] == [
-        ("unresolved_irregularity", "5.14")]
-    r = result(effects)
-    assert (r["status"], r["dice"], r["tumbles"]) == ("valid", [2, 3, 4], 3)
+    assert {(a.code, a.clause) for a in effects if isinstance(a, Alert)} == {
+        ("unresolved_irregularity", "5.14")}
+    assert not [e for e in effects if isinstance(e, RoundResult)]
+    assert t.state == "tumbling"
 
 
 def test_tai_sai_5_14_an_activation_with_no_round_open_is_reported_and_voids_nothing() -> None:
@@ -119,6 +122,7 @@ def test_tai_sai_5_14_a_die_out_of_range_goes_to_the_pit(value: int) -> None:
                     clock=lambda: 1_764_000_000.0, new_round_id=lambda: "r1")
     t.open_betting()
     t.close_betting()
+    t.command_answered("tumbler", tp.Arm(0, True))
     t.activated(tp.Activated(1, True))
     for n in (1, 2, 3):
         t.tumble(tp.Tumble(n))
