@@ -62,9 +62,8 @@ def _cmd_protocol_docs(args: argparse.Namespace) -> int:
     from firmware_protocols import spec  # noqa: PLC0415
 
     stale = []
-    for device in spec.DEVICES:
-        path = Path(args.directory) / f"{device}.md"
-        text = spec.render(device)
+    for name, text in spec.generated().items():
+        path = Path(args.directory) / name
         if args.check:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
                 stale.append(str(path))

@@ -99,13 +99,51 @@ async def test_firmware_reboot_leads_to_a_new_handshake(tmp_path: Path) -> None:
 
 
 async def test_wrong_protocol_version_is_incompatible(tmp_path: Path) -> None:
-    sim = ShoeSim(protocol_version=2)
+    sim = ShoeSim(protocol_version=9)
+    port = PtyPort(sim, link=tmp_path / "shoe")
+    await port.start()
+    driver = shoe_driver(tmp_path / "shoe", [], handshake_timeout=1.0)
+    async with running(driver):
+        await until(lambda: driver.status.state is DeviceState.INCOMPATIBLE)
+        assert "protocol version 9, we speak 1 and 2" in driver.status.detail
+    await port.stop()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+async def test_a_device_of_either_version_is_served(tmp_path: Path, version: int) -> None:
+    sim = ShoeSim(protocol_version=version)
     port = PtyPort(sim, link=tmp_path / "shoe")
     await port.start()
     driver = shoe_driver(tmp_path / "shoe", [])
     async with running(driver):
-        await until(lambda: driver.status.state is DeviceState.INCOMPATIBLE)
-        assert "protocol version 2" in driver.status.detail
+        await driver.wait_ready(5)
+        assert driver.status.protocol_version == version
+        assert sim.endpoint.link.session_version == version
+    await port.stop()
+
+
+async def test_request_order_is_answered_by_untagged_order_chunks(tmp_path: Path) -> None:
+    """request_order is answered by order_chunk(s), which carry no tag: the driver waited
+    for a tagged reply, so every order reveal timed out and raised device_command_failed
+    at every shoe end."""
+    sim = ShufflerSim(speed=50)
+    port = PtyPort(sim, link=tmp_path / "shuffler")
+    await port.start()
+    got: list[Message] = []
+    driver = DeviceDriver("shuffler", SerialUrl(str(tmp_path / "shuffler")), shuffler.CATALOGUE,
+                          DeviceKind.SHUFFLER, on_message=got.append, command_timeout=3.0)
+    async with running(driver):
+        await driver.wait_ready(5)
+        await driver.command(shuffler.StartShuffle(0, 1))
+        await until(lambda: any(isinstance(m, shuffler.ShuffleComplete) for m in got))
+        done = next(m for m in got if isinstance(m, shuffler.ShuffleComplete))
+        answer = await driver.command(shuffler.RequestOrder(0, done.shuffle_id))
+        assert isinstance(answer, shuffler.OrderChunk)
+        assert answer.shuffle_id == done.shuffle_id and answer.offset == 0
+        await until(lambda: sum(len(m.cards) for m in got
+                                if isinstance(m, shuffler.OrderChunk)) == 52)
+        refused = await driver.command(shuffler.RequestOrder(0, done.shuffle_id + 99))
+        assert isinstance(refused, CommandResult) and refused.result == 3
     await port.stop()
 
 
