@@ -16,12 +16,14 @@ state the rules; this implements them:
   as lost (the host does this: its commands are asked again by the layer above).
 - DATA frames carry SEQ (0-255, wrapping) and a piggybacked cumulative ACK (the next SEQ
   expected from the peer). At most ``window`` frames are unacknowledged.
-- The receiver delivers only SEQ == expected; it re-ACKs old SEQs and sends one NAK per
-  gap (go-back-N). A NAK acknowledges what precedes it and makes the sender resend every
-  unacknowledged frame from the NAKed SEQ on at once.
+- The receiver delivers in SEQ order; it re-ACKs old SEQs, keeps frames past a gap
+  (within the window) until it closes, and NAKs a gap (again if it stays open a minimum
+  RTO later). A NAK acknowledges what precedes it and makes the sender resend every
+  unacknowledged frame from the NAKed SEQ on at once (go-back-N).
 - The retransmission timeout is estimated like TCP (RFC 6298, Karn's rule), never below
-  twice the longest frame's time on the line, and doubles on each timeout. The
-  ``max_retries``-th timeout in a row FAILS the link; a new session (new boot id) follows.
+  twice the longest frame's time on the line, and doubles on each timeout until progress.
+  The ``max_retries``-th timeout in a row with nothing from the peer FAILS the link; a new
+  session (new boot id) follows.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from firmware_protocols.framing import (
 )
 
 SEQ_MOD = 256
+RST_INTERVAL_MAX = 0.25  # seconds between RSTs while connecting, at most
 RTO_FLOOR = 0.02  # seconds: the minimum RTO on a fast line (USB), for scheduling jitter
 
 
@@ -159,6 +162,8 @@ class Link:
         self._rx_next = 0
         self._sess = 0
         self._nak_sent = False
+        self._nak_at = 0.0
+        self._ahead: dict[int, Frame] = {}  # received past a gap, delivered once it closes
         self._unacked: deque[_InFlight] = deque()
         self._pending: deque[Outgoing] = deque()
         self._rto = max(self.rto_initial, self.rto_min)
@@ -226,7 +231,9 @@ class Link:
         if self.state is LinkState.CONNECTING:
             if self._rst_due is not None and now >= self._rst_due:
                 # Keep knocking while connecting; the driver decides when a device is missing.
-                self._rst_interval = min(self._rst_interval * 2, self.rto_max)
+                # Up to 0.25 s, not 2 s: a RST is at most 23 bytes, and on a noisy line
+                # (BER 1e-2) only about one RST/RSTACK exchange in 60 gets through.
+                self._rst_interval = min(self._rst_interval * 2, RST_INTERVAL_MAX)
                 self._send_rst(now)
             return []
         if self.state is not LinkState.ESTABLISHED or not self._unacked:
@@ -253,9 +260,13 @@ class Link:
             self.stats.stale += 1  # before the session, or of another: the peer resends
             return []
         events: list[LinkEvent] = []
+        # The peer is there: timeouts count toward failure only while it is silent. On a
+        # noisy line (BER 1e-2) eight lost round trips in a row are common, and failing
+        # there cost a session reset, itself slow to get through, every few seconds.
+        self._retries = 0
         self._on_ack(frame.ack, now)
         if frame.kind is Kind.DATA:
-            events += self._on_data(frame)
+            events += self._on_data(frame, now)
         elif frame.kind is Kind.NAK:
             self.stats.naks_received += 1
             if self._unacked and self._unacked[0].seq == frame.ack:
@@ -311,6 +322,7 @@ class Link:
             carried = [out for _, out in prev.unacked[received:]] + list(prev.pending)
         self._tx_next = self._rx_next = 0
         self._nak_sent = False
+        self._ahead.clear()
         self._retries = 0
         self._rst_due = None
         self.peer_boot = boot
@@ -334,19 +346,30 @@ class Link:
                               tuple((f.seq, f.out) for f in self._unacked),
                               tuple(self._pending))
 
-    def _on_data(self, frame: Frame) -> list[LinkEvent]:
+    def _on_data(self, frame: Frame, now: float) -> list[LinkEvent]:
         if frame.seq == self._rx_next:
-            self._rx_next = (self._rx_next + 1) % SEQ_MOD
+            delivered: list[LinkEvent] = []
+            next_frame: Frame | None = frame
+            while next_frame is not None:  # and what was kept from past the gap
+                self._rx_next = (self._rx_next + 1) % SEQ_MOD
+                self.stats.delivered += 1
+                delivered.append(Delivered(next_frame.msg, next_frame.payload))
+                next_frame = self._ahead.pop(self._rx_next, None)
             self._nak_sent = False
-            self.stats.delivered += 1
             self._emit(Frame(Kind.ACK, ack=self._rx_next))
-            return [Delivered(frame.msg, frame.payload)]
+            return delivered
         behind = (self._rx_next - frame.seq) % SEQ_MOD
         if 0 < behind < SEQ_MOD // 2:  # old: a duplicate; 128..255 behind means ahead
             self.stats.duplicates += 1
             self._emit(Frame(Kind.ACK, ack=self._rx_next))
-        elif not self._nak_sent:
-            self._nak_sent = True
+            return []
+        if SEQ_MOD - behind < self.window:  # within the window: keep it (the spec's "may")
+            self._ahead[frame.seq] = frame
+        if not self._nak_sent or now - self._nak_at >= self.rto_min:
+            # One NAK per gap; again only if the gap is still open a minimum RTO later
+            # (the NAK or the frames it asked for were lost too: on a noisy line, waiting
+            # for the sender's backed-off RTO stalled the link for seconds).
+            self._nak_sent, self._nak_at = True, now
             self.stats.naks_sent += 1
             self._emit(Frame(Kind.NAK, ack=self._rx_next))
         return []
@@ -363,6 +386,10 @@ class Link:
                 self._sample_rtt(now - head.sent_at)
         if progressed:
             self._retries = 0
+            # Progress ends the backoff: the RTO returns to the estimate. Under Karn's
+            # rule alone it stayed at 2 s while every frame in flight was a resent one.
+            estimate = self.rto_initial if self._srtt is None else self._srtt + 4 * self._rttvar
+            self._rto = min(max(estimate, self.rto_min), self.rto_max)
 
     def _sample_rtt(self, rtt: float) -> None:
         rtt = max(rtt, 0.0)

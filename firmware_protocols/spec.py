@@ -193,8 +193,9 @@ A wrong frame can turn one valid card into another, so version 2 is the one to b
   or a version it did not offer, is ignored. Both ends then restart SEQ at 0 and expect
   SEQ 0. A RST carrying a new boot id while a session is up means the peer started a new
   session (it rebooted, or its link failed). A RST with the boot id already accepted is
-  a duplicate: answer RSTACK again, change nothing. Resend RST until RSTACK arrives (the
-  RTO, doubling to 2 s). If both ends send RST at once, each answers the other's; both
+  a duplicate: answer RSTACK again, change nothing. Resend RST until RSTACK arrives (after
+  the RTO, doubling, at most every 250 ms: on a noisy line few exchanges get through).
+  If both ends send RST at once, each answers the other's; both
   pick the same version.
 - **Version.** The host speaks versions 1 and 2 and offers 2. The session's version is in
   the RSTACK; DATA, ACK and NAK frames of the session carry it in VER. A device that
@@ -210,8 +211,11 @@ A wrong frame can turn one valid card into another, so version 2 is the one to b
   Deliver a DATA frame only if SEQ is the one expected (E); then send ACK with ACK =
   E + 1. Otherwise let d = (E - SEQ) mod 256: d in 1-127 means an old frame (a duplicate):
   send ACK again (ACK = E), deliver nothing; d in 128-255 means a frame ahead of E (one
-  was lost): send one NAK with ACK = E, and no more NAKs until E has been delivered. Every
-  DATA frame also carries a cumulative ACK for the other direction.
+  was lost): send a NAK with ACK = E, and no other NAK until E has been delivered or the
+  minimum RTO (below) has passed since the last one. A receiver may keep frames ahead of
+  E that are within the window ((SEQ - E) mod 256 below 8) and deliver them, in order,
+  right after E arrives, with one ACK for all; or drop them (the sender resends them).
+  Every DATA frame also carries a cumulative ACK for the other direction.
 - **Acknowledgement.** An ACK (or the ACK field of DATA or NAK) with value A acknowledges
   every unacknowledged frame whose SEQ precedes A (those with (A - SEQ) mod 256 in 1 to
   the number unacknowledged); any other value acknowledges nothing.
@@ -221,17 +225,18 @@ A wrong frame can turn one valid card into another, so version 2 is the one to b
   frame changes nothing more.
 - **Retransmission.** When the oldest unacknowledged frame has waited RTO since its last
   byte went out, resend it and every later unacknowledged frame, oldest first, and double
-  the RTO (up to 2 s). RTO starts at 200 ms and is estimated from round trips like TCP
+  the RTO (up to 2 s); an acknowledgement that makes progress ends the doubling (the RTO
+  returns to the estimate, or to 200 ms before the first sample). RTO starts at 200 ms and is estimated from round trips like TCP
   (RFC 6298: SRTT, RTTVAR, RTO = SRTT + 4 RTTVAR; Karn's rule: no samples from resent
   frames), never below the **minimum RTO** = twice the time of a largest frame on the line
   plus 10 ms, and never below 20 ms: {rto * 1000:.1f} ms at 115200 baud. (A largest frame
   alone takes {MAX_FRAME * BYTE_TIME_115200 * 1000:.1f} ms at 115200; a fixed 20 ms resent
   frames on a clean line.) Round trips are timed from when a frame's last byte leaves,
   not from when it was queued behind others.
-- **Failure.** Timeouts count in a row; any acknowledgement that makes progress resets
-  the count. The 8th timeout in a row fails the link (the first transmission and 7
-  retransmissions went unanswered). The end whose link failed starts a new session with a
-  new boot id.
+- **Failure.** Timeouts count in a row while the peer is silent: any valid frame of the
+  session from the peer resets the count. The 8th timeout in a row fails the link (the
+  first transmission and 7 retransmissions went unanswered, and nothing came back). The
+  end whose link failed starts a new session with a new boot id.
 - **Resuming: nothing received is lost, nothing is sent twice.** A RST or RSTACK names
   the session that ended before (both boot ids) and puts in its ACK field the next SEQ
   its sender had expected in that session. The receiver, if it was the other end of

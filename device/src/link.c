@@ -7,6 +7,7 @@
 #define RTO_INITIAL_US 200000u
 #define RTO_MAX_US 2000000u
 #define RTO_FLOOR_US 20000u
+#define RST_INTERVAL_MAX_US 250000u
 
 static int after_or_at(uint32_t now, uint32_t t) { return (int32_t)(now - t) >= 0; }
 
@@ -217,6 +218,10 @@ static void on_ack(td_link *l, uint8_t ack, uint32_t now_us)
             sample_rtt(l, now_us - l->unacked[k].sent_us);
     drop_unacked(l, d);
     l->retries = 0;
+    /* Progress ends the doubling: back to the estimate (200 ms before the first sample). */
+    l->rto_us = l->have_srtt ? l->srtt_us + 4u * l->rttvar_us : RTO_INITIAL_US;
+    if (l->rto_us < l->rto_min_us) l->rto_us = l->rto_min_us;
+    if (l->rto_us > RTO_MAX_US) l->rto_us = RTO_MAX_US;
 }
 
 /* A new session with peer `boot`. The session before (if any) is named by the peer's
@@ -296,7 +301,7 @@ static void on_rstack(td_link *l, const td_frame *f, uint32_t now_us)
     fill_window(l, now_us);
 }
 
-static void on_data(td_link *l, const td_frame *f)
+static void on_data(td_link *l, const td_frame *f, uint32_t now_us)
 {
     uint8_t behind;
     if (f->seq == l->rx_next) {
@@ -309,8 +314,11 @@ static void on_data(td_link *l, const td_frame *f)
     behind = (uint8_t)(l->rx_next - f->seq);
     if (behind < SEQ_MOD / 2) {  /* old: a duplicate */
         control(l, TD_ACK, l->rx_next);
-    } else if (!l->nak_sent) {  /* ahead: one NAK until the gap closes */
+    } else if (!l->nak_sent || !((int32_t)(now_us - l->nak_at_us) < (int32_t)l->rto_min_us)) {
+        /* ahead: a NAK, again only if the gap is still open a minimum RTO later. This
+         * receiver keeps no frames past a gap (the spec's "may"): the sender resends them. */
         l->nak_sent = 1;
+        l->nak_at_us = now_us;
         control(l, TD_NAK, l->rx_next);
     }
 }
@@ -336,9 +344,10 @@ static void on_frame(void *ctx, const td_frame *f)
         l->stale++;  /* before the session, or of another: its sender sends it again */
         return;
     }
+    l->retries = 0;  /* the peer is there: timeouts fail the link only while it is silent */
     on_ack(l, f->ack, rx->now_us);
     if (f->kind == TD_DATA) {
-        on_data(l, f);
+        on_data(l, f, rx->now_us);
     } else if (f->kind == TD_NAK && l->n_unacked && l->unacked[0].seq == f->ack) {
         resend_all(l, rx->now_us);
     }
@@ -382,8 +391,8 @@ void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id)
     if (l->state == TD_CONNECTING) {
         if (after_or_at(now_us, l->rst_due_us)) {
             l->rst_interval_us *= 2;
-            if (l->rst_interval_us > RTO_MAX_US)
-                l->rst_interval_us = RTO_MAX_US;
+            if (l->rst_interval_us > RST_INTERVAL_MAX_US)
+                l->rst_interval_us = RST_INTERVAL_MAX_US;
             send_rst(l, now_us);
         }
         return;

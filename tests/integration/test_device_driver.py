@@ -13,6 +13,7 @@ import pytest
 
 from daemon.device_url import SerialUrl, UsbUrl, parse_device_url
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState
+from daemon.transports import use_sim_usb_backend
 from firmware_protocols import shoe, shuffler
 from firmware_protocols.common import CommandResult, DeviceKind
 from firmware_protocols.wire import Message
@@ -20,6 +21,7 @@ from hil.faults import LineFaults
 from hil.ports import PtyPort, TcpPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
+from hil.usb_backend import sim_backend
 
 
 async def until(cond: Callable[[], bool], timeout: float = 10) -> None:
@@ -176,6 +178,7 @@ async def test_wrong_device_on_the_port_is_incompatible(tmp_path: Path) -> None:
 
 
 async def test_shuffler_over_usb_url() -> None:
+    use_sim_usb_backend(sim_backend)  # as the command line or a rig installs it
     sim = ShufflerSim(speed=50, serial="SF9")
     port = TcpPort(sim)
     await port.start()
@@ -195,6 +198,7 @@ async def test_shuffler_over_usb_url() -> None:
 
 
 async def test_missing_usb_device_is_reported() -> None:
+    use_sim_usb_backend(sim_backend)
     url = parse_device_url("usb://1d50:6178?sim=127.0.0.1:1")
     driver = DeviceDriver("shuffler", url, shuffler.CATALOGUE, DeviceKind.SHUFFLER,
                           backoff_initial=0.05)

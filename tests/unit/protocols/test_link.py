@@ -440,3 +440,63 @@ def test_rst_with_trailing_bytes_is_accepted_and_they_are_ignored() -> None:
     b = Link(2)
     events = b.receive(Frame(Kind.RST, payload=struct.pack(">IB", 5, 2) + bytes(20)), 0.0)
     assert events == [Established(5, version=2)]
+
+
+def _frames_of(raw: list[bytes]) -> list[Frame]:
+    return [f for r in raw for f in Decoder().feed(r) if isinstance(f, Frame)]
+
+
+def test_a_receiver_keeps_frames_past_a_gap_and_delivers_them_once_it_closes() -> None:
+    w = pair()
+    w.run(0.05)
+    for i in range(3):
+        w.a.send(1, bytes([i]), w.now)
+    first, *rest = w.a.take_output()
+    for f in _frames_of(rest):  # the first frame is lost; the next two are kept
+        assert w.b.receive(f, w.now) == []
+    assert _frames_of(w.b.take_output())[0].kind is Kind.NAK
+    events = [e for f in _frames_of([first]) for e in w.b.receive(f, w.now)]
+    assert events == [Delivered(1, b"\x00"), Delivered(1, b"\x01"), Delivered(1, b"\x02")]
+    assert _frames_of(w.b.take_output())[-1].ack == 3  # one ACK for all three
+
+
+def test_a_nak_is_sent_again_if_the_gap_is_still_open_a_minimum_rto_later() -> None:
+    """One NAK per gap left the link waiting for the sender's backed-off RTO (up to 2 s)
+    whenever the NAK, or the frame it asked for, was lost too."""
+    b = Link(2, version=1)
+    b.receive(Frame(Kind.RST, payload=struct.pack(">I", 1)), 0.0)
+    b.take_output()
+    b.receive(Frame(Kind.DATA, seq=1, msg=1, payload=b"x"), 0.0)
+    b.receive(Frame(Kind.DATA, seq=2, msg=1, payload=b"y"), 0.01)
+    assert [f.kind for f in _frames_of(b.take_output())] == [Kind.NAK]
+    b.receive(Frame(Kind.DATA, seq=3, msg=1, payload=b"z"), b.rto_min + 0.001)
+    assert [f.kind for f in _frames_of(b.take_output())] == [Kind.NAK]
+    assert b.stats.naks_sent == 2
+
+
+def test_progress_ends_the_rto_backoff() -> None:
+    """Under Karn's rule alone the RTO stayed backed off (2 s) while every frame in flight
+    had been resent, so a noisy line crawled at one window per 2 s."""
+    w = pair()
+    w.run(0.05)
+    w.cut = True
+    w.a.send(1, b"x", w.now)
+    w.run(1.6)  # three timeouts: the RTO doubled to at least 1.6 s
+    assert w.a.rto >= 1.6
+    w.cut = False
+    w.run(3.0)
+    assert w.delivered("b") == [b"x"]
+    assert w.a.rto < 0.5
+
+
+def test_a_peer_that_still_answers_does_not_fail_the_link() -> None:
+    """Timeouts fail the link only while the peer is silent: any frame of the session from
+    it resets the count (eight lost round trips in a row are common at BER 1e-2)."""
+    w = pair()
+    w.run(0.05)
+    w.cut = True  # a's frames are lost; b's (duplicate) ACKs are handed to a below
+    w.a.send(1, b"x", w.now)
+    for _ in range(60):  # 18 s: a dozen timeouts at the 2 s backed-off RTO
+        w.run(0.3)
+        w.a.receive(Frame(Kind.ACK, ack=0, version=2, sess=(0xA ^ 0xB) & 0xFF), w.now)
+    assert w.a.state is LinkState.ESTABLISHED and w.a.stats.timeouts >= 8
