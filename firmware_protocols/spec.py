@@ -383,14 +383,29 @@ def _commitment_vector() -> str:
             f"`{data.hex(' ')}`, and the commitment is `{digest.hex()}`.")
 
 
+def _values(limit: common.Limit) -> str:
+    if limit.codes == common.CARD_CODES:
+        return "a card (A 2-9 T J Q K, then S H D C) or `??`"
+    if limit.free:
+        return "any"
+    return limit.describe().replace("-", " to ", 1) if not limit.codes else limit.describe()
+
+
 def _field_table(cls: type[Message]) -> list[str]:
-    out = ["| field | type | size | meaning |", "|---|---|---|---|"]
+    limits = common.LIMITS.get(cls)
+    head = ["| field | type | size | values | meaning |", "|---|---|---|---|---|"]
+    out = head if limits else ["| field | type | size | meaning |", "|---|---|---|---|"]
     for f in fields(cls):
         wt = f.metadata["wire"]
         doc = f.metadata["doc"]
         if wt.name.endswith("]") and wt.doc not in doc:  # an array: its elements' meaning
             doc = f"{doc}: {wt.doc}"
-        out.append(f"| `{f.name}` | {wt.name} | {wt.size} | {doc} |")
+        values = f" {_values(limits[f.name])} |" if limits else ""
+        out.append(f"| `{f.name}` | {wt.name} | {wt.size} |{values} {doc} |")
+    if limits:
+        out += ["", "A value outside **values** (each element, for an array) is a firmware "
+                    "fault: the host drops the message and raises an alert with the raw "
+                    "frame; the session stays up."]
     return out
 
 
