@@ -21,9 +21,9 @@ state the rules; this implements them:
   RTO later). A NAK acknowledges what precedes it and makes the sender resend every
   unacknowledged frame from the NAKed SEQ on at once (go-back-N).
 - The retransmission timeout is estimated like TCP (RFC 6298, Karn's rule), never below
-  twice the longest frame's time on the line, and doubles on each timeout until progress.
-  The ``max_retries``-th timeout in a row with nothing from the peer FAILS the link; a new
-  session (new boot id) follows.
+  twice the longest frame's time on the line, and doubles on each timeout, up to four
+  times the estimate, until progress. The ``max_retries``-th timeout in a row FAILS the
+  link once nothing has come from the peer for 5 s; a new session (new boot id) follows.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from firmware_protocols.framing import (
 SEQ_MOD = 256
 RST_INTERVAL_MAX = 0.25  # seconds between RSTs while connecting, at most
 RTO_FLOOR = 0.02  # seconds: the minimum RTO on a fast line (USB), for scheduling jitter
+SILENCE_TO_FAIL = 5.0  # seconds without a frame from the peer, at the least, before failing
 
 
 def min_rto(byte_time: float) -> float:
@@ -163,6 +164,7 @@ class Link:
         self._sess = 0
         self._nak_sent = False
         self._nak_at = 0.0
+        self._heard_at = 0.0  # when the last frame of the session came from the peer
         self._ahead: dict[int, Frame] = {}  # received past a gap, delivered once it closes
         self._unacked: deque[_InFlight] = deque()
         self._pending: deque[Outgoing] = deque()
@@ -242,9 +244,13 @@ class Link:
             return []
         self.stats.timeouts += 1
         self._retries += 1
-        if self._retries >= self.max_retries:
-            return [self._fail(f"no acknowledgement after {self._retries} timeouts in a row")]
-        self._rto = min(self._rto * 2, self.rto_max)
+        if self._retries >= self.max_retries and now - self._heard_at >= SILENCE_TO_FAIL:
+            return [self._fail(f"no acknowledgement after {self._retries} timeouts in a row, "
+                               f"nothing from the peer for {now - self._heard_at:.1f}s")]
+        # Double the RTO, but only up to four times the estimate: a serial line has no
+        # congestion to back off from, and on a noisy one short rounds are what delivers.
+        cap = min(4 * self._estimate(), self.rto_max)
+        self._rto = min(self._rto * 2, cap)
         self._resend_from(self._unacked[0].seq, now)
         return []
 
@@ -264,6 +270,7 @@ class Link:
         # noisy line (BER 1e-2) eight lost round trips in a row are common, and failing
         # there cost a session reset, itself slow to get through, every few seconds.
         self._retries = 0
+        self._heard_at = now
         self._on_ack(frame.ack, now)
         if frame.kind is Kind.DATA:
             events += self._on_data(frame, now)
@@ -327,6 +334,7 @@ class Link:
         self._rst_due = None
         self.peer_boot = boot
         self.session_version = version
+        self._heard_at = now
         self._sess = (self.boot_id ^ boot) & 0xFF if version >= 2 else 0
         self.state = LinkState.ESTABLISHED
         lost: tuple[Outgoing, ...] = ()
@@ -388,8 +396,11 @@ class Link:
             self._retries = 0
             # Progress ends the backoff: the RTO returns to the estimate. Under Karn's
             # rule alone it stayed at 2 s while every frame in flight was a resent one.
-            estimate = self.rto_initial if self._srtt is None else self._srtt + 4 * self._rttvar
-            self._rto = min(max(estimate, self.rto_min), self.rto_max)
+            self._rto = min(self._estimate(), self.rto_max)
+
+    def _estimate(self) -> float:
+        base = self.rto_min if self._srtt is None else self._srtt + 4 * self._rttvar
+        return max(base, self.rto_min)
 
     def _sample_rtt(self, rtt: float) -> None:
         rtt = max(rtt, 0.0)

@@ -225,18 +225,20 @@ A wrong frame can turn one valid card into another, so version 2 is the one to b
   frame changes nothing more.
 - **Retransmission.** When the oldest unacknowledged frame has waited RTO since its last
   byte went out, resend it and every later unacknowledged frame, oldest first, and double
-  the RTO (up to 2 s); an acknowledgement that makes progress ends the doubling (the RTO
-  returns to the estimate, or to 200 ms before the first sample). RTO starts at 200 ms and is estimated from round trips like TCP
-  (RFC 6298: SRTT, RTTVAR, RTO = SRTT + 4 RTTVAR; Karn's rule: no samples from resent
-  frames), never below the **minimum RTO** = twice the time of a largest frame on the line
+  the RTO, up to four times the estimate (and 2 s); an acknowledgement that makes progress
+  ends the doubling (the RTO returns to the estimate). The estimate is SRTT + 4 RTTVAR,
+  or the minimum RTO before the first sample; the RTO starts at 200 ms. Samples follow
+  RFC 6298 (SRTT, RTTVAR; Karn's rule: no samples from resent frames). The RTO is never
+  below the **minimum RTO** = twice the time of a largest frame on the line
   plus 10 ms, and never below 20 ms: {rto * 1000:.1f} ms at 115200 baud. (A largest frame
   alone takes {MAX_FRAME * BYTE_TIME_115200 * 1000:.1f} ms at 115200; a fixed 20 ms resent
   frames on a clean line.) Round trips are timed from when a frame's last byte leaves,
   not from when it was queued behind others.
 - **Failure.** Timeouts count in a row while the peer is silent: any valid frame of the
-  session from the peer resets the count. The 8th timeout in a row fails the link (the
-  first transmission and 7 retransmissions went unanswered, and nothing came back). The
-  end whose link failed starts a new session with a new boot id.
+  session from the peer resets the count. A timeout fails the link when it is the 8th in
+  a row or later and nothing has come from the peer for 5 s or more (on a dead line: at
+  the first timeout after 5 s). The end whose link failed starts a new session with a
+  new boot id.
 - **Resuming: nothing received is lost, nothing is sent twice.** A RST or RSTACK names
   the session that ended before (both boot ids) and puts in its ACK field the next SEQ
   its sender had expected in that session. The receiver, if it was the other end of

@@ -8,6 +8,7 @@
 #define RTO_MAX_US 2000000u
 #define RTO_FLOOR_US 20000u
 #define RST_INTERVAL_MAX_US 250000u
+#define SILENCE_TO_FAIL_US 5000000u
 
 static int after_or_at(uint32_t now, uint32_t t) { return (int32_t)(now - t) >= 0; }
 
@@ -205,6 +206,14 @@ static void sample_rtt(td_link *l, uint32_t rtt)
     if (l->rto_us > RTO_MAX_US) l->rto_us = RTO_MAX_US;
 }
 
+/* The RTO estimate: SRTT + 4 RTTVAR, or the minimum RTO before the first sample. */
+static uint32_t estimate(const td_link *l)
+{
+    uint32_t e = l->have_srtt ? l->srtt_us + 4u * l->rttvar_us : l->rto_min_us;
+    if (e < l->rto_min_us) e = l->rto_min_us;
+    return e > RTO_MAX_US ? RTO_MAX_US : e;
+}
+
 static void on_ack(td_link *l, uint8_t ack, uint32_t now_us)
 {
     uint8_t k = 0, d;
@@ -218,16 +227,13 @@ static void on_ack(td_link *l, uint8_t ack, uint32_t now_us)
             sample_rtt(l, now_us - l->unacked[k].sent_us);
     drop_unacked(l, d);
     l->retries = 0;
-    /* Progress ends the doubling: back to the estimate (200 ms before the first sample). */
-    l->rto_us = l->have_srtt ? l->srtt_us + 4u * l->rttvar_us : RTO_INITIAL_US;
-    if (l->rto_us < l->rto_min_us) l->rto_us = l->rto_min_us;
-    if (l->rto_us > RTO_MAX_US) l->rto_us = RTO_MAX_US;
+    l->rto_us = estimate(l);  /* progress ends the doubling */
 }
 
 /* A new session with peer `boot`. The session before (if any) is named by the peer's
  * RST/RSTACK: what it says it received is dropped, the rest is re-sent first. */
 static void reset_session(td_link *l, uint32_t boot, uint8_t version, const uint8_t *resume,
-                          uint8_t resume_ack)
+                          uint8_t resume_ack, uint32_t now_us)
 {
     uint8_t received = 0, i;
     if (l->state == TD_ESTABLISHED) {
@@ -252,6 +258,7 @@ static void reset_session(td_link *l, uint32_t boot, uint8_t version, const uint
     l->nak_sent = 0;
     l->retries = 0;
     l->peer_boot = boot;
+    l->heard_us = now_us;
     l->version = version;
     l->sess = version >= 2 ? (uint8_t)((l->boot_id ^ boot) & 0xFFu) : 0;
     l->state = TD_ESTABLISHED;
@@ -279,7 +286,7 @@ static void on_rst(td_link *l, const td_frame *f, uint32_t now_us)
     l->answered_own = l->state == TD_ESTABLISHED ? l->boot_id : l->prev_own;
     l->answered_peer = l->state == TD_ESTABLISHED ? l->peer_boot : l->prev_peer;
     l->answered_rx_next = l->state == TD_ESTABLISHED ? l->rx_next : l->prev_rx_next;
-    reset_session(l, boot, version, f->len >= 13 ? f->payload + 5 : NULL, f->ack);
+    reset_session(l, boot, version, f->len >= 13 ? f->payload + 5 : NULL, f->ack, now_us);
     send_rstack(l, boot, version);
     fill_window(l, now_us);
 }
@@ -297,7 +304,7 @@ static void on_rstack(td_link *l, const td_frame *f, uint32_t now_us)
         return;
     if (l->state == TD_ESTABLISHED && boot == l->peer_boot)
         return;
-    reset_session(l, boot, chosen, f->len >= 17 ? f->payload + 9 : NULL, f->ack);
+    reset_session(l, boot, chosen, f->len >= 17 ? f->payload + 9 : NULL, f->ack, now_us);
     fill_window(l, now_us);
 }
 
@@ -345,6 +352,7 @@ static void on_frame(void *ctx, const td_frame *f)
         return;
     }
     l->retries = 0;  /* the peer is there: timeouts fail the link only while it is silent */
+    l->heard_us = rx->now_us;
     on_ack(l, f->ack, rx->now_us);
     if (f->kind == TD_DATA) {
         on_data(l, f, rx->now_us);
@@ -407,7 +415,8 @@ void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id)
         return;
     l->timeouts++;
     l->retries++;
-    if (l->retries >= TD_MAX_RETRIES) {  /* the 8th timeout in a row fails the link */
+    if (l->retries >= TD_MAX_RETRIES && (uint32_t)(now_us - l->heard_us) >= SILENCE_TO_FAIL_US) {
+        /* the 8th timeout in a row, with the peer silent for 5 s, fails the link */
         l->failures++;
         l->have_prev = 1;
         l->prev_own = l->boot_id;
@@ -417,7 +426,10 @@ void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id)
         td_link_poll(l, now_us, new_boot_id);  /* a new session at once */
         return;
     }
+    /* Double, up to four times the estimate: short rounds on a noisy line. */
     l->rto_us *= 2;
+    if (l->rto_us > 4u * estimate(l))
+        l->rto_us = 4u * estimate(l);
     if (l->rto_us > RTO_MAX_US)
         l->rto_us = RTO_MAX_US;
     resend_all(l, now_us);

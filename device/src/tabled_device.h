@@ -138,7 +138,7 @@ typedef struct {
     uint8_t q_head, q_len;
     uint32_t rto_us, rto_min_us, srtt_us, rttvar_us;
     int have_srtt;
-    uint32_t rst_due_us, rst_interval_us, line_free_us, nak_at_us;
+    uint32_t rst_due_us, rst_interval_us, line_free_us, nak_at_us, heard_us;
     /* the session before (spec: "Resuming") */
     int have_prev;
     uint32_t prev_own, prev_peer;
