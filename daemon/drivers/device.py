@@ -116,6 +116,7 @@ class DeviceDriver:
         self._untagged: list[tuple[Message, asyncio.Future[Message]]] = []
         self._previous: SessionSummary | None = None  # named in the next session's RST
         self._foreign_version = ""  # what the decoder saw of a version we do not speak
+        self._tasks: asyncio.TaskGroup | None = None  # the session's, for a re-handshake
         self._transport: Transport | None = None
         self._endpoint: Endpoint | None = None
         self._ready = asyncio.Event()
@@ -202,6 +203,7 @@ class DeviceDriver:
             self._last_rx = now
             self._set(DeviceState.HANDSHAKING)
             async with asyncio.TaskGroup() as tg:
+                self._tasks = tg
                 tg.create_task(self._reader(transport))
                 tg.create_task(self._ticker(transport))
                 await self._flush()
@@ -218,6 +220,8 @@ class DeviceDriver:
     async def _handshake(self) -> None:
         try:
             reply = await self._request(Identify(0), timeout=self.handshake_timeout)
+        except DeviceNotReadyError:
+            return  # the device started yet another session: a newer handshake runs
         except TimeoutError:
             if self._foreign_version:
                 raise SessionEndedError(f"{self.name}: {self._foreign_version}",
@@ -330,12 +334,28 @@ class DeviceDriver:
                 self.on_problem(f"{self.name}: malformed message 0x{e.msg:02X} "
                                 f"({e.payload.hex()}): {e.error}")
             elif isinstance(e, PeerReset):
-                raise SessionEndedError(f"{self.name}: the device restarted (firmware reboot) "
-                                        f"or began a new session after a link failure; "
-                                        f"{len(e.lost)} command(s) it had not received "
-                                        f"discarded")
+                self._peer_reset(e)
             elif isinstance(e, LinkFailed):
                 raise SessionEndedError(f"{self.name}: link failed: {e.reason}")
+
+    def _peer_reset(self, e: PeerReset) -> None:
+        """The device began a new session: it rebooted, or its link failed. The link has
+        answered it in place, on the same port: closing the port instead lost the RSTACK
+        that tells the device what arrived here, so it sent everything again. The device
+        is identified again before any command."""
+        reason = (f"{self.name}: the device restarted (firmware reboot) or began a new "
+                  f"session after a link failure; {len(e.lost)} command(s) it had not "
+                  f"received discarded")
+        log.warning("%s", reason)
+        self._ready.clear()
+        for fut in [*self._pending.values(), *(f for _, f in self._untagged)]:
+            if not fut.done():
+                fut.set_exception(DeviceNotReadyError(reason))
+        self._pending.clear()
+        self._untagged.clear()
+        self._set(DeviceState.HANDSHAKING, reason)
+        assert self._tasks is not None
+        self._tasks.create_task(self._handshake())
 
     def _on_message(self, msg: Message) -> None:
         problems = out_of_range(msg)

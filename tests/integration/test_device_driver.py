@@ -249,3 +249,41 @@ async def test_issue_12_6_a_device_reporting_another_serial_is_refused(tmp_path:
             await driver.wait_ready(5)
     finally:
         await port.stop()
+
+
+async def test_a_host_to_device_cut_delivers_every_card_once(tmp_path: Path) -> None:
+    """The issue's case, through the real driver over a pty: the line from the host to the
+    device is cut, so the device's link fails with cards the host had received (only the
+    ACKs were lost). They were reported lost and a device re-sending them would have
+    duplicated them; the new session now tells the device what arrived."""
+    sim = ShoeSim()
+    cut = LineFaults()
+    port = PtyPort(sim, link=tmp_path / "shoe", faults_in=cut)
+    await port.start()
+    got: list[Message] = []
+    driver = shoe_driver(tmp_path / "shoe", got, heartbeat_timeout=30.0)
+    async with running(driver):
+        await driver.wait_ready(5)
+        await driver.command(shoe.LockGate(0, False))
+        sim.load([f"{r}S" for r in "A23456789TJQK"], port.now())
+        port.kick()
+        cut.drop_rate = 1.0
+        for _ in range(8):
+            sim.draw(port.now())
+            port.kick()
+            await asyncio.sleep(0.1)
+        # The device's link fails (5 s without a word from the host) and it knocks with a
+        # new session, under a new boot id.
+        await until(lambda: sim.endpoint.link.state == "connecting", timeout=15)
+        for _ in range(3):  # drawn while its link is down: queued, sent in the new session
+            sim.draw(port.now())
+            port.kick()
+        await asyncio.sleep(0.5)
+        cut.drop_rate = 0.0
+        await until(lambda: len([m for m in got if isinstance(m, shoe.CardDrawn)]) >= 11,
+                    timeout=20)
+        await asyncio.sleep(1.0)  # a duplicate would arrive by now
+        draws = [m.draw_no for m in got if isinstance(m, shoe.CardDrawn)]
+        assert draws == list(range(1, 12)), draws
+        assert sim.endpoint.link.stats.confirmed >= 8
+    await port.stop()
