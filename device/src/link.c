@@ -63,6 +63,16 @@ static void control(td_link *l, uint8_t kind, uint8_t ack)
     emit(l, &f);
 }
 
+/* Append the session that ended before (both boot ids) to a RST or RSTACK, with the
+ * next SEQ this end had expected in it in the ACK field (spec: "Resuming"). */
+static void name_session(td_frame *f, uint32_t own, uint32_t peer, uint8_t rx_next)
+{
+    put32(f->payload + f->len, own);
+    put32(f->payload + f->len + 4, peer);
+    f->len = (uint8_t)(f->len + 8);
+    f->ack = rx_next;
+}
+
 static void send_rst(td_link *l, uint32_t now_us)
 {
     td_frame f;
@@ -72,12 +82,8 @@ static void send_rst(td_link *l, uint32_t now_us)
     put32(f.payload, l->boot_id);
     f.payload[4] = l->newest_version;
     f.len = 5;
-    if (l->have_prev) {
-        put32(f.payload + 5, l->prev_own);
-        put32(f.payload + 9, l->prev_peer);
-        f.len = 13;
-        f.ack = l->prev_rx_next;
-    }
+    if (l->have_prev)
+        name_session(&f, l->prev_own, l->prev_peer, l->prev_rx_next);
     emit(l, &f);
     l->rst_due_us = now_us + l->rst_interval_us;
 }
@@ -92,12 +98,8 @@ static void send_rstack(td_link *l, uint32_t boot, uint8_t version)
     put32(f.payload + 4, l->boot_id);
     f.payload[8] = version;
     f.len = 9;
-    if (l->answered_prev) {
-        put32(f.payload + 9, l->answered_own);
-        put32(f.payload + 13, l->answered_peer);
-        f.len = 17;
-        f.ack = l->answered_rx_next;
-    }
+    if (l->answered_prev)
+        name_session(&f, l->answered_own, l->answered_peer, l->answered_rx_next);
     emit(l, &f);
 }
 

@@ -11,19 +11,14 @@ import pytest
 
 from daemon import transports
 from daemon.device_url import parse_device_url
+from tests.unit.protocols.test_sans_io import imported_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSERS = {"daemon/cli.py"}
 
 
 def _imports(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-    return names
+    return imported_modules(ast.parse(path.read_text(encoding="utf-8")))
 
 
 def test_nothing_in_the_daemon_but_the_command_line_imports_hil() -> None:
