@@ -162,11 +162,14 @@ async def test_c_tumbler_plays_tai_sai_with_the_real_daemon(built: Path, tmp_pat
     key_file = tmp_path / "signing.pem"
     key_file.write_bytes(private_key_pem(rig.table_key))
     key_file.chmod(0o600)
-    daemon = DaemonProcess(rig.config(), tmp_path)
+    config = rig.config()
+    config["devices"]["serials"] = {"tumbler": "C-TM-9"}  # pinned, as on a table
+    daemon = DaemonProcess(config, tmp_path)
     observer = Observer(rig.base)
     listener = asyncio.create_task(observer.run(broker.port))
     try:
-        async with emulator(built, "tumbler", tmp_path / "tumbler", "--speed", "10") as dev:
+        async with emulator(built, "tumbler", tmp_path / "tumbler", "--speed", "10",
+                            "--serial", "C-TM-9") as dev:
             daemon.start()
             await until(lambda: any(d["state"] == "ready" for d in observer.of(
                 "devices/tumbler")), timeout=30)
