@@ -25,11 +25,12 @@ LINE_BYTES_PER_S = 115200 / 10  # 8N1: ten bits on the wire per byte
 FRAMES = 20_000
 
 
-def _stream() -> tuple[bytes, int]:
+def _stream(version: int = 1) -> tuple[bytes, int]:
     out = bytearray()
     for i in range(FRAMES):
         msg = shoe.CardDrawn(i % 65536, "TD", 99, 0xC0FFEE, False, False)
-        out += Frame(Kind.DATA, i % 256, 0, msg.MSG_ID, msg.to_bytes()).to_bytes()
+        out += Frame(Kind.DATA, i % 256, 0, msg.MSG_ID, msg.to_bytes(), version,
+                     0x5A if version >= 2 else 0).to_bytes()
     return bytes(out), FRAMES
 
 
@@ -37,15 +38,17 @@ def _decode(stream: bytes, chunk: int) -> float:
     d = Decoder()
     t0 = time.perf_counter()
     for i in range(0, len(stream), chunk):
-        d.feed(stream[i:i + chunk])
+        d.feed(stream[i:i + chunk], 0.0)
     elapsed = time.perf_counter() - t0
     assert d.frames == FRAMES
     return elapsed
 
 
-def _endpoint(stream: bytes) -> float:
+def _endpoint(stream: bytes, version: int = 1) -> float:
     ep = Endpoint(shoe.CATALOGUE, Link(1))
     ep.link.peer_boot, ep.link.state = 2, ep.link.state.ESTABLISHED  # skip the handshake
+    ep.link.session_version = version
+    ep.link._sess = 0x5A if version >= 2 else 0
     t0 = time.perf_counter()
     n = 0
     for i in range(0, len(stream), 64):
@@ -61,20 +64,25 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     stream, frames = _stream()
+    stream2, _ = _stream(2)
     rows = []
     cases: list[tuple[str, Callable[[], float]]] = [
-        ("decoder, 64-byte reads", lambda: _decode(stream, 64)),
-        ("decoder, byte by byte", lambda: _decode(stream, 1)),
-        ("endpoint (decode+link+message), 64-byte reads", lambda: _endpoint(stream)),
+        ("v1 decoder, 64-byte reads", lambda: _decode(stream, 64)),
+        ("v1 decoder, byte by byte", lambda: _decode(stream, 1)),
+        ("v1 endpoint (decode+link+message), 64-byte reads", lambda: _endpoint(stream)),
+        ("v2 decoder, 64-byte reads", lambda: _decode(stream2, 64)),
+        ("v2 decoder, byte by byte", lambda: _decode(stream2, 1)),
+        ("v2 endpoint (decode+link+message), 64-byte reads", lambda: _endpoint(stream2, 2)),
     ]
     for name, run in cases:
         med = statistics.median(run() for _ in range(args.repeat))
-        fps, bps = frames / med, len(stream) / med
-        rows.append({"case": name, "frames": frames, "bytes": len(stream),
+        size = len(stream2) if name.startswith("v2") else len(stream)
+        fps, bps = frames / med, size / med
+        rows.append({"case": name, "frames": frames, "bytes": size,
                      "median_s": round(med, 4), "frames_per_s": round(fps),
                      "bytes_per_s": round(bps),
                      "ratio_to_115200_baud": round(bps / LINE_BYTES_PER_S, 1)})
-        print(f"{name:<48} {fps:>10,.0f} frames/s {bps:>12,.0f} B/s "
+        print(f"{name:<51} {fps:>10,.0f} frames/s {bps:>12,.0f} B/s "
               f"= {bps / LINE_BYTES_PER_S:6.1f} x line rate (median of {args.repeat})")
     out = Path(__file__).parent / "results" / "decoder.json"
     out.parent.mkdir(exist_ok=True)

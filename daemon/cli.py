@@ -62,9 +62,8 @@ def _cmd_protocol_docs(args: argparse.Namespace) -> int:
     from firmware_protocols import spec  # noqa: PLC0415
 
     stale = []
-    for device in spec.DEVICES:
-        path = Path(args.directory) / f"{device}.md"
-        text = spec.render(device)
+    for name, text in spec.generated().items():
+        path = Path(args.directory) / name
         if args.check:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
                 stale.append(str(path))
@@ -110,6 +109,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
     logs.setup(args.log_level)
+    _compose_simulators()
     try:
         return asyncio.run(_serve(cfg))
     except JournalError as exc:
@@ -122,6 +122,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
             return 1
         print(f"tabled: cannot start: {exc}", file=sys.stderr)
         return 2
+
+
+def _compose_simulators() -> None:
+    """The command line composes the daemon with the HIL simulators: a shuffler URL with
+    sim= reaches the simulator through this pyusb backend. The runtime never imports hil."""
+    from daemon.transports import use_sim_usb_backend  # noqa: PLC0415
+    from hil.usb_backend import sim_backend  # noqa: PLC0415
+
+    use_sim_usb_backend(sim_backend)
 
 
 async def _serve(cfg: Any) -> int:

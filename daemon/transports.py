@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -116,13 +117,26 @@ class UsbTransport:
             usb.util.dispose_resources(self._device)
 
 
+# A pyusb backend for usb:// URLs that name a simulator (sim=host:port). The daemon's
+# runtime knows no simulator: the command line, which composes the daemon with the HIL
+# simulators, installs one (hil/usb_backend.py), and so does a rig started in-process.
+UsbBackendFactory = Callable[[UsbUrl], Any]
+_sim_usb_backend: UsbBackendFactory | None = None
+
+
+def use_sim_usb_backend(factory: UsbBackendFactory | None) -> None:
+    global _sim_usb_backend  # noqa: PLW0603 - one process-wide setting, made at composition
+    _sim_usb_backend = factory
+
+
 def _open_usb(name: str, url: UsbUrl) -> Any:
     backend = None
     if url.sim is not None:
-        from hil.usb_backend import SimUsbBackend  # noqa: PLC0415 - only rigs without the device
-
-        backend = SimUsbBackend(url.sim[0], url.sim[1], vid=url.vid, pid=url.pid,
-                                serial=url.serial or "SF0001")
+        if _sim_usb_backend is None:
+            raise TransportError(f"{name}: {url} names a simulated USB device (sim=), but no "
+                                 f"simulator is installed in this process; run it through "
+                                 f"the 'tabled' command line or a HIL rig")
+        backend = _sim_usb_backend(url)
     match: dict[str, Any] = {"idVendor": url.vid, "idProduct": url.pid}
     try:
         devices = list(usb.core.find(find_all=True, backend=backend, **match))

@@ -117,13 +117,14 @@ class Identify(Message):
 @message(0x02, "identify_reply", "device")
 @dataclass(frozen=True)
 class IdentifyReply(Message):
-    """Who the device is. The host checks protocol_version before sending any other command."""
+    """Who the device is. The host identifies a device before sending any other command."""
 
     tag: int = wire(U8, "the tag of the identify it answers")
     kind: int = wire(U8, "1 shoe, 2 shuffler, 3 tumbler")
     model: str = wire(STR, "vendor model name")
     firmware: str = wire(STR, "firmware version")
-    protocol_version: int = wire(U8, "protocol version the firmware implements (1)")
+    protocol_version: int = wire(U8, "the newest protocol version the firmware speaks "
+                                                  "(1 or 2)")
     serial: str = wire(STR, "device serial number")
 
 

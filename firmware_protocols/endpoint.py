@@ -38,7 +38,7 @@ class Endpoint:
     def __init__(self, catalogue: Catalogue, link: Link) -> None:
         self.catalogue = catalogue
         self.link = link
-        self.decoder = Decoder(link.version)
+        self.decoder = Decoder(byte_time=link.byte_time)
         self.history: deque[RawFrame] = deque(maxlen=RAW_HISTORY)
         self._now = 0.0
 
@@ -51,8 +51,11 @@ class Endpoint:
     def feed(self, data: bytes, now: float) -> list[EndpointEvent]:
         """Bytes from the line -> messages and link events, in order."""
         self._now = now
+        return self._frames(self.decoder.feed(data, now), now)
+
+    def _frames(self, items: list[Frame | DecodeError], now: float) -> list[EndpointEvent]:
         events: list[EndpointEvent] = []
-        for item in self.decoder.feed(data):
+        for item in items:
             if isinstance(item, DecodeError):
                 events.append(item)
                 continue
@@ -62,7 +65,14 @@ class Endpoint:
 
     def poll(self, now: float) -> list[EndpointEvent]:
         self._now = now
-        return self._link_events(self.link.poll(now))
+        return self._frames(self.decoder.poll(now), now) + self._link_events(self.link.poll(now))
+
+    def next_deadline(self) -> float | None:
+        """The next time poll() has something to do: a retransmission, or giving up an
+        incomplete frame."""
+        due = [d for d in (self.link.next_deadline(), self.decoder.next_deadline())
+               if d is not None]
+        return min(due) if due else None
 
     def take_output(self) -> bytes:
         frames = self.link.take_output()

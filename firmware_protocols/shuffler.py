@@ -135,6 +135,9 @@ class RequestOrder(Message):
     tag: int = wire(U8, "echoed in command_result on refusal")
     shuffle_id: int = wire(U32, "the shuffle whose order is wanted")
 
+    def answered_by(self, reply: Message) -> bool:
+        return isinstance(reply, OrderChunk) and reply.shuffle_id == self.shuffle_id
+
 
 SHUFFLER_MESSAGES: tuple[type[Message], ...] = (ShuffleStarted, ShuffleComplete, OrderChunk,
                                                 InventoryReply, StartShuffle, Inventory,

@@ -6,11 +6,27 @@ complete on its own. The hex examples are encoded by the codec itself.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
+from collections import Counter
 from dataclasses import fields
 from enum import IntEnum
 
 from firmware_protocols import common, shoe, shuffler, tumbler
-from firmware_protocols.framing import MAX_PAYLOAD, PROTOCOL_VERSION, Frame, Kind
+from firmware_protocols.framing import (
+    BYTE_TIME_115200,
+    CRC_SIZES,
+    MAX_FRAME,
+    MAX_PAYLOAD,
+    STALL_MARGIN,
+    VERSIONS,
+    Frame,
+    Kind,
+    crc16,
+    crc32,
+)
+from firmware_protocols.link import min_rto
 from firmware_protocols.wire import Message
 
 EXAMPLES: dict[type[Message], Message] = {
@@ -59,66 +75,353 @@ DEVICES = {
                 tumbler.TUMBLER_MESSAGES, tumbler.TumblerFault),
 }
 
-FRAMING = f"""## Framing
+def _hex(frame: Frame) -> str:
+    return frame.to_bytes().hex(" ")
 
-Every frame, in both directions:
+
+SESS_EXAMPLE = 0x5A  # the session number in version 2 examples
+
+
+def _framing() -> str:
+    rto = min_rto(BYTE_TIME_115200)
+    ack1 = Frame(Kind.ACK, ack=6)
+    ack2 = Frame(Kind.ACK, ack=6, version=2, sess=0x90)
+    nak2 = Frame(Kind.NAK, ack=4, version=2, sess=0x90)
+    data1 = Frame(Kind.DATA, 5, 3, common.Heartbeat.MSG_ID,
+                  common.Heartbeat(123456, 0, 0).to_bytes())
+    data2 = Frame(Kind.DATA, 5, 3, common.Heartbeat.MSG_ID,
+                  common.Heartbeat(123456, 0, 0).to_bytes(), 2, 0x90)
+    rst_v1 = Frame(Kind.RST, payload=bytes.fromhex("a1b2c3d4"))
+    rst = Frame(Kind.RST, payload=bytes.fromhex("11223344 02".replace(" ", "")))
+    rstack = Frame(Kind.RSTACK, payload=bytes.fromhex("11223344a1b2c3d402"))
+    rst_resume = Frame(Kind.RST, ack=42, payload=bytes.fromhex(
+        "55667788" "02" "11223344" "a1b2c3d4"))
+    rstack_resume = Frame(Kind.RSTACK, ack=17, payload=bytes.fromhex(
+        "55667788" "a1b2c3d4" "02" "a1b2c3d4" "11223344"))
+    figures = _error_figures()
+    return f"""## Framing
+
+Every frame, in both directions. Bytes 0-7 are the same in every version; version 2 adds
+SESS and a longer CRC:
 
 | offset | size | field | meaning |
 |---|---|---|---|
 | 0 | 1 | SOF | start of frame, always `0x7E` |
-| 1 | 1 | VER | protocol version, `{PROTOCOL_VERSION}` |
-| 2 | 1 | KIND | 0 DATA, 1 ACK, 2 NAK, 3 RST, 4 RSTACK |
-| 3 | 1 | SEQ | DATA: sequence number 0-255, wrapping; else 0 |
-| 4 | 1 | ACK | the next SEQ expected from the peer (cumulative acknowledgement) |
-| 5 | 1 | MSG | DATA: message id (below); else 0 |
+| 1 | 1 | VER | protocol version of this frame: 1 or 2 |
+| 2 | 1 | KIND | 0 DATA, 1 ACK, 2 NAK, 3 RST, 4 RSTACK; other values: the frame is dropped |
+| 3 | 1 | SEQ | DATA: sequence number 0-255, wrapping; other kinds: 0 |
+| 4 | 1 | ACK | DATA, ACK: the next SEQ expected from the peer (cumulative). NAK: the SEQ to resend from. RST, RSTACK: see *Resuming* |
+| 5 | 1 | MSG | DATA: message id (below); other kinds: 0 |
 | 6 | 1 | LEN | payload length, 0-{MAX_PAYLOAD} |
-| 7 | 1 | HCHK | low byte of CRC-16/CCITT-FALSE over bytes 1-6 |
-| 8 | LEN | PAYLOAD | the message fields, big-endian |
-| 8+LEN | 2 | CRC | CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF) over bytes 1..7+LEN, big-endian |
+| 7 | 1 | HCHK | low byte of CRC-16/CCITT-FALSE over bytes 1-6 (in every version) |
+| 8 | 1 | SESS | version 2 only: the session number (see *Session*) |
+| 8 (v1), 9 (v2) | LEN | PAYLOAD | RST/RSTACK fields, or the message's fields |
+| after PAYLOAD | 2 (v1), 4 (v2) | CRC | v1: CRC-16/CCITT-FALSE; v2: CRC-32/ISO-HDLC; over every byte from VER to the end of PAYLOAD (HCHK and SESS included), big-endian |
 
-A receiver accepts a frame only if HCHK, LEN and CRC all hold. Otherwise it drops one
-byte and searches for the next `0x7E`. If a candidate frame is incomplete but a complete
-valid frame starts later in the buffered bytes, the candidate is garbage. A frame with a
-different VER is reported as "unsupported protocol version" and otherwise ignored.
+- **CRC-16/CCITT-FALSE**: polynomial 0x1021, initial value 0xFFFF, no reflection, no final
+  XOR; check value: CRC of ASCII `123456789` = `0x29B1`.
+- **CRC-32/ISO-HDLC** (zlib's, Ethernet's): polynomial 0x04C11DB7 reflected (0xEDB88320),
+  initial value 0xFFFFFFFF, input and output reflected, final XOR 0xFFFFFFFF; check value
+  `0xCBF43926`. Sent big-endian.
+- Sizes: a version 1 frame is 10 + LEN bytes (at most {10 + MAX_PAYLOAD}); a version 2 frame
+  13 + LEN (at most {MAX_FRAME}).
+
+### Receiving
+
+A receiver accepts a frame only if HCHK, LEN (at most {MAX_PAYLOAD}) and CRC all hold.
+Otherwise it drops one byte and searches for the next `0x7E`. A candidate whose header
+holds but whose bytes have not all arrived is waited for as long as those bytes take on
+the line, plus {STALL_MARGIN * 1000:.0f} ms (at 115200 baud 8N1 a byte takes 86.8 µs: a
+{MAX_FRAME}-byte frame {MAX_FRAME * BYTE_TIME_115200 * 1000:.1f} ms). Only when that time has
+passed, and a complete valid frame starts later in the buffered bytes, is the candidate
+garbage: skip to that frame. (Giving up sooner would let a frame carried inside another
+frame's payload replace it while the outer frame is still arriving.) A receiver needs a
+buffer of one largest frame ({MAX_FRAME} bytes) plus what arrives while it waits.
+
+A frame whose header holds but whose VER the receiver does not speak is reported
+("unsupported protocol version N") and otherwise ignored, like any other garbage; it
+never ends a session. A frame of a version it speaks but not the session's is ignored.
+
+### Undetected errors
+
+An error pattern goes undetected when it leaves HCHK and CRC consistent. Counted exactly
+by `firmware_protocols/spec.py` (linear syndromes over every bit from VER to the CRC,
+HCHK included, LEN excluded since a changed length shifts the CRC) for a `card_drawn`
+frame, and turned into the chance that a frame with random bit errors (bit error rate
+p) is accepted wrong: the sum of N(w) p^w (1-p)^(n-w), with patterns of higher weight
+taken to pass with chance 2^-16 (v1) or 2^-32 (v2):
+
+| version | frame bytes | bits n | undetected of weight 2 / 3 / 4 | weight 5 / 6 | per frame at p = 1e-4 | 1e-3 | 1e-2 | wrong frames a day at 1e-2 and 10 frames/s |
+|---|---|---|---|---|---|---|---|---|
+{figures}
+
+A wrong frame can turn one valid card into another, so version 2 is the one to build.
+
+### Frame examples
+
+| frame | bytes |
+|---|---|
+| v1 ACK, ACK = 6 | `{_hex(ack1)}` |
+| v2 ACK, ACK = 6, SESS 0x90 | `{_hex(ack2)}` |
+| v2 NAK, resend from SEQ 4, SESS 0x90 | `{_hex(nak2)}` |
+| v1 DATA `heartbeat`, SEQ 5, ACK 3 | `{_hex(data1)}` |
+| v2 DATA `heartbeat`, SEQ 5, ACK 3, SESS 0x90 | `{_hex(data2)}` |
+| RST from a version 1 device, boot id 0xA1B2C3D4 | `{_hex(rst_v1)}` |
+| RST, boot id 0x11223344, offers version 2, no session before | `{_hex(rst)}` |
+| RSTACK to it: accepts 0x11223344, own boot id 0xA1B2C3D4, version 2 | `{_hex(rstack)}` |
+| RST after a failed session (0x11223344 with 0xA1B2C3D4), new boot id 0x55667788, had received up to SEQ 41 (ACK = 42) | `{_hex(rst_resume)}` |
+| RSTACK to it from 0xA1B2C3D4, which had received up to SEQ 16 (ACK = 17) | `{_hex(rstack_resume)}` |
 
 ## Link layer
 
-- **Session.** Either end starts with RST, payload a random u32 boot id. The peer answers
-  RSTACK with payload (the boot id it accepts, u32; its own boot id, u32), and both
-  restart SEQ at 0. A RST carrying a new boot id means the peer restarted. A RST with the
-  boot id already accepted is a duplicate: answer RSTACK again, change nothing. Resend
-  RST until RSTACK arrives (200 ms, doubling to 2 s).
-- **Data.** At most 8 DATA frames may be unacknowledged. Deliver a DATA frame only if its
-  SEQ is the one expected; then send ACK with ACK = SEQ+1. For an old SEQ (a duplicate),
-  send ACK again. For a SEQ ahead of the expected one, send one NAK with ACK = the
-  expected SEQ, and no more until the gap closes.
-- **Retransmission.** The sender resends every unacknowledged frame, oldest first, when
-  the oldest is unacknowledged for RTO, or at once on NAK. RTO starts at 200 ms, is
-  estimated from round trips like TCP (RFC 6298, Karn's rule), and doubles on each
-  timeout up to 2 s. After 8 timeouts in a row the link has failed; start a new session
-  with a new boot id.
-- **Commands and replies.** Host commands carry a `tag` (u8) that the device echoes in
-  its reply or in `command_result`. Events are unsolicited.
+- **Session.** Either end starts a session with RST; the other answers RSTACK. RST and
+  RSTACK are always framed as version 1 (VER = 1, CRC-16), so that every device can read
+  them. Their payloads:
+
+  | frame | offset | size | field |
+  |---|---|---|---|
+  | RST | 0 | 4 | the sender's boot id: u32, random, chosen anew at power-up and after a link failure |
+  | RST | 4 | 1 | the newest protocol version the sender speaks (absent: 1) |
+  | RST | 5 | 8 | the session that ended before this one, if any: the sender's boot id in it, then its peer's (u32 each) |
+  | RSTACK | 0 | 4 | the boot id it accepts (from the RST) |
+  | RSTACK | 4 | 4 | its own boot id |
+  | RSTACK | 8 | 1 | the session's version: the lower of the RST's offer and the newest it speaks (absent: 1) |
+  | RSTACK | 9 | 8 | the session that ended before, as in RST |
+
+  A version 1 implementation sends only the first field(s); a receiver ignores bytes
+  after the fields it knows. An RSTACK naming a boot id that is not the receiver's own,
+  or a version it did not offer, is ignored. Both ends then restart SEQ at 0 and expect
+  SEQ 0. A RST carrying a new boot id while a session is up means the peer started a new
+  session (it rebooted, or its link failed). A RST with the boot id already accepted is
+  a duplicate: answer RSTACK again, change nothing. Resend RST until RSTACK arrives (after
+  the RTO, doubling, at most every 250 ms: on a noisy line few exchanges get through).
+  If both ends send RST at once, each answers the other's; both
+  pick the same version.
+- **Version.** The host speaks versions 1 and 2 and offers 2. The session's version is in
+  the RSTACK; DATA, ACK and NAK frames of the session carry it in VER. A device that
+  speaks only version 1 keeps working unchanged.
+- **Session number** (version 2). SESS = the low byte of (RST sender's boot id XOR RSTACK
+  sender's boot id), e.g. 0x44 XOR 0xD4 = 0x90 for boot ids 0x11223344 and 0xA1B2C3D4. A
+  DATA, ACK or NAK frame whose SESS is not the session's is from another session: ignore
+  it (in version 1, nothing tells them apart).
+- **Before the session.** A DATA, ACK or NAK frame that arrives before the session is up
+  (after RST was sent, before RSTACK) is ignored; its sender sends it again. Messages to
+  send may be queued meanwhile and go out, in order, once the session is up.
+- **Data.** At most 8 DATA frames may be unacknowledged. SEQ arithmetic is modulo 256.
+  Deliver a DATA frame only if SEQ is the one expected (E); then send ACK with ACK =
+  E + 1. Otherwise let d = (E - SEQ) mod 256: d in 1-127 means an old frame (a duplicate):
+  send ACK again (ACK = E), deliver nothing; d in 128-255 means a frame ahead of E (one
+  was lost): send a NAK with ACK = E, and no other NAK until E has been delivered or the
+  minimum RTO (below) has passed since the last one. A receiver may keep frames ahead of
+  E that are within the window ((SEQ - E) mod 256 below 8) and deliver them, in order,
+  right after E arrives, with one ACK for all; or drop them (the sender resends them).
+  Every DATA frame also carries a cumulative ACK for the other direction.
+- **Acknowledgement.** An ACK (or the ACK field of DATA or NAK) with value A acknowledges
+  every unacknowledged frame whose SEQ precedes A (those with (A - SEQ) mod 256 in 1 to
+  the number unacknowledged); any other value acknowledges nothing.
+- **NAK.** A NAK with ACK = A first acknowledges, as above, every frame before A; then,
+  if the frame with SEQ A is unacknowledged, the sender resends it and every frame after
+  it, oldest first, at once (without waiting for the RTO). A NAK naming no unacknowledged
+  frame changes nothing more.
+- **Retransmission.** When the oldest unacknowledged frame has waited RTO since its last
+  byte went out, resend it and every later unacknowledged frame, oldest first, and double
+  the RTO, up to four times the estimate (and 2 s); an acknowledgement that makes progress
+  ends the doubling (the RTO returns to the estimate). The estimate is SRTT + 4 RTTVAR,
+  or the minimum RTO before the first sample; the RTO starts at 200 ms. Samples follow
+  RFC 6298 (SRTT, RTTVAR; Karn's rule: no samples from resent frames). The RTO is never
+  below the **minimum RTO** = twice the time of a largest frame on the line
+  plus 10 ms, and never below 20 ms: {rto * 1000:.1f} ms at 115200 baud. (A largest frame
+  alone takes {MAX_FRAME * BYTE_TIME_115200 * 1000:.1f} ms at 115200; a fixed 20 ms resent
+  frames on a clean line.) Round trips are timed from when a frame's last byte leaves,
+  not from when it was queued behind others.
+- **Failure.** Timeouts count in a row while the peer is silent: any valid frame of the
+  session from the peer resets the count. A timeout fails the link when it is the 8th in
+  a row or later and nothing has come from the peer for 5 s or more (on a dead line: at
+  the first timeout after 5 s). The end whose link failed starts a new session with a
+  new boot id.
+- **Resuming: nothing received is lost, nothing is sent twice.** A RST or RSTACK names
+  the session that ended before (both boot ids) and puts in its ACK field the next SEQ
+  its sender had expected in that session. The receiver, if it was the other end of
+  that session, knows its unacknowledged messages with SEQ before that value arrived.
+  A **device re-sends, in order at the start of the new session, every message of the
+  ended session that the peer is not known to have received** (all of them if the RST or
+  RSTACK names another session or none, e.g. after the host restarted). A device that
+  reboots keeps nothing, and sends what it still holds as new events. The **host drops
+  what it has already seen**: a card's `draw_no` within its shoe, and the like, tell a
+  repeated event. The host does not re-send commands: it asks again.
+- **Commands and replies.** Host commands carry a `tag` (u8) that the device echoes in its
+  reply or in `command_result`. `request_order` is answered by `order_chunk` messages,
+  which carry no tag: the first chunk of that shuffle answers it (a refusal comes as a
+  tagged `command_result`). Events are unsolicited.
 - **Liveness.** Devices send `heartbeat` every second while the link is up. The host
   treats three missed heartbeats as a lost device.
-"""
+"""  # noqa: E501 - Markdown table rows are one line each
+
+
+@functools.cache
+def _error_figures() -> str:
+    rows = []
+    for version in VERSIONS:
+        n, counts = _undetected(version)
+        crc_bits = 8 * CRC_SIZES[version]
+        known = max(counts)
+        cells = []
+        for p in (1e-4, 1e-3, 1e-2):
+            prob = sum(c * p ** w * (1 - p) ** (n - w) for w, c in counts.items())
+            beyond = sum(math.comb(n, w) * p ** w * (1 - p) ** (n - w)
+                         for w in range(known + 1, n + 1))
+            cells.append(prob + beyond * 2.0 ** -crc_bits)
+        frame = _card_drawn_frame(version)
+        low = " / ".join(str(counts[w]) for w in (2, 3, 4))
+        high = " / ".join(str(counts[w]) for w in (5, 6) if w in counts) or "not counted"
+        rows.append(f"| {version} | {len(frame)} | {n} | {low} | {high} | {cells[0]:.1e} | "
+                    f"{cells[1]:.1e} | {cells[2]:.1e} | {cells[2] * 864_000:.1g} |")
+    return "\n".join(rows)
+
+
+def _card_drawn_frame(version: int) -> bytes:
+    m = shoe.CardDrawn(1, "TD", 99, 0x00C0FFEE, False, False)
+    return Frame(Kind.DATA, 0, 0, m.MSG_ID, m.to_bytes(), version,
+                 SESS_EXAMPLE if version >= 2 else 0).to_bytes()
+
+
+def _undetected(version: int) -> tuple[int, dict[int, int]]:
+    """(bits, {weight: undetected patterns}) for a card_drawn frame of this version."""
+    raw = _card_drawn_frame(version)
+    crc_size = CRC_SIZES[version]
+    body = raw[1:-crc_size]
+    check = crc16 if version == 1 else crc32
+    zero, zero_head = check(bytes(len(body))), crc16(bytes(6)) & 0xFF
+    syndromes = []
+    for bit in range(len(body) * 8):
+        if bit // 8 == 5:  # LEN
+            continue
+        e = bytearray(len(body))
+        e[bit // 8] = 0x80 >> (bit % 8)
+        head = 0
+        if bit < 48:
+            head = (crc16(bytes(e[:6])) & 0xFF) ^ zero_head
+        elif bit < 56:
+            head = 0x80 >> (bit % 8)
+        syndromes.append((check(bytes(e)) ^ zero) | head << 32)
+    syndromes += [1 << j for j in range(8 * crc_size)]
+    singles = Counter(syndromes)
+    pairs = Counter(a ^ b for a, b in itertools.combinations(syndromes, 2))
+    counts = {2: sum(c * (c - 1) // 2 for c in singles.values()),
+              3: sum(c * singles.get(x, 0) for x, c in pairs.items()) // 3,
+              4: sum(c * (c - 1) // 2 for c in pairs.values()) // 3}
+    if version >= 2:  # weights 5 and 6 are exact only while 2-4 are all zero
+        triples = Counter(a ^ b ^ c for a, b, c in itertools.combinations(syndromes, 3))
+        counts[5] = sum(c * pairs.get(x, 0) for x, c in triples.items()) // 10
+        counts[6] = sum(c * (c - 1) // 2 for c in triples.values()) // 10
+    return len(syndromes), counts
+
+
+TYPES = """## Types
+
+All integers are unsigned and big-endian. A payload is its fields in the order listed,
+with nothing between them.
+
+| type | size | encoding |
+|---|---|---|
+| u8, u16, u32, u64 | 1, 2, 4, 8 | unsigned integer, big-endian |
+| bool | 1 | 0 = false, 1 = true; any other value makes the message invalid |
+| str | 1+n | u8 length n (0-64), then n bytes of UTF-8; invalid UTF-8 makes the message invalid |
+| card | 2 | two ASCII bytes: rank `A 2 3 4 5 6 7 8 9 T J Q K`, then suit `S H D C` (e.g. `TD` = 54 44); `??` = unreadable. Any printable ASCII (0x21-0x7E) is carried; the controller judges it |
+| card[] | 1+2n | u8 count n (0-100), then n cards |
+| u8[N] | N | N u8 values, no count (e.g. u8[3], u8[52]) |
+| u16[N] | 2N | N u16 values, no count (e.g. u16[3]) |
+| bytes[N] | N | exactly N raw bytes, no count (e.g. bytes[16], bytes[32]) |
+
+**Forward compatibility.** A message is decoded field by field; bytes after the last
+field the receiver knows are ignored (a newer version may append fields; never insert or
+change them). A payload shorter than its fields, or a field out of its encoding (a bool
+of 2, bad UTF-8), makes the message invalid: the receiver reports it and drops it (the
+link has already acknowledged it). An unknown MSG is reported and dropped likewise.
+"""  # noqa: E501 - Markdown table rows are one line each
+
+# What the field tables cannot say: units, limits, orders, layouts, test vectors.
+NOTES: dict[type[Message], str] = {
+    shoe.CardDrawn: "`draw_no` counts from 1 after each `shoe_loaded` and never repeats "
+                    "within a shoe: the host uses it to drop a re-sent draw. A card the "
+                    "reader cannot read is sent as `??` with its confidence; the "
+                    "controller decides.",
+    tumbler.Settled: f"Dice are in the order of the tumbler's positions 1-3; a value is "
+                     f"1-6, or 0 if that die could not be read. `tilt` is in **tenths of a "
+                     f"degree** from flat (0-900; 125 = 12.5°). A die is flat when its tilt "
+                     f"is at most {tumbler.FLAT_TILT_LIMIT_DECIDEG} "
+                     f"({tumbler.FLAT_TILT_LIMIT_DECIDEG / 10:.1f}°); the firmware sets "
+                     f"`flat` by that limit and the controller checks the tilt again (a "
+                     f"firmware reporting whole degrees would pass a die tilted 12° as "
+                     f"flat).",
+    shuffler.ShuffleComplete: "The **inventory** has 52 counts in this order (suit-major: "
+                              "spades, hearts, diamonds, clubs; within a suit A 2 3 4 5 6 7 8 "
+                              "9 T J Q K); index = 13 x suit + rank, both from 0: "
+                              + ", ".join(f"{i} {c}" for i, c in
+                                          enumerate(shuffler.INVENTORY_ORDER)
+                                          if i % 13 in (0, 12)) + "."
+                              " The **commitment** is SHA-256 over, with nothing between: "
+                              "shuffle_id (u32, big-endian, 4 bytes), the 16-byte nonce "
+                              "(revealed later in `order_chunk`), then every card of the "
+                              "shuffled order as its two ASCII bytes, first card first. "
+                              + "Test vector: " + "{commitment}",
+    shuffler.OrderChunk: "Chunks of one reveal are sent in order, `offset` 0 first, each "
+                         "continuing where the last ended, until `total` cards are sent; "
+                         "every chunk repeats the nonce. The host checks the revealed order "
+                         "against the commitment and the cards dealt.",
+    shuffler.RequestOrder: "Answered by the `order_chunk`s of that shuffle (no tag), or a "
+                           "tagged `command_result` refusal.",
+    common.IdentifyReply: "`protocol_version` is the newest version the firmware speaks; "
+                          "the session's version is the one agreed in RST/RSTACK.",
+}
+
+
+def _commitment_vector() -> str:
+    order = ("AS", "KD", "7C")
+    nonce = bytes(range(16))
+    data = (1001).to_bytes(4, "big") + nonce + "".join(order).encode("ascii")
+    digest = shuffler.commitment(1001, nonce, order)
+    return (f"shuffle_id 1001, nonce `{nonce.hex()}`, order AS KD 7C: the bytes hashed are "
+            f"`{data.hex(' ')}`, and the commitment is `{digest.hex()}`.")
+
+
+def _values(limit: common.Limit) -> str:
+    if limit.codes == common.CARD_CODES:
+        return "a card (A 2-9 T J Q K, then S H D C) or `??`"
+    if limit.free:
+        return "any"
+    return limit.describe().replace("-", " to ", 1) if not limit.codes else limit.describe()
 
 
 def _field_table(cls: type[Message]) -> list[str]:
-    out = ["| field | type | size | meaning |", "|---|---|---|---|"]
+    limits = common.LIMITS.get(cls)
+    head = ["| field | type | size | values | meaning |", "|---|---|---|---|---|"]
+    out = head if limits else ["| field | type | size | meaning |", "|---|---|---|---|"]
     for f in fields(cls):
         wt = f.metadata["wire"]
-        out.append(f"| `{f.name}` | {wt.name} | {wt.size} | {f.metadata['doc']} |")
+        doc = f.metadata["doc"]
+        if wt.name.endswith("]") and wt.doc not in doc:  # an array: its elements' meaning
+            doc = f"{doc}: {wt.doc}"
+        values = f" {_values(limits[f.name])} |" if limits else ""
+        out.append(f"| `{f.name}` | {wt.name} | {wt.size} |{values} {doc} |")
+    if limits:
+        out += ["", "A value outside **values** (each element, for an array) is a firmware "
+                    "fault: the host drops the message and raises an alert with the raw "
+                    "frame; the session stays up."]
     return out
 
 
 def _message(cls: type[Message]) -> list[str]:
     example = EXAMPLES[cls]
-    frame = Frame(Kind.DATA, 0, 0, cls.MSG_ID, example.to_bytes()).to_bytes()
+    v1 = Frame(Kind.DATA, 0, 0, cls.MSG_ID, example.to_bytes())
+    v2 = Frame(Kind.DATA, 0, 0, cls.MSG_ID, example.to_bytes(), 2, SESS_EXAMPLE)
+    note = NOTES.get(cls, "").replace("{commitment}", _commitment_vector())
     return [f"### 0x{cls.MSG_ID:02X} `{cls.NAME}` ({cls.SENDER} to "
             f"{'device' if cls.SENDER == 'host' else 'host'})", "", cls.DOC, "",
-            *_field_table(cls), "", f"Example: `{example!r}`", "", "```",
-            frame.hex(" "), "```", ""]
+            *_field_table(cls), "", *([note, ""] if note else []),
+            f"Example: `{example!r}`; payload `{example.to_bytes().hex(' ') or '(none)'}`."
+            f" As the first DATA frame of a session (SEQ 0, ACK 0), version 1, then version 2"
+            f" with SESS 0x{SESS_EXAMPLE:02X}:", "", "```", _hex(v1), _hex(v2), "```", ""]
 
 
 def _faults(enum: type[IntEnum]) -> list[str]:
@@ -130,13 +433,11 @@ def _faults(enum: type[IntEnum]) -> list[str]:
 
 def render(device: str) -> str:
     title, transport, messages, faults = DEVICES[device]
-    out = [f"# {title}: wire protocol, version {PROTOCOL_VERSION}", "",
-           "Generated from `firmware_protocols/` by `tabled protocols docs`; do not edit.", "",
-           f"Transport: {transport}", "", FRAMING,
-           "## Types", "",
-           "u8/u16/u32/u64: unsigned big-endian. bool: one byte, 0 or 1. str: u8 length then "
-           "UTF-8, at most 64 bytes. card: two ASCII characters, rank (A 2-9 T J Q K) then "
-           "suit (S H D C).", "",
+    out = [f"# {title}: wire protocol, versions 1 and 2", "",
+           "Generated from `firmware_protocols/` by `tabled protocols docs`; do not edit. "
+           "Complete on its own: a firmware author needs nothing else. The byte vectors in "
+           "`firmware_protocols/vectors.txt` are the same examples, for tests.", "",
+           f"Transport: {transport}", "", _framing(), TYPES,
            "## Messages every device speaks", ""]
     for cls in common.COMMON:
         out += _message(cls)
@@ -145,3 +446,113 @@ def render(device: str) -> str:
         out += _message(cls)
     out += ["## Fault codes", "", *_faults(faults), ""]
     return "\n".join(out)
+
+
+# -- the shared byte vectors (firmware_protocols/vectors.txt) ------------------------------
+
+VECTORS_HEADER = """\
+# Byte vectors for tabled's device protocol, generated from the same examples as the
+# specs by `tabled protocols docs`; do not edit. Read by the Python tests and by the C
+# reference device's tests (device/). One record per line, tokens separated by one space:
+#
+# crc <crc16|crc32> <data hex> <value hex>
+# frame <ver> <kind> <seq> <ack> <msg> <sess> <payload hex or -> <frame hex>
+# msg <device> <id hex> <name> <type:value>... = <payload hex or -> <v1 frame hex> <v2 frame hex>
+#     values: integers and bools in decimal; str as hex of its UTF-8 (- if empty); card as
+#     its two characters; card[] as the codes run together (- if none); u8[N] and bytes[N]
+#     as hex; u16[N] as decimals joined by commas. Frames: SEQ 0, ACK 0; v2 with SESS 5a.
+# stream <input hex> <frame hex>,<frame hex>... (- if none): fed whole to a decoder that
+#     has no more bytes coming, these frames come out, in order
+# commit <shuffle_id> <nonce hex> <cards joined by commas> <sha256 hex>
+"""
+
+
+def _value(type_name: str, value: object) -> str:
+    if type_name == "str":
+        assert isinstance(value, str)
+        return value.encode("utf-8").hex() or "-"
+    if type_name == "card[]":
+        assert isinstance(value, tuple)
+        return "".join(value) or "-"
+    if type_name.startswith("u16["):
+        assert isinstance(value, tuple)
+        return ",".join(str(v) for v in value)
+    if type_name.startswith("u8["):
+        assert isinstance(value, tuple)
+        return bytes(value).hex()
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, bool):
+        return str(int(value))
+    return str(value)
+
+
+def _device_of(cls: type[Message]) -> str:
+    for name, (_, _, messages, _) in DEVICES.items():
+        if cls in messages:
+            return name
+    return "common"
+
+
+def render_vectors() -> str:
+    out = [VECTORS_HEADER.rstrip("\n")]
+    for name, fn in (("crc16", crc16), ("crc32", crc32)):
+        width = 4 if name == "crc16" else 8
+        out.append(f"crc {name} {b'123456789'.hex()} {fn(b'123456789'):0{width}x}")
+        out.append(f"crc {name} {bytes(range(40)).hex()} {fn(bytes(range(40))):0{width}x}")
+    frames = [Frame(Kind.ACK, ack=6), Frame(Kind.ACK, ack=6, version=2, sess=0x90),
+              Frame(Kind.NAK, ack=4, version=2, sess=0x90),
+              Frame(Kind.DATA, 5, 3, 0x03, bytes.fromhex("0001e240000000")),
+              Frame(Kind.DATA, 255, 254, 0x03, bytes.fromhex("0001e240000000"), 2, 0x90),
+              Frame(Kind.RST, payload=bytes.fromhex("a1b2c3d4")),
+              Frame(Kind.RST, payload=bytes.fromhex("1122334402")),
+              Frame(Kind.RSTACK, payload=bytes.fromhex("11223344a1b2c3d402")),
+              Frame(Kind.RST, ack=42, payload=bytes.fromhex("556677880211223344a1b2c3d4")),
+              Frame(Kind.DATA, 0, 0, 0x42, bytes(range(250)), 2, 1),
+              Frame(Kind.DATA, 0, 0, 0x42, b"", 1)]
+    for f in frames:
+        out.append(f"frame {f.version} {int(f.kind)} {f.seq} {f.ack} {f.msg} {f.sess} "
+                   f"{f.payload.hex() or '-'} {f.to_bytes().hex()}")
+    for cls, example in EXAMPLES.items():
+        values = " ".join(f"{f.metadata['wire'].name}:"
+                          f"{_value(f.metadata['wire'].name, getattr(example, f.name))}"
+                          for f in fields(cls))
+        v1 = Frame(Kind.DATA, 0, 0, cls.MSG_ID, example.to_bytes())
+        v2 = Frame(Kind.DATA, 0, 0, cls.MSG_ID, example.to_bytes(), 2, SESS_EXAMPLE)
+        out.append(f"msg {_device_of(cls)} {cls.MSG_ID:02x} {cls.NAME} {values} = "
+                   f"{example.to_bytes().hex() or '-'} {v1.to_bytes().hex()} "
+                   f"{v2.to_bytes().hex()}")
+    good = Frame(Kind.DATA, 1, 0, 0x20, b"hello")
+    good2 = Frame(Kind.ACK, ack=9, version=2, sess=7)
+    bad = bytearray(good.to_bytes())
+    bad[10] ^= 0x01
+    inner = Frame(Kind.ACK, ack=7)
+    outer = Frame(Kind.DATA, 3, 0, 0x20, b"ab" + inner.to_bytes() + b"cd", 2, 3)
+    foreign = Frame(Kind.DATA, 0, 0, 0x20, b"x", version=9)
+    head = bytes([1, 0, 0, 0, 0, 200])
+    false_start = bytes([0x7E]) + head + bytes([crc16(head) & 0xFF])
+    streams = [
+        (b"\x00\xff\x7ejunk" + good.to_bytes() + good2.to_bytes(), [good, good2]),
+        (bytes(bad) + good.to_bytes(), [good]),
+        (good.to_bytes()[:9] + good.to_bytes(), [good]),
+        (outer.to_bytes(), [outer]),
+        (foreign.to_bytes() + good2.to_bytes(), [good2]),
+        (false_start + good.to_bytes(), [good]),
+        (b"\x7e" * 5 + good2.to_bytes() + b"\x7e\x01", [good2]),
+        (bytes(range(256)), []),
+    ]
+    for data, expect in streams:
+        out.append(f"stream {data.hex()} "
+                   f"{','.join(f.to_bytes().hex() for f in expect) or '-'}")
+    order = ("AS", "KD", "7C")
+    nonce = bytes(range(16))
+    out.append(f"commit 1001 {nonce.hex()} {','.join(order)} "
+               f"{shuffler.commitment(1001, nonce, order).hex()}")
+    return "\n".join(out) + "\n"
+
+
+def generated() -> dict[str, str]:
+    """Every file `tabled protocols docs` writes into firmware_protocols/, by name."""
+    files = {f"{device}.md": render(device) for device in DEVICES}
+    files["vectors.txt"] = render_vectors()
+    return files

@@ -187,6 +187,10 @@ class Message:
     SENDER: ClassVar[str]  # "host" or "device"
     DOC: ClassVar[str]
 
+    def answered_by(self, reply: Message) -> bool:
+        """Whether ``reply``, which carries no tag, answers this command (see the spec)."""
+        return False
+
     def to_bytes(self) -> bytes:
         out = bytearray()
         for f in fields(self):
@@ -205,8 +209,7 @@ class Message:
                 values[f.name], pos = f.metadata["wire"].decode(payload, pos)
             except MessageError as exc:
                 raise MessageError(f"{cls.NAME}.{f.name}: {exc}") from None
-        if pos != len(payload):
-            raise MessageError(f"{cls.NAME}: {len(payload) - pos} unexpected trailing byte(s)")
+        # Bytes after the last known field are a newer peer's fields: ignored (the spec).
         return cls(**values)
 
 

@@ -28,7 +28,7 @@ from firmware_protocols.common import (
 )
 from firmware_protocols.endpoint import Endpoint
 from firmware_protocols.framing import PROTOCOL_VERSION
-from firmware_protocols.link import Link
+from firmware_protocols.link import Link, LinkFailed
 from firmware_protocols.wire import Catalogue, Message
 
 HEARTBEAT_INTERVAL = 1.0
@@ -60,7 +60,9 @@ class SimDevice:
         self.endpoint = self._new_endpoint()
 
     def _new_endpoint(self) -> Endpoint:
-        link = Link(self.rng.getrandbits(32), version=self.protocol_version)
+        # A device re-sends what the host had not received when a session ends (the
+        # spec's rule); the host drops what it has already seen (card draw_no).
+        link = Link(self.rng.getrandbits(32), version=self.protocol_version, resend=True)
         return Endpoint(self.catalogue, link)
 
     # -- the line ---------------------------------------------------------------------
@@ -87,7 +89,9 @@ class SimDevice:
         self.poll(now)
 
     def poll(self, now: float) -> None:
-        self.endpoint.poll(now)
+        for event in self.endpoint.poll(now):
+            if isinstance(event, LinkFailed):  # a new session, under a new boot id
+                self.endpoint.link.restart(now, self.rng.getrandbits(32))
         while self._timers and self._timers[0][0] <= now:
             _, _, action = heapq.heappop(self._timers)
             action(now)
@@ -102,7 +106,7 @@ class SimDevice:
         candidates = [self._next_heartbeat]
         if self._timers:
             candidates.append(self._timers[0][0])
-        link_due = self.endpoint.link.next_deadline()
+        link_due = self.endpoint.next_deadline()
         if link_due is not None:
             candidates.append(link_due)
         return min(candidates)

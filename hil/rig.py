@@ -14,12 +14,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.games import get_game
 from daemon.signing import Keyring, private_key_pem, public_key_text
+from daemon.transports import use_sim_usb_backend
 from firmware_protocols.framing import PROTOCOL_VERSION
 from hil.dealer import SimDealer
 from hil.ports import DevicePort, PtyPort, TcpPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
 from hil.tumbler import TumblerSim
+from hil.usb_backend import sim_backend
 
 TABLE_ID = "sim-1"
 
@@ -55,6 +57,7 @@ class SimRig:
         return Keyring.of([self.table_key.public_key()])
 
     async def start(self) -> None:
+        use_sim_usb_backend(sim_backend)  # the shuffler's sim= URL, in this process too
         if self.dice:
             self.sims["tumbler"] = TumblerSim(speed=self.speed, seed=self.seed,
                                               protocol_version=self._version("tumbler"))

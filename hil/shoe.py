@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from firmware_protocols import shoe as proto
 from firmware_protocols.common import CommandResultCode, DeviceKind, Door
+from firmware_protocols.framing import PROTOCOL_VERSION
 from firmware_protocols.wire import Message
 from hil.device import Identity, SimDevice
 
@@ -27,7 +28,7 @@ class LoadedShoe:
 
 class ShoeSim(SimDevice):
     def __init__(self, *, serial: str = "SH0001", seed: int = 0, speed: float = 1.0,
-                 protocol_version: int = 1) -> None:
+                 protocol_version: int = PROTOCOL_VERSION) -> None:
         super().__init__(proto.CATALOGUE,
                          Identity(DeviceKind.SHOE, "SIM-SHOE", "1.0.0", serial),
                          seed=seed, speed=speed, protocol_version=protocol_version)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from firmware_protocols import shuffler as proto
 from firmware_protocols.common import CommandResultCode, DeviceKind, DeviceState
+from firmware_protocols.framing import PROTOCOL_VERSION
 from firmware_protocols.wire import Message
 from hil.device import Identity, SimDevice
 
@@ -17,7 +18,7 @@ def fresh_decks(decks: int) -> list[str]:
 
 class ShufflerSim(SimDevice):
     def __init__(self, *, serial: str = "SF0001", seed: int = 0, speed: float = 1.0,
-                 protocol_version: int = 1) -> None:
+                 protocol_version: int = PROTOCOL_VERSION) -> None:
         super().__init__(proto.CATALOGUE,
                          Identity(DeviceKind.SHUFFLER, "SIM-SHUFFLER", "1.0.0", serial),
                          seed=seed, speed=speed, protocol_version=protocol_version)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from firmware_protocols import tumbler as proto
 from firmware_protocols.common import CommandResultCode, DeviceKind, DeviceState
+from firmware_protocols.framing import PROTOCOL_VERSION
 from firmware_protocols.wire import Message
 from hil.device import Identity, SimDevice
 
@@ -32,7 +33,7 @@ class Throw:
 
 class TumblerSim(SimDevice):
     def __init__(self, *, serial: str = "TM0001", seed: int = 0, speed: float = 1.0,
-                 protocol_version: int = 1) -> None:
+                 protocol_version: int = PROTOCOL_VERSION) -> None:
         super().__init__(proto.CATALOGUE,
                          Identity(DeviceKind.TUMBLER, "SIM-TUMBLER", "1.0.0", serial),
                          seed=seed, speed=speed, protocol_version=protocol_version)

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from daemon.device_url import DeviceUrl
+from daemon.device_url import DeviceUrl, SerialUrl
 from daemon.errors import TabledError
 from daemon.transports import Transport, TransportError, open_transport
 from firmware_protocols.common import (
@@ -35,8 +35,8 @@ from firmware_protocols.common import (
     out_of_range,
 )
 from firmware_protocols.endpoint import BadMessage, Endpoint, EndpointEvent
-from firmware_protocols.framing import PROTOCOL_VERSION, DecodeError
-from firmware_protocols.link import Link, LinkFailed, PeerReset
+from firmware_protocols.framing import BYTE_TIME_115200, DecodeError
+from firmware_protocols.link import Link, LinkFailed, PeerReset, SessionSummary
 from firmware_protocols.wire import Catalogue, Message
 
 log = logging.getLogger(__name__)
@@ -112,6 +112,11 @@ class DeviceDriver:
         self.status = DeviceStatus(self.name, str(self.url))
         self._tags = itertools.cycle(range(1, 256))
         self._pending: dict[int, asyncio.Future[Message]] = {}
+        # Commands answered by a message without a tag (request_order by order_chunk).
+        self._untagged: list[tuple[Message, asyncio.Future[Message]]] = []
+        self._previous: SessionSummary | None = None  # named in the next session's RST
+        self._foreign_version = ""  # what the decoder saw of a version we do not speak
+        self._tasks: asyncio.TaskGroup | None = None  # the session's, for a re-handshake
         self._transport: Transport | None = None
         self._endpoint: Endpoint | None = None
         self._ready = asyncio.Event()
@@ -173,10 +178,11 @@ class DeviceDriver:
 
     def _end(self, state: DeviceState, reason: str) -> None:
         self._ready.clear()
-        for fut in self._pending.values():
+        for fut in [*self._pending.values(), *(f for _, f in self._untagged)]:
             if not fut.done():
                 fut.set_exception(DeviceNotReadyError(f"{self.name}: {reason}"))
         self._pending.clear()
+        self._untagged.clear()
         dump = self._endpoint.dump() if self._endpoint else []
         log.warning("%s: %s; last %d frames:\n%s", self.name, reason, len(dump),
                     "\n".join(dump[-20:]))
@@ -188,24 +194,38 @@ class DeviceDriver:
         self._transport = transport
         try:
             now = self._loop.time()
-            self._endpoint = Endpoint(self.catalogue, Link(random.getrandbits(32)))
+            byte_time = 10 / self.url.baud if isinstance(self.url, SerialUrl) \
+                else BYTE_TIME_115200
+            self._foreign_version = ""
+            self._endpoint = Endpoint(self.catalogue, Link(
+                random.getrandbits(32), byte_time=byte_time, resume=self._previous))
             self._endpoint.connect(now)
             self._last_rx = now
             self._set(DeviceState.HANDSHAKING)
             async with asyncio.TaskGroup() as tg:
+                self._tasks = tg
                 tg.create_task(self._reader(transport))
                 tg.create_task(self._ticker(transport))
                 await self._flush()
                 await self._handshake()
                 await asyncio.Event().wait()  # until the reader or ticker ends the session
         finally:
+            # The next session tells the device what of this one arrived here, so it
+            # re-sends only what did not (its messages are not lost with the session).
+            if self._endpoint is not None:
+                self._previous = self._endpoint.link.summary()
             self._transport = None
             await transport.close()
 
     async def _handshake(self) -> None:
         try:
             reply = await self._request(Identify(0), timeout=self.handshake_timeout)
+        except DeviceNotReadyError:
+            return  # the device started yet another session: a newer handshake runs
         except TimeoutError:
+            if self._foreign_version:
+                raise SessionEndedError(f"{self.name}: {self._foreign_version}",
+                                        DeviceState.INCOMPATIBLE) from None
             raise SessionEndedError(f"{self.name}: no answer to IDENTIFY within "
                                f"{self.handshake_timeout}s") from None
         if not isinstance(reply, IdentifyReply):
@@ -214,10 +234,11 @@ class DeviceDriver:
             raise SessionEndedError(f"{self.name}: the device at {self.url} is a "
                                f"{_kind_name(reply.kind)}, not a {self.kind.name.lower()}",
                                DeviceState.INCOMPATIBLE)
-        if reply.protocol_version != PROTOCOL_VERSION:
-            raise SessionEndedError(f"{self.name}: device speaks protocol version "
-                               f"{reply.protocol_version}; tabled speaks {PROTOCOL_VERSION}",
-                               DeviceState.INCOMPATIBLE)
+        session_version = self._endpoint.link.session_version if self._endpoint else 0
+        if reply.protocol_version < session_version:
+            raise SessionEndedError(f"{self.name}: device says it speaks protocol version "
+                                    f"{reply.protocol_version}, but its link runs version "
+                                    f"{session_version}", DeviceState.INCOMPATIBLE)
         if self.serial is not None and reply.serial != self.serial:
             detail = (f"{self.name}: the device at {self.url} reports serial "
                       f"{reply.serial[:64]!r}, not {self.serial!r} (devices.serials."
@@ -228,7 +249,7 @@ class DeviceDriver:
             raise SessionEndedError(detail, DeviceState.INCOMPATIBLE)
         s = self.status
         s.model, s.firmware, s.serial = reply.model, reply.firmware, reply.serial
-        s.protocol_version, s.sessions = reply.protocol_version, s.sessions + 1
+        s.protocol_version, s.sessions = session_version, s.sessions + 1
         self._ready.set()
         self._set(DeviceState.READY)
         log.info("%s ready: %s firmware %s serial %s", self.name, s.model, s.firmware, s.serial)
@@ -240,6 +261,8 @@ class DeviceDriver:
             message = type(message)(**{**message.__dict__, "tag": tag})
         fut: asyncio.Future[Message] = self._loop.create_future()
         self._pending[tag] = fut
+        untagged = (message, fut)
+        self._untagged.append(untagged)
         self._endpoint.send(message, self._loop.time())
         await self._flush()
         try:
@@ -247,6 +270,8 @@ class DeviceDriver:
                 return await fut
         finally:
             self._pending.pop(tag, None)
+            if untagged in self._untagged:
+                self._untagged.remove(untagged)
 
     async def _flush(self) -> None:
         if self._endpoint is not None and self._transport is not None:
@@ -285,7 +310,7 @@ class DeviceDriver:
         due = [IDLE_TICK if not self.ready else MAX_TICK]
         if self.ready:  # just after the heartbeat would be late
             due.append(self._last_rx + self.heartbeat_timeout + 0.01 - now)
-        deadline = self._endpoint.link.next_deadline()
+        deadline = self._endpoint.next_deadline()
         if deadline is not None:
             due.append(deadline - now)
         return max(0.0, min(due))
@@ -297,8 +322,8 @@ class DeviceDriver:
                 self._on_message(e)
             elif isinstance(e, DecodeError):
                 self.status.decode_errors += 1
-                if e.reason == "unsupported_version":
-                    raise SessionEndedError(f"{self.name}: {e.detail}", DeviceState.INCOMPATIBLE)
+                if e.reason == "unsupported_version":  # ignored, as the spec says; but a
+                    self._foreign_version = e.detail  # handshake that fails names it
                 # The link resends what was lost, so line noise is counted, and reported
                 # on the first error and then every 100th, not per frame.
                 if self.status.decode_errors % 100 == 1:
@@ -309,10 +334,28 @@ class DeviceDriver:
                 self.on_problem(f"{self.name}: malformed message 0x{e.msg:02X} "
                                 f"({e.payload.hex()}): {e.error}")
             elif isinstance(e, PeerReset):
-                raise SessionEndedError(f"{self.name}: the device restarted (firmware reboot); "
-                                   f"{len(e.lost)} unacknowledged message(s) discarded")
+                self._peer_reset(e)
             elif isinstance(e, LinkFailed):
                 raise SessionEndedError(f"{self.name}: link failed: {e.reason}")
+
+    def _peer_reset(self, e: PeerReset) -> None:
+        """The device began a new session: it rebooted, or its link failed. The link has
+        answered it in place, on the same port: closing the port instead lost the RSTACK
+        that tells the device what arrived here, so it sent everything again. The device
+        is identified again before any command."""
+        reason = (f"{self.name}: the device restarted (firmware reboot) or began a new "
+                  f"session after a link failure; {len(e.lost)} command(s) it had not "
+                  f"received discarded")
+        log.warning("%s", reason)
+        self._ready.clear()
+        for fut in [*self._pending.values(), *(f for _, f in self._untagged)]:
+            if not fut.done():
+                fut.set_exception(DeviceNotReadyError(reason))
+        self._pending.clear()
+        self._untagged.clear()
+        self._set(DeviceState.HANDSHAKING, reason)
+        assert self._tasks is not None
+        self._tasks.create_task(self._handshake())
 
     def _on_message(self, msg: Message) -> None:
         problems = out_of_range(msg)
@@ -334,6 +377,9 @@ class DeviceDriver:
                 fut.set_result(msg)
             if isinstance(msg, IdentifyReply | StatusReply | CommandResult):
                 return
+        for command, fut in self._untagged:
+            if not fut.done() and command.answered_by(msg):
+                fut.set_result(msg)
         if isinstance(msg, Heartbeat | StatusReply):
             if msg.fault != self.status.fault:
                 self.status.fault = msg.fault

@@ -13,6 +13,7 @@ import pytest
 
 from daemon.device_url import SerialUrl, UsbUrl, parse_device_url
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState
+from daemon.transports import use_sim_usb_backend
 from firmware_protocols import shoe, shuffler
 from firmware_protocols.common import CommandResult, DeviceKind
 from firmware_protocols.wire import Message
@@ -20,6 +21,7 @@ from hil.faults import LineFaults
 from hil.ports import PtyPort, TcpPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
+from hil.usb_backend import sim_backend
 
 
 async def until(cond: Callable[[], bool], timeout: float = 10) -> None:
@@ -99,13 +101,51 @@ async def test_firmware_reboot_leads_to_a_new_handshake(tmp_path: Path) -> None:
 
 
 async def test_wrong_protocol_version_is_incompatible(tmp_path: Path) -> None:
-    sim = ShoeSim(protocol_version=2)
+    sim = ShoeSim(protocol_version=9)
+    port = PtyPort(sim, link=tmp_path / "shoe")
+    await port.start()
+    driver = shoe_driver(tmp_path / "shoe", [], handshake_timeout=1.0)
+    async with running(driver):
+        await until(lambda: driver.status.state is DeviceState.INCOMPATIBLE)
+        assert "protocol version 9, we speak 1 and 2" in driver.status.detail
+    await port.stop()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+async def test_a_device_of_either_version_is_served(tmp_path: Path, version: int) -> None:
+    sim = ShoeSim(protocol_version=version)
     port = PtyPort(sim, link=tmp_path / "shoe")
     await port.start()
     driver = shoe_driver(tmp_path / "shoe", [])
     async with running(driver):
-        await until(lambda: driver.status.state is DeviceState.INCOMPATIBLE)
-        assert "protocol version 2" in driver.status.detail
+        await driver.wait_ready(5)
+        assert driver.status.protocol_version == version
+        assert sim.endpoint.link.session_version == version
+    await port.stop()
+
+
+async def test_request_order_is_answered_by_untagged_order_chunks(tmp_path: Path) -> None:
+    """request_order is answered by order_chunk(s), which carry no tag: the driver waited
+    for a tagged reply, so every order reveal timed out and raised device_command_failed
+    at every shoe end."""
+    sim = ShufflerSim(speed=50)
+    port = PtyPort(sim, link=tmp_path / "shuffler")
+    await port.start()
+    got: list[Message] = []
+    driver = DeviceDriver("shuffler", SerialUrl(str(tmp_path / "shuffler")), shuffler.CATALOGUE,
+                          DeviceKind.SHUFFLER, on_message=got.append, command_timeout=3.0)
+    async with running(driver):
+        await driver.wait_ready(5)
+        await driver.command(shuffler.StartShuffle(0, 1))
+        await until(lambda: any(isinstance(m, shuffler.ShuffleComplete) for m in got))
+        done = next(m for m in got if isinstance(m, shuffler.ShuffleComplete))
+        answer = await driver.command(shuffler.RequestOrder(0, done.shuffle_id))
+        assert isinstance(answer, shuffler.OrderChunk)
+        assert answer.shuffle_id == done.shuffle_id and answer.offset == 0
+        await until(lambda: sum(len(m.cards) for m in got
+                                if isinstance(m, shuffler.OrderChunk)) == 52)
+        refused = await driver.command(shuffler.RequestOrder(0, done.shuffle_id + 99))
+        assert isinstance(refused, CommandResult) and refused.result == 3
     await port.stop()
 
 
@@ -138,6 +178,7 @@ async def test_wrong_device_on_the_port_is_incompatible(tmp_path: Path) -> None:
 
 
 async def test_shuffler_over_usb_url() -> None:
+    use_sim_usb_backend(sim_backend)  # as the command line or a rig installs it
     sim = ShufflerSim(speed=50, serial="SF9")
     port = TcpPort(sim)
     await port.start()
@@ -157,6 +198,7 @@ async def test_shuffler_over_usb_url() -> None:
 
 
 async def test_missing_usb_device_is_reported() -> None:
+    use_sim_usb_backend(sim_backend)
     url = parse_device_url("usb://1d50:6178?sim=127.0.0.1:1")
     driver = DeviceDriver("shuffler", url, shuffler.CATALOGUE, DeviceKind.SHUFFLER,
                           backoff_initial=0.05)
@@ -207,3 +249,41 @@ async def test_issue_12_6_a_device_reporting_another_serial_is_refused(tmp_path:
             await driver.wait_ready(5)
     finally:
         await port.stop()
+
+
+async def test_a_host_to_device_cut_delivers_every_card_once(tmp_path: Path) -> None:
+    """The issue's case, through the real driver over a pty: the line from the host to the
+    device is cut, so the device's link fails with cards the host had received (only the
+    ACKs were lost). They were reported lost and a device re-sending them would have
+    duplicated them; the new session now tells the device what arrived."""
+    sim = ShoeSim()
+    cut = LineFaults()
+    port = PtyPort(sim, link=tmp_path / "shoe", faults_in=cut)
+    await port.start()
+    got: list[Message] = []
+    driver = shoe_driver(tmp_path / "shoe", got, heartbeat_timeout=30.0)
+    async with running(driver):
+        await driver.wait_ready(5)
+        await driver.command(shoe.LockGate(0, False))
+        sim.load([f"{r}S" for r in "A23456789TJQK"], port.now())
+        port.kick()
+        cut.drop_rate = 1.0
+        for _ in range(8):
+            sim.draw(port.now())
+            port.kick()
+            await asyncio.sleep(0.1)
+        # The device's link fails (5 s without a word from the host) and it knocks with a
+        # new session, under a new boot id.
+        await until(lambda: sim.endpoint.link.state == "connecting", timeout=15)
+        for _ in range(3):  # drawn while its link is down: queued, sent in the new session
+            sim.draw(port.now())
+            port.kick()
+        await asyncio.sleep(0.5)
+        cut.drop_rate = 0.0
+        await until(lambda: len([m for m in got if isinstance(m, shoe.CardDrawn)]) >= 11,
+                    timeout=20)
+        await asyncio.sleep(1.0)  # a duplicate would arrive by now
+        draws = [m.draw_no for m in got if isinstance(m, shoe.CardDrawn)]
+        assert draws == list(range(1, 12)), draws
+        assert sim.endpoint.link.stats.confirmed >= 8
+    await port.stop()

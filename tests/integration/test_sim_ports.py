@@ -37,7 +37,7 @@ async def test_shoe_over_pty_identifies_and_deals(tmp_path: Path) -> None:
     host.send(shoe.LockGate(tag=8, locked=False))
     await asyncio.to_thread(host.run_until, lambda h: bool(h.messages(shoe.Gate)))
     reply = host.messages(common.IdentifyReply)[0]
-    assert (reply.tag, reply.kind, reply.protocol_version) == (7, 1, 1)
+    assert (reply.tag, reply.kind, reply.protocol_version) == (7, 1, 2)
     sim.load(CARDS, port.now(), cut_at=5)
     for _ in CARDS:
         sim.draw(port.now())
@@ -187,7 +187,7 @@ async def test_firmware_reboot_mid_stream_is_seen_as_peer_reset(tmp_path: Path) 
 
 
 async def test_wrong_protocol_version_is_reported(tmp_path: Path) -> None:
-    sim = ShoeSim(protocol_version=2)
+    sim = ShoeSim(protocol_version=9)
     port = PtyPort(sim, link=tmp_path / "shoe")
     await port.start()
     line = SerialLine(str(tmp_path / "shoe"))

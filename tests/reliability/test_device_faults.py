@@ -38,11 +38,11 @@ async def test_line_noise_at_ber_1e_3_voids_nothing(tmp_path: Path) -> None:
 
 async def test_a_device_of_the_wrong_protocol_version_is_refused_and_reported(
         tmp_path: Path) -> None:
-    async with sim_table(tmp_path, protocol_versions={"shoe": 2}) as t:
+    async with sim_table(tmp_path, protocol_versions={"shoe": 9}) as t:
         await t.observer.until(lambda: any(d["state"] == "incompatible"
                                            for d in t.observer.of("devices/shoe")))
         shoe = next(d for d in t.observer.of("devices/shoe") if d["state"] == "incompatible")
-        assert "peer speaks protocol version 2, we speak 1" in shoe["detail"]
+        assert "peer speaks protocol version 9, we speak 1 and 2" in shoe["detail"]
         await asyncio.sleep(1.0)
         assert t.daemon.running()
         # The table refuses to play without its shoe rather than guess.

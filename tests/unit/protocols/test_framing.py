@@ -101,10 +101,10 @@ def test_truncated_frame_then_good_frame() -> None:
 
 
 def test_unsupported_version_is_reported_not_delivered() -> None:
-    v2 = Frame(Kind.DATA, 0, 0, 0x20, b"x", version=2).to_bytes()
-    out = Decoder().feed(v2 + VECTORS[0][0].to_bytes())
+    v9 = Frame(Kind.DATA, 0, 0, 0x20, b"x", version=9).to_bytes()
+    out = Decoder().feed(v9 + VECTORS[0][0].to_bytes())
     assert isinstance(out[0], DecodeError) and out[0].reason == "unsupported_version"
-    assert "version 2" in out[0].detail
+    assert "version 9" in out[0].detail
     assert _frames(out) == [VECTORS[0][0]]
 
 
@@ -159,3 +159,66 @@ def test_every_frame_is_recovered_after_garbage(pairs: list[tuple[bytes, Frame]]
     for i in range(0, len(stream), chunk):
         got += _frames(d.feed(stream[i:i + chunk]))
     assert got == [f for _, f in pairs]
+
+
+def test_a_frame_inside_a_payload_does_not_replace_its_frame_arriving_in_two_reads() -> None:
+    """The look-ahead took a valid frame hidden in a payload (here an ACK) for the real
+    one while the outer frame was still arriving; the false ACK then acknowledged frames
+    in flight. A candidate is now given its line time before anything after it counts."""
+    inner = Frame(Kind.ACK, ack=7).to_bytes()
+    outer = Frame(Kind.DATA, 3, 0, 0x20, b"ab" + inner + b"cd")
+    raw = outer.to_bytes()
+    cut = raw.index(inner) + len(inner) + 1
+    d = Decoder()
+    first = d.feed(raw[:cut], now=10.0)
+    second = d.feed(raw[cut:], now=10.002)
+    assert first == [] and second == [outer]
+
+
+def test_a_false_start_is_given_up_after_its_line_time_for_the_frame_behind_it() -> None:
+    head = bytes([1, 0, 0, 0, 0, 200])
+    fake = bytes([SOF]) + head + bytes([crc16(head) & 0xFF])
+    good = VECTORS[0][0]
+    d = Decoder()
+    assert d.feed(fake + good.to_bytes(), now=0.0) == []
+    deadline = d.next_deadline()
+    assert deadline is not None and deadline <= 0.0 + 263 * 10 / 115200 + 0.05
+    assert d.poll(deadline - 0.001) == []
+    assert _frames(d.poll(deadline)) == [good]
+
+
+# Version 2: the same header, then SESS, and CRC-32 (ISO-HDLC) over VER..PAYLOAD.
+V2_VECTORS = [
+    (Frame(Kind.DATA, 1, 0, 0x20, b"hello", version=2, sess=0x5A),
+     "7e 02 00 01 00 20 05 a7 5a 68 65 6c 6c 6f bb 9c 37 24"),
+    (Frame(Kind.ACK, 0, 5, 0, b"", version=2, sess=0x5A), "7e 02 01 00 05 00 00 f1 5a cf 89 34 c6"),
+]
+
+
+def bitwise_crc32(data: bytes) -> int:
+    """CRC-32/ISO-HDLC written out bit by bit (reflected, poly 0xEDB88320), independent of zlib."""
+    c = 0xFFFFFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+    return c ^ 0xFFFFFFFF
+
+
+@pytest.mark.parametrize(("frame", "hexed"), V2_VECTORS)
+def test_v2_vector_checksums_encoding_and_decoding(frame: Frame, hexed: str) -> None:
+    raw = bytes.fromhex(hexed)
+    assert bitwise_crc32(b"123456789") == 0xCBF43926
+    assert raw[7] == bitwise_crc(raw[1:7]) & 0xFF
+    assert int.from_bytes(raw[-4:], "big") == bitwise_crc32(raw[1:-4])
+    assert frame.to_bytes().hex(" ") == hexed
+    assert _frames(Decoder().feed(raw)) == [frame]
+
+
+def test_a_v2_frame_with_one_bit_flipped_is_rejected() -> None:
+    raw = bytearray(V2_VECTORS[0][0].to_bytes())
+    for i in range(1, len(raw)):
+        for bit in range(8):
+            raw[i] ^= 1 << bit
+            assert _frames(Decoder().feed(bytes(raw))) == []
+            raw[i] ^= 1 << bit

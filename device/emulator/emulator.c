@@ -1,0 +1,387 @@
+/*
+ * A shoe or a dice tumbler on a pty, built on the reference library: the daemon opens the
+ * pty's slave (through LINK, a symlink, as udev gives /dev/tabled/shoe) exactly as it
+ * opens a real device. A test drives the "hardware" with lines on stdin and reads what
+ * happened on stdout.
+ *
+ *   emulator shoe|tumbler LINK [--serial S] [--version 1|2] [--seed N] [--speed X]
+ *
+ * stdin:  load CARD...   (shoe) a new shoe       draw     (shoe) the next card
+ *         cut            (shoe) the cut card     throw D1 D2 D3 T1 T2 T3  (tumbler) next dice
+ *         button         the dealer's button     reboot   firmware reboot
+ *         noise BER      flip bits on the line out (0 stops)    quit
+ * stdout: pty PATH, session V BOOT, rx NAME, drew CARD, locked, armed 0|1, settled D D D
+ */
+#define _XOPEN_SOURCE 600
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../src/tabled_device.h"
+
+#define MAX_CARDS 520
+#define DECK_SET 0x00C0FFEEu
+
+typedef struct {
+    int shoe;  /* 1 shoe, 0 tumbler */
+    int master;
+    const char *serial;
+    uint8_t version;
+    double speed, ber;
+    uint32_t rng, booted_us, next_heartbeat_us;
+    td_link link;
+    /* shoe */
+    char cards[MAX_CARDS][2];
+    int n_cards, drawn, gate_locked;
+    /* tumbler */
+    int armed, busy, tumbles_done;
+    uint32_t next_tumble_us, settle_us;
+    uint8_t dice[3], script[3];
+    uint16_t tilt[3], script_tilt[3];
+    int scripted;
+} emu;
+
+static uint32_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+}
+
+static uint32_t rand32(emu *e)
+{
+    e->rng ^= e->rng << 13;
+    e->rng ^= e->rng >> 17;
+    e->rng ^= e->rng << 5;
+    return e->rng;
+}
+
+static void line_write(void *ctx, const uint8_t *bytes, size_t len)
+{
+    emu *e = (emu *)ctx;
+    uint8_t buf[TD_MAX_FRAME];
+    size_t i, off = 0;
+    memcpy(buf, bytes, len);
+    for (i = 0; e->ber > 0 && i < len * 8; i++)
+        if ((double)(rand32(e) % 1000000u) < e->ber * 1e6)
+            buf[i / 8] ^= (uint8_t)(1u << (i % 8));
+    while (off < len) {
+        ssize_t n = write(e->master, buf + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;  /* nobody reads the line, or it is full: those bytes are lost */
+        off += (size_t)n;
+    }
+}
+
+static void send(emu *e, td_msg *m)
+{
+    if (td_link_send_msg(&e->link, m, now_us()) != 0)
+        fprintf(stdout, "dropped %s\n", m->def->name);
+}
+
+static void set_str(td_value *v, const char *s)
+{
+    v->len = (uint8_t)strlen(s);
+    memcpy(v->bytes, s, v->len);
+}
+
+static void result(emu *e, uint8_t tag, uint8_t code, const char *detail)
+{
+    td_msg m;
+    td_msg_init(&m, td_msgdef_named("command_result"));
+    m.v[0].u = tag;
+    m.v[1].u = code;
+    set_str(&m.v[2], detail);
+    send(e, &m);
+}
+
+static void activate(emu *e, uint8_t source)
+{
+    td_msg m;
+    int i;
+    td_msg_init(&m, td_msgdef_named("activated"));
+    m.v[0].u = source;
+    m.v[1].u = (uint64_t)e->armed;
+    send(e, &m);
+    e->armed = 0;
+    e->busy = 1;
+    e->tumbles_done = 0;
+    for (i = 0; i < 3; i++) {
+        e->dice[i] = e->scripted ? e->script[i] : (uint8_t)(1 + rand32(e) % 6);
+        e->tilt[i] = e->scripted ? e->script_tilt[i] : 0;
+    }
+    e->scripted = 0;
+    e->next_tumble_us = now_us() + (uint32_t)(400000 / e->speed);
+    e->settle_us = now_us() + (uint32_t)((3 * 400000 + 800000) / e->speed);
+}
+
+static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len)
+{
+    emu *e = (emu *)ctx;
+    const td_msgdef *def = td_msgdef_find(id);
+    td_msg in, out;
+    if (!def || td_msg_decode(&in, def, payload, len) != 0) {
+        fprintf(stdout, "bad message 0x%02x\n", id);
+        return;
+    }
+    fprintf(stdout, "rx %s\n", def->name);
+    if (strcmp(def->name, "identify") == 0) {
+        td_msg_init(&out, td_msgdef_named("identify_reply"));
+        out.v[0].u = in.v[0].u;
+        out.v[1].u = e->shoe ? 1 : 3;
+        set_str(&out.v[2], e->shoe ? "REF-SHOE" : "REF-TUMBLER");
+        set_str(&out.v[3], "c99-1.0");
+        out.v[4].u = e->version;
+        set_str(&out.v[5], e->serial);
+        send(e, &out);
+    } else if (strcmp(def->name, "status") == 0) {
+        td_msg_init(&out, td_msgdef_named("status_reply"));
+        out.v[0].u = in.v[0].u;
+        out.v[1].u = e->busy ? 1 : 0;
+        set_str(&out.v[3], e->busy ? "busy" : "ready");
+        send(e, &out);
+    } else if (e->shoe && strcmp(def->name, "lock_gate") == 0) {
+        e->gate_locked = (int)in.v[1].u;
+        result(e, (uint8_t)in.v[0].u, 0, "");
+        td_msg_init(&out, td_msgdef_named("gate"));
+        out.v[0].u = in.v[1].u;
+        send(e, &out);
+    } else if (e->shoe && strcmp(def->name, "set_clock") == 0) {
+        result(e, (uint8_t)in.v[0].u, 0, "");
+    } else if (!e->shoe && strcmp(def->name, "arm") == 0) {
+        e->armed = (int)in.v[1].u;
+        result(e, (uint8_t)in.v[0].u, 0, "");
+        fprintf(stdout, "armed %d\n", e->armed);
+    } else if (!e->shoe && strcmp(def->name, "tumble_now") == 0) {
+        if (!e->armed)
+            result(e, (uint8_t)in.v[0].u, 3, "not armed");
+        else if (e->busy)
+            result(e, (uint8_t)in.v[0].u, 5, "tumbling");
+        else {
+            result(e, (uint8_t)in.v[0].u, 0, "");
+            activate(e, 2);
+        }
+    } else {
+        result(e, in.def->nfields ? (uint8_t)in.v[0].u : 0, 1, "not supported");
+    }
+    fflush(stdout);
+}
+
+static void on_session(void *ctx, int version, uint32_t peer)
+{
+    emu *e = (emu *)ctx;
+    fprintf(stdout, "session %d %08x\n", version, peer);
+    fflush(stdout);
+    e->next_heartbeat_us = now_us() + 1000000u;
+}
+
+static void boot(emu *e)
+{
+    e->booted_us = now_us();
+    td_link_init(&e->link, rand32(e), e->version, 115200, line_write, on_message, e);
+    e->link.on_session = on_session;
+    e->gate_locked = 1;
+    e->armed = e->busy = 0;
+    td_link_connect(&e->link, now_us());
+}
+
+static void timers(emu *e)
+{
+    uint32_t now = now_us();
+    td_msg m;
+    if (e->link.state == TD_ESTABLISHED && (int32_t)(now - e->next_heartbeat_us) >= 0) {
+        td_msg_init(&m, td_msgdef_named("heartbeat"));
+        m.v[0].u = (now - e->booted_us) / 1000u;
+        m.v[1].u = e->busy ? 1 : 0;
+        send(e, &m);
+        e->next_heartbeat_us = now + 1000000u;
+    }
+    if (e->busy && e->tumbles_done < 3 && (int32_t)(now - e->next_tumble_us) >= 0) {
+        td_msg_init(&m, td_msgdef_named("tumble"));
+        m.v[0].u = (uint64_t)++e->tumbles_done;
+        send(e, &m);
+        e->next_tumble_us = now + (uint32_t)(400000 / e->speed);
+    }
+    if (e->busy && (int32_t)(now - e->settle_us) >= 0) {
+        int i;
+        td_msg_init(&m, td_msgdef_named("settled"));
+        for (i = 0; i < 3; i++) {
+            m.v[0].bytes[i] = e->dice[i];
+            m.v[1].u16s[i] = e->tilt[i];
+            m.v[2].bytes[i] = e->tilt[i] <= 50;  /* flat: at most 5.0 degrees */
+        }
+        m.v[0].len = m.v[1].len = m.v[2].len = 3;
+        m.v[3].u = 97;
+        e->busy = 0;
+        send(e, &m);
+        fprintf(stdout, "settled %d %d %d\n", e->dice[0], e->dice[1], e->dice[2]);
+        fflush(stdout);
+    }
+    td_link_poll(&e->link, now, rand32(e));
+}
+
+static void command(emu *e, char *line)
+{
+    char *word = strtok(line, " \n");
+    td_msg m;
+    if (!word)
+        return;
+    if (strcmp(word, "load") == 0 && e->shoe) {
+        char *c;
+        e->n_cards = e->drawn = 0;
+        while ((c = strtok(NULL, " \n")) && e->n_cards < MAX_CARDS)
+            if (strlen(c) == 2)
+                memcpy(e->cards[e->n_cards++], c, 2);
+        td_msg_init(&m, td_msgdef_named("shoe_loaded"));
+        m.v[0].u = (uint64_t)e->n_cards;
+        m.v[1].u = DECK_SET;
+        send(e, &m);
+    } else if (strcmp(word, "draw") == 0 && e->shoe) {
+        if (e->gate_locked || e->drawn >= e->n_cards) {
+            fprintf(stdout, "locked\n");
+        } else {
+            td_msg_init(&m, td_msgdef_named("card_drawn"));
+            m.v[0].u = (uint64_t)++e->drawn;
+            memcpy(m.v[1].bytes, e->cards[e->drawn - 1], 2);
+            m.v[1].len = 2;
+            m.v[2].u = 99;
+            m.v[3].u = DECK_SET;
+            send(e, &m);
+            fprintf(stdout, "drew %.2s\n", e->cards[e->drawn - 1]);
+            if (e->drawn == e->n_cards) {
+                td_msg_init(&m, td_msgdef_named("shoe_empty"));
+                m.v[0].u = (uint64_t)e->drawn;
+                send(e, &m);
+            }
+        }
+    } else if (strcmp(word, "cut") == 0 && e->shoe) {
+        td_msg_init(&m, td_msgdef_named("cut_card"));
+        m.v[0].u = (uint64_t)e->drawn;
+        send(e, &m);
+    } else if (strcmp(word, "throw") == 0 && !e->shoe) {
+        int i;
+        for (i = 0; i < 6; i++) {
+            char *t = strtok(NULL, " \n");
+            unsigned long v = t ? strtoul(t, NULL, 10) : 0;
+            if (i < 3) e->script[i] = (uint8_t)v;
+            else e->script_tilt[i - 3] = (uint16_t)v;
+        }
+        e->scripted = 1;
+    } else if (strcmp(word, "button") == 0) {
+        if (e->shoe) {
+            td_msg_init(&m, td_msgdef_named("dealer_button"));
+            m.v[0].u = 1;
+            send(e, &m);
+        } else if (!e->busy) {
+            activate(e, 1);
+        }
+    } else if (strcmp(word, "reboot") == 0) {
+        boot(e);
+    } else if (strcmp(word, "noise") == 0) {
+        char *t = strtok(NULL, " \n");
+        e->ber = t ? strtod(t, NULL) : 0.0;
+    } else if (strcmp(word, "quit") == 0) {
+        exit(0);
+    } else {
+        fprintf(stdout, "unknown command %s\n", word);
+    }
+    fflush(stdout);
+}
+
+static int open_pty(const char *link)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY), slave;
+    struct termios t;
+    char tmp[4096];
+    const char *name;
+    if (master < 0 || grantpt(master) || unlockpt(master) || !(name = ptsname(master)))
+        return -1;
+    slave = open(name, O_RDWR | O_NOCTTY);  /* kept open: no EIO while the daemon reconnects */
+    if (slave < 0 || tcgetattr(slave, &t))
+        return -1;
+    t.c_iflag &= ~(tcflag_t)(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON);
+    t.c_oflag &= ~(tcflag_t)OPOST;
+    t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL | ICANON | ISIG | IEXTEN);
+    t.c_cflag &= ~(tcflag_t)(CSIZE | PARENB);
+    t.c_cflag |= CS8;
+    tcsetattr(slave, TCSANOW, &t);
+    snprintf(tmp, sizeof tmp, "%s.tmp", link);
+    unlink(tmp);
+    if (symlink(name, tmp) || rename(tmp, link))
+        return -1;
+    fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);  /* a full line drops bytes */
+    fprintf(stdout, "pty %s\n", name);
+    fflush(stdout);
+    return master;
+}
+
+int main(int argc, char **argv)
+{
+    static emu e;
+    static char line[8192];
+    size_t used = 0;
+    int i;
+    if (argc < 3 || (strcmp(argv[1], "shoe") && strcmp(argv[1], "tumbler"))) {
+        fprintf(stderr, "usage: %s shoe|tumbler LINK [--serial S] [--version 1|2] "
+                        "[--seed N] [--speed X]\n", argv[0]);
+        return 2;
+    }
+    e.shoe = strcmp(argv[1], "shoe") == 0;
+    e.serial = e.shoe ? "REF-SH-1" : "REF-TM-1";
+    e.version = TD_NEWEST_VERSION;
+    e.speed = 1.0;
+    e.rng = (uint32_t)now_us() | 1u;
+    for (i = 3; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--serial") == 0) e.serial = argv[i + 1];
+        else if (strcmp(argv[i], "--version") == 0) e.version = (uint8_t)atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--seed") == 0) e.rng = (uint32_t)strtoul(argv[i + 1], NULL, 10) | 1u;
+        else if (strcmp(argv[i], "--speed") == 0) e.speed = strtod(argv[i + 1], NULL);
+    }
+    e.master = open_pty(argv[2]);
+    if (e.master < 0) {
+        perror("pty");
+        return 1;
+    }
+    boot(&e);
+    for (;;) {
+        struct pollfd fds[2];
+        fds[0].fd = e.master;
+        fds[0].events = POLLIN;
+        fds[1].fd = 0;
+        fds[1].events = POLLIN;
+        if (poll(fds, 2, 2) < 0 && errno != EINTR)
+            return 1;
+        if (fds[0].revents & POLLIN) {
+            uint8_t buf[1024];
+            ssize_t n = read(e.master, buf, sizeof buf);
+            if (n > 0)
+                td_link_receive(&e.link, buf, (size_t)n, now_us());
+        }
+        if (fds[1].revents & (POLLIN | POLLHUP)) {
+            ssize_t n = read(0, line + used, sizeof line - 1 - used);
+            char *nl;
+            if (n <= 0)
+                return 0;  /* the test went away */
+            used += (size_t)n;
+            line[used] = 0;
+            while ((nl = strchr(line, '\n')) != NULL) {
+                char cmd[8192];
+                size_t k = (size_t)(nl - line) + 1;
+                memcpy(cmd, line, k);
+                cmd[k] = 0;
+                memmove(line, line + k, used - k + 1);
+                used -= k;
+                command(&e, cmd);
+            }
+        }
+        timers(&e);
+    }
+}

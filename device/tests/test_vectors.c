@@ -1,0 +1,367 @@
+/* The shared byte vectors (firmware_protocols/vectors.txt) against the C library, and two
+ * C links over a lossy, corrupting line: every message once, in order.
+ * Usage: test_vectors path/to/vectors.txt */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/tabled_device.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        checks++;                                                          \
+        if (!(cond)) {                                                     \
+            failures++;                                                    \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);           \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fputc('\n', stderr);                                           \
+        }                                                                  \
+    } while (0)
+
+static size_t unhex(const char *s, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    if (strcmp(s, "-") == 0)
+        return 0;
+    while (s[0] && s[1] && n < cap) {
+        unsigned v;
+        if (sscanf(s, "%2x", &v) != 1)
+            break;
+        out[n++] = (uint8_t)v;
+        s += 2;
+    }
+    return n;
+}
+
+static void tohex(const uint8_t *p, size_t n, char *out)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", p[i]);
+    out[2 * n] = 0;
+}
+
+#define MAX_TOKENS 64
+static char *tokens[MAX_TOKENS];
+
+static int split(char *line)
+{
+    int n = 0;
+    char *t = strtok(line, " \n");
+    while (t && n < MAX_TOKENS) {
+        tokens[n++] = t;
+        t = strtok(NULL, " \n");
+    }
+    return n;
+}
+
+/* -- collecting decoded frames -- */
+#define MAX_GOT 16
+static td_frame got[MAX_GOT];
+static int n_got;
+
+static void collect(void *ctx, const td_frame *f)
+{
+    (void)ctx;
+    if (n_got < MAX_GOT)
+        got[n_got++] = *f;
+}
+
+static int decode_all(const uint8_t *data, size_t n)
+{
+    td_decoder d;
+    td_decoder_init(&d, 87);
+    n_got = 0;
+    td_decoder_feed(&d, data, n, 0, 1, collect, NULL);
+    return n_got;
+}
+
+static const char *TYPE_NAMES[] = {"u8", "u16", "u32", "u64", "bool", "str", "card", "card[]",
+                                   "u8[", "u16[", "bytes["};
+
+static int type_matches(const td_field *f, const char *name)
+{
+    char want[16];
+    if (f->type >= TD_U8N) {
+        sprintf(want, "%s%u]", TYPE_NAMES[f->type], f->n);
+        return strcmp(want, name) == 0;
+    }
+    return strcmp(TYPE_NAMES[f->type], name) == 0;
+}
+
+static int parse_value(const td_field *f, const char *text, td_value *v)
+{
+    memset(v, 0, sizeof *v);
+    switch (f->type) {
+    case TD_STR: case TD_U8N: case TD_BYTESN:
+        v->len = (uint8_t)unhex(text, v->bytes, sizeof v->bytes);
+        return 0;
+    case TD_CARD:
+        if (strlen(text) != 2) return -1;
+        memcpy(v->bytes, text, 2);
+        v->len = 2;
+        return 0;
+    case TD_CARDS:
+        if (strcmp(text, "-") == 0) return 0;
+        v->len = (uint8_t)(strlen(text) / 2);
+        memcpy(v->bytes, text, strlen(text));
+        return 0;
+    case TD_U16N: {
+        const char *p = text;
+        while (*p && v->len < 8) {
+            v->u16s[v->len++] = (uint16_t)strtoul(p, (char **)&p, 10);
+            if (*p == ',') p++;
+        }
+        return 0;
+    }
+    default:
+        v->u = strtoull(text, NULL, 10);
+        return 0;
+    }
+}
+
+static int same_value(const td_field *f, const td_value *a, const td_value *b)
+{
+    switch (f->type) {
+    case TD_STR: case TD_CARD: case TD_U8N: case TD_BYTESN:
+        return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+    case TD_CARDS:
+        return a->len == b->len && memcmp(a->bytes, b->bytes, 2u * a->len) == 0;
+    case TD_U16N:
+        return a->len == b->len && memcmp(a->u16s, b->u16s, a->len * sizeof a->u16s[0]) == 0;
+    default:
+        return a->u == b->u;
+    }
+}
+
+static void check_msg(int n)
+{
+    const td_msgdef *def = td_msgdef_named(tokens[3]);
+    td_msg m, back;
+    uint8_t payload[TD_MAX_PAYLOAD + 8], enc[TD_MAX_PAYLOAD], raw[TD_MAX_FRAME];
+    size_t plen, rawlen;
+    int eq, i, len, v;
+    CHECK(def != NULL, "unknown message %s", tokens[3]);
+    if (!def) return;
+    CHECK(def->id == strtoul(tokens[2], NULL, 16), "%s: id %s", def->name, tokens[2]);
+    for (eq = 4; eq < n && strcmp(tokens[eq], "="); eq++) {}
+    CHECK(eq - 4 == def->nfields, "%s: %d fields in the vector, %d here", def->name, eq - 4,
+          def->nfields);
+    td_msg_init(&m, def);
+    for (i = 0; i < def->nfields && 4 + i < eq; i++) {
+        char *colon = strchr(tokens[4 + i], ':');
+        *colon = 0;
+        CHECK(type_matches(&def->fields[i], tokens[4 + i]), "%s field %d: %s", def->name, i,
+              tokens[4 + i]);
+        parse_value(&def->fields[i], colon + 1, &m.v[i]);
+    }
+    plen = unhex(tokens[eq + 1], payload, sizeof payload);
+    len = td_msg_encode(&m, enc, sizeof enc);
+    CHECK(len == (int)plen && memcmp(enc, payload, plen) == 0, "%s: encodes differently",
+          def->name);
+    CHECK(td_msg_decode(&back, def, payload, plen) == 0, "%s: does not decode", def->name);
+    for (i = 0; i < def->nfields; i++)
+        CHECK(same_value(&def->fields[i], &m.v[i], &back.v[i]), "%s field %d decodes wrong",
+              def->name, i);
+    /* forward compatibility: trailing bytes ignored */
+    payload[plen] = 0x00;
+    payload[plen + 1] = 0x07;
+    CHECK(td_msg_decode(&back, def, payload, plen + 2) == 0, "%s: trailing bytes refused",
+          def->name);
+    if (plen)
+        CHECK(td_msg_decode(&back, def, payload, plen - 1) != 0, "%s: truncated accepted",
+              def->name);
+    for (v = 1; v <= 2; v++) {
+        rawlen = unhex(tokens[eq + 1 + v], raw, sizeof raw);
+        CHECK(decode_all(raw, rawlen) == 1 && got[0].version == v && got[0].kind == TD_DATA &&
+              got[0].msg == def->id && got[0].len == plen &&
+              memcmp(got[0].payload, payload, plen) == 0,
+              "%s: v%d frame", def->name, v);
+    }
+}
+
+static void check_frame(void)
+{
+    td_frame f;
+    uint8_t raw[TD_MAX_FRAME], want[TD_MAX_FRAME];
+    size_t n, wn;
+    memset(&f, 0, sizeof f);
+    f.version = (uint8_t)atoi(tokens[1]);
+    f.kind = (uint8_t)atoi(tokens[2]);
+    f.seq = (uint8_t)atoi(tokens[3]);
+    f.ack = (uint8_t)atoi(tokens[4]);
+    f.msg = (uint8_t)atoi(tokens[5]);
+    f.sess = (uint8_t)atoi(tokens[6]);
+    f.len = (uint8_t)unhex(tokens[7], f.payload, sizeof f.payload);
+    n = td_frame_encode(&f, raw);
+    wn = unhex(tokens[8], want, sizeof want);
+    CHECK(n == wn && memcmp(raw, want, n) == 0, "frame %s encodes differently", tokens[8]);
+    CHECK(decode_all(want, wn) == 1 && got[0].kind == f.kind && got[0].seq == f.seq &&
+          got[0].ack == f.ack && got[0].sess == f.sess && got[0].len == f.len &&
+          memcmp(got[0].payload, f.payload, f.len) == 0, "frame %s decodes wrong", tokens[8]);
+}
+
+static void check_stream(void)
+{
+    static uint8_t data[2048];
+    uint8_t raw[TD_MAX_FRAME];
+    char hexed[2 * TD_MAX_FRAME + 1];
+    size_t n = unhex(tokens[1], data, sizeof data);
+    int count = decode_all(data, n), i = 0;
+    char *want = strcmp(tokens[2], "-") == 0 ? NULL : strtok(tokens[2], ",");
+    for (; want; want = strtok(NULL, ","), i++) {
+        CHECK(i < count, "stream %.16s: frame %d missing", tokens[1], i);
+        if (i >= count) return;
+        tohex(raw, td_frame_encode(&got[i], raw), hexed);
+        CHECK(strcmp(hexed, want) == 0, "stream %.16s: frame %d is %s", tokens[1], i, hexed);
+    }
+    CHECK(i == count, "stream %.16s: %d frames, expected %d", tokens[1], count, i);
+}
+
+static void check_crc(void)
+{
+    uint8_t data[256];
+    size_t n = unhex(tokens[2], data, sizeof data);
+    unsigned long want = strtoul(tokens[3], NULL, 16);
+    if (strcmp(tokens[1], "crc16") == 0)
+        CHECK(td_crc16(data, n) == want, "crc16 of %s", tokens[2]);
+    else
+        CHECK(td_crc32(data, n) == want, "crc32 of %s", tokens[2]);
+}
+
+/* -- two C links over a bad line ------------------------------------------------------ */
+
+typedef struct {
+    td_link link;
+    struct pipe *to;
+    uint8_t received[400];
+    int n_received;
+} end;
+
+struct pipe {
+    uint8_t buf[65536];
+    size_t n;
+};
+
+static uint32_t rng = 12345;
+static uint32_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng;
+}
+
+static double loss, flip;
+
+static void line_write(void *ctx, const uint8_t *b, size_t n)
+{
+    end *e = (end *)ctx;
+    size_t i;
+    for (i = 0; i < n && e->to->n < sizeof e->to->buf; i++) {
+        uint8_t byte = b[i];
+        if ((next_rand() % 100000) < loss * 100000)
+            continue;
+        if ((next_rand() % 100000) < flip * 100000)
+            byte ^= (uint8_t)(1u << (next_rand() % 8));
+        e->to->buf[e->to->n++] = byte;
+    }
+}
+
+static void deliver(void *ctx, uint8_t msg, const uint8_t *p, size_t n)
+{
+    end *e = (end *)ctx;
+    (void)msg;
+    if (n == 1 && e->n_received < 400)
+        e->received[e->n_received++] = p[0];
+}
+
+static void link_test(double l, double f, uint8_t va, uint8_t vb, uint32_t start)
+{
+    static end a, b;
+    static struct pipe ab, ba;
+    uint32_t now = start;  /* a device's clock wraps (uint32 microseconds: 71 minutes) */
+    int i, sent = 0, sent_b = 0, ok = 1;
+    loss = l;
+    flip = f;
+    memset(&ab, 0, sizeof ab);
+    memset(&ba, 0, sizeof ba);
+    a.to = &ab;
+    b.to = &ba;
+    a.n_received = b.n_received = 0;
+    td_link_init(&a.link, 0xA, va, 115200, line_write, deliver, &a);
+    td_link_init(&b.link, 0xB, vb, 115200, line_write, deliver, &b);
+    td_link_connect(&a.link, now);
+    td_link_connect(&b.link, now);
+    for (i = 0; i < 200000 && (b.n_received < 300 || a.n_received < 300); i++) {
+        uint8_t byte;
+        now += 500;
+        if (sent < 300 && (i % 4) == 0) {  /* a full queue refuses: try again later */
+            byte = (uint8_t)sent;
+            if (td_link_send(&a.link, 1, &byte, 1, now) == 0)
+                sent++;
+        }
+        if (sent_b < 300 && (i % 4) == 0) {
+            byte = (uint8_t)sent_b;
+            if (td_link_send(&b.link, 2, &byte, 1, now) == 0)
+                sent_b++;
+        }
+        td_link_receive(&b.link, ab.buf, ab.n, now);
+        ab.n = 0;
+        td_link_receive(&a.link, ba.buf, ba.n, now);
+        ba.n = 0;
+        td_link_poll(&a.link, now, next_rand());
+        td_link_poll(&b.link, now, next_rand());
+    }
+    for (i = 0; i < 300; i++)
+        ok = ok && i < b.n_received && b.received[i] == (uint8_t)i &&
+             i < a.n_received && a.received[i] == (uint8_t)i;
+    CHECK(ok && a.n_received == 300 && b.n_received == 300,
+          "link loss %.3f flip %.4f v%d/v%d from %u: delivered %d and %d of 300 (failures %u %u)", l, f,
+          va, vb, start, b.n_received, a.n_received, a.link.failures, b.link.failures);
+    CHECK(a.link.version == (va < vb ? va : vb), "negotiated version %d", a.link.version);
+    if (ok)
+        printf("link loss %.3f flip %.4f v%d/v%d from t=%u: 300 each way in order, %u+%u resent\n", l, f, va,
+           vb, start, a.link.retransmitted, b.link.retransmitted);
+}
+
+int main(int argc, char **argv)
+{
+    static char line[8192];
+    FILE *fp;
+    int counts[5] = {0};
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s vectors.txt\n", argv[0]);
+        return 2;
+    }
+    fp = fopen(argv[1], "r");
+    if (!fp) {
+        perror(argv[1]);
+        return 2;
+    }
+    while (fgets(line, sizeof line, fp)) {
+        int n;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        n = split(line);
+        if (n == 0) continue;
+        if (strcmp(tokens[0], "crc") == 0) { check_crc(); counts[0]++; }
+        else if (strcmp(tokens[0], "frame") == 0) { check_frame(); counts[1]++; }
+        else if (strcmp(tokens[0], "msg") == 0) { check_msg(n); counts[2]++; }
+        else if (strcmp(tokens[0], "stream") == 0) { check_stream(); counts[3]++; }
+        else if (strcmp(tokens[0], "commit") == 0) { counts[4]++; }  /* SHA-256: shufflers */
+        else { CHECK(0, "unknown record %s", tokens[0]); }
+    }
+    fclose(fp);
+    printf("vectors: %d crc, %d frame, %d msg, %d stream\n", counts[0], counts[1], counts[2],
+           counts[3]);
+    CHECK(counts[2] >= 30, "only %d message vectors", counts[2]);
+    link_test(0.0, 0.0, 2, 2, 0);
+    link_test(0.01, 0.001, 2, 2, 0);
+    link_test(0.01, 0.001, 2, 1, 3845000000u);  /* 64 minutes after boot */
+    link_test(0.02, 0.002, 1, 1, 0xFFFF0000u);  /* the clock wraps during the test */
+    printf("%d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}

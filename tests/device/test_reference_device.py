@@ -1,0 +1,203 @@
+"""The C reference device (device/): built with -std=c99 -Wall -Wextra -Werror, it passes
+the byte vectors the Python tests use, and its emulator, a shoe or a tumbler behind a pty,
+works with the daemon: the driver's handshake, cards, commands, heartbeats, a device
+reboot and line noise; and the whole daemon process playing Tai Sai on the C tumbler."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from daemon.device_url import SerialUrl
+from daemon.drivers.device import DeviceDriver
+from daemon.signing import private_key_pem
+from firmware_protocols import shoe
+from firmware_protocols.common import CommandResult, DeviceKind, Heartbeat
+from firmware_protocols.wire import Message
+from hil.broker import Mosquitto
+from hil.process import DaemonProcess
+from hil.rig import SimRig
+from tests.reliability.harness import Observer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("device-build")
+    done = subprocess.run(["bash", str(ROOT / "device" / "build.sh"), str(out)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr  # warnings are errors (-Werror)
+    return out
+
+
+def test_c_library_passes_the_shared_vectors(built: Path) -> None:
+    done = subprocess.run([str(built / "test_vectors"),
+                           str(ROOT / "firmware_protocols" / "vectors.txt")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    print(done.stdout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "30 msg" in done.stdout and ", 0 failed" in done.stdout
+
+
+class CDevice:
+    """The emulator process: commands on stdin, what happened on stdout."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.proc.stdout is not None
+        while line := await self.proc.stdout.readline():
+            self.lines.append(line.decode().strip())
+
+    async def do(self, *commands: str) -> None:
+        assert self.proc.stdin is not None
+        for c in commands:
+            self.proc.stdin.write(c.encode() + b"\n")
+        await self.proc.stdin.drain()
+
+    async def saw(self, prefix: str, count: int = 1, timeout: float = 20) -> None:
+        await until(lambda: sum(line.startswith(prefix) for line in self.lines) >= count,
+                    timeout)
+
+
+async def until(cond: Callable[[], bool], timeout: float = 20) -> None:
+    async with asyncio.timeout(timeout):
+        while not cond():
+            await asyncio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
+async def emulator(built: Path, kind: str, link: Path, *args: str) -> AsyncIterator[CDevice]:
+    proc = await asyncio.create_subprocess_exec(
+        str(built / "emulator"), kind, str(link), *args, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE)
+    device = CDevice(proc)
+    try:
+        await device.saw("pty ")
+        yield device
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        device._reader.cancel()
+
+
+@contextlib.asynccontextmanager
+async def running(driver: DeviceDriver) -> AsyncIterator[None]:
+    task = asyncio.create_task(driver.run())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def results_at_least(observer: Observer, n: int) -> Callable[[], bool]:
+    return lambda: len(observer.of("results")) >= n
+
+
+def cards_of(got: list[Message]) -> list[tuple[int, str]]:
+    return [(m.draw_no, m.card) for m in got if isinstance(m, shoe.CardDrawn)]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+async def test_c_shoe_with_the_daemon_driver(built: Path, tmp_path: Path, version: int) -> None:
+    got: list[Message] = []
+    async with emulator(built, "shoe", tmp_path / "shoe", "--version", str(version),
+                        "--serial", "C-SHOE-7") as dev:
+        driver = DeviceDriver("shoe", SerialUrl(str(tmp_path / "shoe")), shoe.CATALOGUE,
+                              DeviceKind.SHOE, on_message=got.append, backoff_initial=0.05,
+                              backoff_max=0.3)
+        async with running(driver):
+            await driver.wait_ready(10)
+            s = driver.status
+            assert (s.model, s.firmware, s.serial) == ("REF-SHOE", "c99-1.0", "C-SHOE-7")
+            assert s.protocol_version == version
+            # A command and its answer; the gate event follows.
+            reply = await driver.command(shoe.LockGate(0, False))
+            assert isinstance(reply, CommandResult) and reply.result == 0
+            await until(lambda: any(isinstance(m, shoe.Gate) and not m.locked for m in got))
+            # Cards, in order.
+            await dev.do("load AS KD 7C TH 2S 9D", "draw", "draw", "draw")
+            await until(lambda: len(cards_of(got)) == 3)
+            assert cards_of(got) == [(1, "AS"), (2, "KD"), (3, "7C")]
+            # Heartbeats keep an idle device ready past the 3.5 s timeout.
+            await asyncio.sleep(4.0)
+            assert driver.ready and sum(isinstance(m, Heartbeat) for m in got) >= 3
+            # A firmware reboot: the daemon identifies it again; it comes up locked.
+            await dev.do("reboot")
+            await until(lambda: driver.status.sessions == 2 and driver.ready)
+            await driver.command(shoe.LockGate(0, False))
+            # Line noise on the device's output: every card still arrives, once, in order.
+            await dev.do("noise 0.001", "load " + " ".join(["QS", "3H"] * 20))
+            for _ in range(40):  # a dealer's pace, well above the device's queue's
+                await dev.do("draw")
+                await asyncio.sleep(0.05)
+            await until(lambda: len(cards_of(got)) == 43 or "dropped" in " ".join(dev.lines),
+                        timeout=60)
+            assert not [line for line in dev.lines if line.startswith("dropped")]
+            await dev.do("noise 0")
+            drawn = cards_of(got)[3:]
+            assert drawn == [(i + 1, ["QS", "3H"][i % 2]) for i in range(40)]
+            print(f"decode errors under noise: {driver.status.decode_errors}")
+
+
+async def test_c_tumbler_plays_tai_sai_with_the_real_daemon(built: Path, tmp_path: Path
+                                                            ) -> None:
+    """The daemon as its own process, its tumbler the C emulator: rounds with the dice the
+    emulator threw, a device reboot between rounds, and a round on a noisy line."""
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    rig = SimRig(tmp_path, "tai-sai-open-cover", "E", None, ("127.0.0.1", broker.port))
+    key_file = tmp_path / "signing.pem"
+    key_file.write_bytes(private_key_pem(rig.table_key))
+    key_file.chmod(0o600)
+    config = rig.config()
+    config["devices"]["serials"] = {"tumbler": "C-TM-9"}  # pinned, as on a table
+    daemon = DaemonProcess(config, tmp_path)
+    observer = Observer(rig.base)
+    listener = asyncio.create_task(observer.run(broker.port))
+    try:
+        async with emulator(built, "tumbler", tmp_path / "tumbler", "--speed", "10",
+                            "--serial", "C-TM-9") as dev:
+            daemon.start()
+            await until(lambda: any(d["state"] == "ready" for d in observer.of(
+                "devices/tumbler")), timeout=30)
+            ready = next(d for d in observer.of("devices/tumbler") if d["state"] == "ready")
+            assert (ready["model"], ready["protocol_version"]) == ("REF-TUMBLER", 2)
+            dealer = rig.dealer(reply_timeout=15)
+            async with dealer.session():
+                throws = [(3, 3, 5), (1, 2, 6), (6, 6, 6)]
+                for n, dice in enumerate(throws):
+                    if n == 1:  # a firmware reboot between rounds
+                        await dev.do("reboot")
+                        await until(lambda: sum(d["state"] == "ready" for d in observer.of(
+                            "devices/tumbler")) >= 2, timeout=30)
+                    if n == 2:
+                        await dev.do("noise 0.001")
+                    await dev.do(f"throw {dice[0]} {dice[1]} {dice[2]} 0 10 20")
+                    for name in ("open_betting", "close_betting"):
+                        answer = await dealer.command(name)
+                        assert answer["ok"], answer
+                    await dev.saw("armed 1", n + 1)
+                    await dev.do("button")
+                    await until(results_at_least(observer, n + 1), timeout=30)
+                    result = observer.of("results")[n]
+                    assert result["status"] == "valid", result
+                    assert tuple(result["dice"]) == dice
+                await dev.do("noise 0")
+        assert daemon.running()
+    finally:
+        daemon.stop()
+        listener.cancel()
+        broker.cleanup()
