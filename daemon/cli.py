@@ -269,6 +269,43 @@ def _cmd_hil_run(args: argparse.Namespace) -> int:
     return main_run(args.scenario, args.broker, args.rig, args.speed, args.seed)
 
 
+def _cmd_watch(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415
+    import contextlib  # noqa: PLC0415
+    import ssl  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from daemon.signing import KeyFileError, Keyring, load_public_key, parse_public_key  # noqa: PLC0415
+    from daemon.watch_view import WatchBroker, watch  # noqa: PLC0415
+
+    host, port, tls = broker_url(args.broker, tls_allowed=True)
+    keys = []
+    for k in args.key:
+        try:
+            keys.append(load_public_key(Path(k)) if Path(k).exists() else parse_public_key(k))
+        except KeyFileError as exc:
+            raise UsageError(f"--key {k}: {exc}") from None
+    for t in args.table or []:
+        if not t or not all(ch.isalnum() or ch in "-_" for ch in t):
+            raise UsageError(f"--table {t!r}: letters, digits, '-' and '_' only")
+    password = None
+    if args.password_file:
+        try:
+            password = Path(args.password_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise UsageError(f"--password-file {args.password_file}: {exc.strerror}") from None
+    context = None
+    if tls:
+        try:
+            context = ssl.create_default_context(cafile=args.ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(f"--ca-file {args.ca_file}: {exc}") from None
+    broker = WatchBroker(host, port, context, args.username, password)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a watch ends
+        asyncio.run(watch(broker, Keyring.of(keys), tuple(args.table or ()), args.prefix))
+    return 0
+
+
 SIM_LAYOUT = {"tiger-buffalo": "P", "tai-sai-open-cover": "E"}
 
 
@@ -276,23 +313,31 @@ class UsageError(ValueError):
     """A bad argument: one line on stderr, exit 2."""
 
 
-def broker_address(text: str) -> tuple[str, int]:
-    """``mqtt://host:port`` or ``host:port`` (port 1883 if left out), for simulate's broker."""
+def broker_url(text: str, *, tls_allowed: bool) -> tuple[str, int, bool]:
+    """``mqtt[s]://host:port`` or ``host:port`` -> host, port (1883/8883 if left out), TLS."""
     from urllib.parse import urlsplit  # noqa: PLC0415
 
-    if text.startswith("mqtts://"):
+    if text.startswith("mqtts://") and not tls_allowed:
         raise UsageError(f"--broker {text}: simulate speaks plain MQTT to a broker on this "
                          "machine or a lab network; give mqtt://host:port")
     parts = urlsplit(text if "://" in text else f"mqtt://{text}")
+    tls = parts.scheme == "mqtts"
     try:
-        port = parts.port or 1883
+        port = parts.port or (8883 if tls else 1883)
     except ValueError:
         port = -1
-    if parts.scheme != "mqtt" or not parts.hostname or port <= 0 or parts.path \
-            or parts.query or parts.username:
-        raise UsageError(f"--broker {text}: expected mqtt://host:port, e.g. "
+    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname or port <= 0 \
+            or parts.path or parts.query or parts.username:
+        raise UsageError(f"--broker {text}: expected mqtt://host:port"
+                         f"{' or mqtts://host:port' if tls_allowed else ''}, e.g. "
                          "mqtt://127.0.0.1:1883")
-    return parts.hostname, port
+    return parts.hostname, port, tls
+
+
+def broker_address(text: str) -> tuple[str, int]:
+    """simulate's --broker: plain MQTT only."""
+    host, port, _ = broker_url(text, tls_allowed=False)
+    return host, port
 
 
 def _reachable(host: str, port: int) -> None:
@@ -397,6 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_cmd_run)
 
     _add_simulate_command(sub)
+    _add_watch_command(sub)
 
     _add_trust_commands(sub)
     _add_hil_commands(sub)
@@ -413,6 +459,24 @@ def build_parser() -> argparse.ArgumentParser:
                                           "(e.g. /etc/credstore)")
     cc.set_defaults(func=_cmd_config_check)
     return parser
+
+
+def _add_watch_command(sub: Any) -> None:
+    w = sub.add_parser("watch", help="a live terminal view of tables, from their signed "
+                                     "MQTT payloads")
+    w.add_argument("--broker", default="mqtt://127.0.0.1:1883",
+                   help="mqtt://host:port or mqtts://host:port")
+    w.add_argument("--table", action="append",
+                   help="a table id to watch; repeat for more (default: every table)")
+    w.add_argument("--key", action="append", required=True,
+                   help="a trusted public key: a file (tabled keys generate's .pub) or its "
+                        "base64 text; repeat for several tables or a rotation")
+    w.add_argument("--prefix", default="tables", help="the tables' MQTT topic prefix")
+    w.add_argument("--username", help="MQTT user name")
+    w.add_argument("--password-file", help="a file holding the MQTT password")
+    w.add_argument("--ca-file", help="mqtts: the CA that signed the broker's certificate "
+                                     "(default: the system's)")
+    w.set_defaults(func=_cmd_watch)
 
 
 def _add_simulate_command(sub: Any) -> None:

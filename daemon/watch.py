@@ -21,7 +21,7 @@ PHASES = {"betting_opened": "betting open", "betting_reopened": "betting open",
           "betting_closed": "no more bets", "awaiting_tumble": "waiting for the tumble",
           "result_held": "held for the pit (double draw)",
           "insurance_offered": "insurance open", "insurance_closed": "dealing",
-          "next_card": "dealing", "tumble": "tumbling"}
+          "next_card": "dealing", "card": "dealing", "tumble": "tumbling"}
 
 
 def card_text(code: str) -> str:
