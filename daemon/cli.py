@@ -269,6 +269,39 @@ def _cmd_hil_run(args: argparse.Namespace) -> int:
     return main_run(args.scenario, args.broker, args.rig, args.speed, args.seed)
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import tomllib  # noqa: PLC0415
+
+    from daemon import logs  # noqa: PLC0415
+    from daemon.config import ConfigError, load_config  # noqa: PLC0415
+    from daemon.doctor import Severity, check_clock, check_libusb, clock_state, examine, fail, ok  # noqa: PLC0415
+
+    if args.credentials:
+        os.environ["CREDENTIALS_DIRECTORY"] = args.credentials
+    logs.setup(args.log_level)
+    try:
+        cfg = load_config(args.config)
+        with open(args.config, "rb") as f:
+            raw = tomllib.load(f)
+    except ConfigError as exc:
+        findings = [fail("config", f"{args.config}: {p}; fix: tabled config check --config "
+                                   f"{args.config}") for p in exc.problems]
+        findings += [check_libusb(False), check_clock(clock_state())]
+    else:
+        findings = [ok("config", f"{args.config}: table {cfg.table_id}, {cfg.game} layout "
+                                 f"{cfg.layout}")]
+        findings += asyncio.run(examine(cfg, raw, device_timeout=args.device_timeout))
+    for finding in findings:
+        print(finding.line(), flush=True)
+    count = {s: sum(f.severity == s for f in findings) for s in Severity}
+    worst = max(f.severity for f in findings)
+    print(f"{count[Severity.FAIL]} failed, {count[Severity.WARN]} warnings, "
+          f"{count[Severity.OK]} OK: exit {int(worst)}", file=sys.stderr)
+    return int(worst)
+
+
 def _cmd_watch(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
     import contextlib  # noqa: PLC0415
@@ -443,6 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_simulate_command(sub)
     _add_watch_command(sub)
+    _add_doctor_command(sub)
 
     _add_trust_commands(sub)
     _add_hil_commands(sub)
@@ -456,9 +490,24 @@ def build_parser() -> argparse.ArgumentParser:
     cc = csub.add_parser("check", help="validate a table config and say what it sets up")
     cc.add_argument("--config", default="/etc/tabled/table.toml", help="the table config")
     cc.add_argument("--credentials", help="where credential:NAME files are, outside systemd "
-                                          "(e.g. /etc/credstore)")
+                                          "(e.g. /etc/credstore/tabled)")
     cc.set_defaults(func=_cmd_config_check)
     return parser
+
+
+def _add_doctor_command(sub: Any) -> None:
+    d = sub.add_parser("doctor", help="check every precondition of this table: devices, "
+                                      "libusb, broker, journal, clock, keys",
+                       description="Checks every precondition of a table, one line each: OK, "
+                                   "or what is wrong and how to fix it. Exit status: 0 all "
+                                   "OK, 1 warnings only, 2 a failure.")
+    d.add_argument("--config", default="/etc/tabled/table.toml", help="the table config")
+    d.add_argument("--credentials", help="where credential:NAME files are, outside systemd "
+                                         "(e.g. /etc/credstore/tabled)")
+    d.add_argument("--device-timeout", type=float, default=5.0,
+                   help="seconds each device has to answer IDENTIFY")
+    add_log_level(d, default="CRITICAL")
+    d.set_defaults(func=_cmd_doctor)
 
 
 def _add_watch_command(sub: Any) -> None:
@@ -548,8 +597,8 @@ GAME_HELP = ("the game id: tiger-buffalo, tiger-buffalo-insurance-plus, tiger-ba
              "tai-sai-open-cover")
 
 
-def add_log_level(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS,
+def add_log_level(p: argparse.ArgumentParser, default: str = "INFO") -> None:
+    p.add_argument("--log-level", default=default, type=str.upper, choices=LOG_LEVELS,
                    metavar="LEVEL", help=f"one of {', '.join(LOG_LEVELS)} (any case)")
 
 

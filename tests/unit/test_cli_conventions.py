@@ -29,7 +29,7 @@ def test_version() -> None:
 def test_top_level_help_is_plain_text_and_names_every_command() -> None:
     text = parser().format_help()
     assert "``" not in text
-    for command in ("run", "simulate", "config", "completion"):
+    for command in ("run", "simulate", "doctor", "watch", "config", "completion"):
         assert f"    {command} " in text or f"    {command}\n" in text, command
 
 
@@ -59,7 +59,7 @@ def test_log_levels_in_any_case(level: str) -> None:
     assert args.log_level == level.upper()
 
 
-@pytest.mark.parametrize("command", [["run"]])
+@pytest.mark.parametrize("command", [["run"], ["doctor"]])
 def test_a_bad_log_level_is_an_exit_2_error_listing_the_choices(command: list[str]) -> None:
     proc = _tabled(*command, "--log-level", "verbose")
     assert proc.returncode == 2, proc.stderr
@@ -94,6 +94,7 @@ def test_bash_completion_from_the_parser(tmp_path: Path) -> None:
     script = tmp_path / "tabled.bash"
     script.write_text(proc.stdout, encoding="utf-8")
     assert _complete(script, "tabled", "co") == ["command", "completion", "config"]
+    assert _complete(script, "tabled", "do") == ["doctor"]
     assert _complete(script, "tabled", "config", "") == ["-h", "--help", "check"]
     assert "debug" in _complete(script, "tabled", "run", "--log-level", "")
     assert _complete(script, "tabled", "simulate", "--ga") == ["--game"]
