@@ -78,22 +78,45 @@ def _cmd_protocol_docs(args: argparse.Namespace) -> int:
 
 def _cmd_config_check(args: argparse.Namespace) -> int:
     import os  # noqa: PLC0415
+    import tomllib  # noqa: PLC0415
 
-    from daemon.config import ConfigError, load_config  # noqa: PLC0415
+    from daemon.config import DEFAULT_BROKER, ConfigError, load_config  # noqa: PLC0415
+    from daemon.device_url import SerialUrl, UsbUrl  # noqa: PLC0415
+    from daemon.doctor import Severity, check_device_node, check_journal, check_libusb  # noqa: PLC0415
 
     if args.credentials:
         os.environ["CREDENTIALS_DIRECTORY"] = args.credentials
     try:
         cfg = load_config(args.config)
+        with open(args.config, "rb") as fh:
+            broker_set = "url" in tomllib.load(fh).get("broker", {})
     except ConfigError as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
     devices = ", ".join(f"{k}={v}" for k, v in cfg.devices.items())
-    print(f"{args.config}: ok: table {cfg.table_id}, {cfg.game} layout {cfg.layout}"
+    default = "" if broker_set else f" (the default: broker.url is not set, so {DEFAULT_BROKER})"
+    print(f"{args.config}: table {cfg.table_id}, {cfg.game} layout {cfg.layout}"
           f"{f', {cfg.decks} decks' if cfg.decks else ''}; {devices}; broker "
-          f"{'mqtts' if cfg.broker.tls else 'mqtt'}://{cfg.broker.host}:{cfg.broker.port}; "
-          f"signing key {cfg.signer.kid}; {len(cfg.principals)} command principal(s): "
-          f"{', '.join(cfg.principals) or 'none, so every command will be denied'}")
+          f"{'mqtts' if cfg.broker.tls else 'mqtt'}://{cfg.broker.host}:{cfg.broker.port}"
+          f"{default}; signing key {cfg.signer.kid}; {len(cfg.principals)} command "
+          f"principal(s): {', '.join(cfg.principals) or 'none, so every command will be denied'}")
+    if args.config_only:
+        print(f"{args.config}: ok (the machine was not looked at: --config-only)")
+        return 0
+    # This machine, as far as it can be seen without the devices or the broker answering
+    # (tabled doctor asks them too).
+    found = [check_libusb(any(isinstance(u, UsbUrl) for u in cfg.devices.values()))]
+    found += [check_device_node(name, url) for name, url in cfg.devices.items()
+              if isinstance(url, SerialUrl)]
+    found.append(check_journal(cfg.journal_path))
+    problems = [f for f in found if f.severity != Severity.OK]
+    for f in problems:
+        print(f"tabled: {f.line()}", file=sys.stderr)
+    if any(f.severity == Severity.FAIL for f in problems):
+        print(f"{args.config}: valid, but this machine is not ready for it (above); "
+              "'tabled doctor' checks the devices and the broker too", file=sys.stderr)
+        return 2
+    print(f"{args.config}: ok; on this machine: libusb, device nodes, journal folder ok")
     return 0
 
 
@@ -491,6 +514,9 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--config", default="/etc/tabled/table.toml", help="the table config")
     cc.add_argument("--credentials", help="where credential:NAME files are, outside systemd "
                                           "(e.g. /etc/credstore/tabled)")
+    cc.add_argument("--config-only", action="store_true",
+                    help="check the file alone, not this machine's device nodes, libusb and "
+                         "journal folder (e.g. for a config meant for another table)")
     cc.set_defaults(func=_cmd_config_check)
     return parser
 
