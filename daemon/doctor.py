@@ -139,11 +139,41 @@ def check_device_node(name: str, url: SerialUrl, user: pwd.struct_passwd | None 
                     + (f" by {who}" if who else ""))
 
 
+def _is_tabled_run(argv: list[str]) -> bool:
+    for i, arg in enumerate(argv):
+        if os.path.basename(arg) == "tabled" or (arg == "-m" and argv[i + 1:i + 2] == ["daemon"]):
+            return "run" in argv[i + 1:]
+    return False
+
+
+def tabled_holding(path: str) -> list[int]:
+    """The pids of running ``tabled run`` processes that have ``path`` open (from /proc):
+    asking their device for IDENTIFY would take frames meant for a live table."""
+    target = os.path.realpath(path)
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            if not _is_tabled_run(argv):
+                continue
+            if any(os.path.realpath(fd) == target for fd in (proc / "fd").iterdir()):
+                pids.append(int(proc.name))
+        except OSError:
+            continue  # gone, or not ours to look at
+    return pids
+
+
 async def check_device(name: str, url: Any, catalogue: Any, kind: Any,
                        timeout: float = 5.0) -> Finding:
     """The device answers IDENTIFY as the right kind, with tabled's protocol version, and
     (where the config names one) the expected serial number."""
     what = f"device {name}"
+    if isinstance(url, SerialUrl) and (pids := tabled_holding(url.path)):
+        return warn(what, f"not asked: {url.path} is in use by tabled run (pid "
+                          f"{', '.join(map(str, pids))}); the service's own view is in "
+                          "systemctl status tabled; stop it to check the device here")
     ended = asyncio.Event()
     seen: list[DeviceStatus] = []
 

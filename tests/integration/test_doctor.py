@@ -26,6 +26,7 @@ from daemon.doctor import (
     check_device_node,
     check_libusb,
     clock_state,
+    tabled_holding,
 )
 from daemon.signing import private_key_pem, public_key_text
 from firmware_protocols.framing import PROTOCOL_VERSION
@@ -187,6 +188,29 @@ async def test_a_silent_device(tmp_path: Path, broker: Mosquitto) -> None:
     assert rc == 2
     assert "no answer to IDENTIFY" in lines["device tumbler"], lines
     assert "powered on" in lines["device tumbler"] or "cable" in lines["device tumbler"]
+
+
+async def test_a_device_the_running_service_owns_is_not_asked(table: Table) -> None:
+    """IDENTIFY to a device a live table is using would take its frames: doctor says so
+    and leaves it alone; the service keeps running."""
+    config = table.write()
+    service = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "daemon", "run", "--config", str(config), "--log-level", "error",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    try:
+        for _ in range(100):  # until it has the port open
+            if tabled_holding(str(table.tumbler)):
+                break
+            await asyncio.sleep(0.1)
+        rc, lines = await doctor(table)
+        assert rc >= 1
+        assert lines["device tumbler"].startswith(
+            f"WARN  device tumbler: not asked: {table.tumbler} is in use by tabled run (pid "
+            f"{service.pid})"), lines
+        assert service.returncode is None
+    finally:
+        service.terminate()
+        await service.wait()
 
 
 # -- libusb ------------------------------------------------------------------------------------
