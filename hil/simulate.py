@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shutil
 import socket
 import sys
@@ -188,7 +189,8 @@ async def _deal(dealer: SimDealer, view: _View, rounds: int,
         await _wait_for_broker(*broker, RECONNECT_WITHIN)
         await view.connected.wait()
         away += time.monotonic() - started
-        view.say(f"broker back after {away:.1f} s: resuming the round under way")
+        view.say(f"broker back after {time.monotonic() - started:.1f} s: resuming the round "
+                 "under way")
         dealer.forget()
         resume = True
     return outages, away
@@ -237,7 +239,13 @@ async def _simulate(game: str, layout: str, decks: int | None, rounds: int,
                     private_work, rig)
         tasks.append(asyncio.create_task(view.run()))
         dealer = rig.dealer()
-        outages, away = await _deal(dealer, view, rounds, broker)
+        try:
+            outages, away = await _deal(dealer, view, rounds, broker)
+        except asyncio.CancelledError:  # Ctrl-C
+            view.say(f"interrupted after {len(_unique(dealer.results))} rounds; cleaning up")
+            # Connections cut mid-exchange leave futures nobody will read: not news now.
+            logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+            raise
         results = _unique(dealer.results)[:rounds]
         for _ in range(int(DRAIN_SECONDS / 0.05)):  # let the last payloads be acknowledged
             if not service.journal.pending_count():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -131,3 +132,15 @@ def test_a_broker_outage_is_survived(tmp_path: Path) -> None:
         if run.poll() is None:
             run.kill()
         broker.cleanup()
+
+
+def test_ctrl_c_stops_it_cleanly(short_tmp: Path) -> None:
+    """Ctrl-C at the terminal: one line saying so, no traceback, nothing left behind (the
+    private broker, in its own session, is stopped by simulate, not by the signal)."""
+    term = Terminal([*TABLED, "simulate", "--rounds", "50", "--speed", "5"],
+                    env=_env(short_tmp))
+    term.wait_for("#2 ", 120)
+    assert term.stop(signal.SIGINT) == 130
+    assert "interrupted after " in term.text
+    assert "Traceback" not in term.text and "error" not in term.text.lower()
+    assert list(short_tmp.iterdir()) == []
