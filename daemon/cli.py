@@ -413,7 +413,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
     from daemon import logs  # noqa: PLC0415
     from daemon.games import get_game as game_of  # noqa: PLC0415
-    from hil.simulate import BrokerGoneError, simulate  # noqa: PLC0415
+    from hil.simulate import BrokerGoneError, TableStuckError, simulate  # noqa: PLC0415
 
     game = game_of(args.game)
     layout = game.check_layout(args.layout or SIM_LAYOUT.get(game.id, next(iter(game.layouts))))
@@ -436,7 +436,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     try:
         results = asyncio.run(simulate(args.game, layout, decks, args.rounds, broker=broker,
                                        speed=args.speed, table=args.table))
-    except BrokerGoneError as exc:
+    except (BrokerGoneError, TableStuckError) as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -638,11 +638,21 @@ def _walk(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     return found
 
 
+class _HelpWithDefaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a default where there is one, and where the help does not already say it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 def parser() -> argparse.ArgumentParser:
     """The whole command line; every help shows each option's default."""
     p = build_parser()
     for each in _walk(p):
-        each.formatter_class = argparse.ArgumentDefaultsHelpFormatter
+        each.formatter_class = _HelpWithDefaults
     return p
 
 

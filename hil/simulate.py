@@ -46,8 +46,8 @@ class BrokerGoneError(RuntimeError):
     pass
 
 
-def show_result(r: dict[str, Any], out: TextIO = sys.stdout) -> None:
-    print(result_line(r), file=out, flush=True)
+class TableStuckError(RuntimeError):
+    pass
 
 
 @dataclass
@@ -175,13 +175,21 @@ async def _deal(dealer: SimDealer, view: _View, rounds: int,
         lost.cancel()
         if work.done() and work.exception() is None:
             break
-        if not work.done():
-            work.cancel()
-        with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError, TimeoutError):
+        work.cancel()
+        try:
             await work
-        if not view.lost.is_set() and work.exception() is not None \
-                and not isinstance(work.exception(), aiomqtt.MqttError | TimeoutError):
-            raise work.exception()  # type: ignore[misc]
+        except (asyncio.CancelledError, aiomqtt.MqttError):
+            pass
+        except TimeoutError:
+            # The dealer waited in vain: an outage the view sees too, or a stuck table.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(view.lost.wait(), 5)
+            if not view.lost.is_set():
+                raise TableStuckError("the table stopped answering the dealer (no reply "
+                                      f"within {dealer.reply_timeout:g} s)") from None
+        except Exception:
+            if not view.lost.is_set():
+                raise
         outages += 1
         started = time.monotonic()
         view.say(f"broker connection lost: the table keeps publishing into its outbox; "

@@ -44,11 +44,12 @@ def test_every_option_has_help_text_and_shows_its_default() -> None:
     for prog, p, a in _options():
         if not a.help or a.help == argparse.SUPPRESS:
             missing.append(f"{prog} {a.option_strings[0]}")
+        text = "".join(p.format_help().split())  # wrapped, also at hyphens
         if a.default not in (None, False) and not a.required:
             shown = f"(default: {a.default})"
-            # Help is wrapped, also at hyphens: compare without whitespace.
-            if shown.replace(" ", "") not in "".join(p.format_help().split()):
+            if shown.replace(" ", "") not in text and f"default{a.default}" not in text:
                 hidden.append(f"{prog} {a.option_strings[0]} {shown}")
+        assert "(default:None)" not in text, prog
     assert not missing, f"options without help: {missing}"
     assert not hidden, f"defaults not shown: {hidden}"
 
