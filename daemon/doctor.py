@@ -166,9 +166,9 @@ def tabled_holding(path: str) -> list[int]:
 
 
 async def check_device(name: str, url: Any, catalogue: Any, kind: Any,
-                       timeout: float = 5.0) -> Finding:
+                       timeout: float = 5.0, expected_serial: str | None = None) -> Finding:
     """The device answers IDENTIFY as the right kind, with tabled's protocol version, and
-    (where the config names one) the expected serial number."""
+    (where the config pins one) the expected serial number."""
     what = f"device {name}"
     if isinstance(url, SerialUrl) and (pids := tabled_holding(url.path)):
         return warn(what, f"not asked: {url.path} is in use by tabled run (pid "
@@ -205,7 +205,7 @@ async def check_device(name: str, url: Any, catalogue: Any, kind: Any,
     if s.state == DeviceState.LOST:
         return fail(what, f"{detail}; fix: check the cable and power, and the URL in "
                           f"devices.{name}")
-    expected = getattr(url, "serial", None)
+    expected = expected_serial or getattr(url, "serial", None)
     if expected and s.serial != expected:
         return fail(what, f"answered with serial {s.serial}, but the config expects "
                           f"{expected}; fix: connect this table's own {name}, or correct "
@@ -381,7 +381,10 @@ async def examine(cfg: TableConfig, raw: dict[str, Any], *, device_timeout: floa
             found.append(node)
             if node.severity == Severity.FAIL:
                 continue
-        found.append(await check_device(name, url, *DEVICES[name], timeout=device_timeout))
+        # A pinned serial: [devices.serials] (issue 12), where the config has them.
+        pinned = getattr(cfg, "serials", {}).get(name)
+        found.append(await check_device(name, url, *DEVICES[name], timeout=device_timeout,
+                                        expected_serial=pinned))
     try:
         tls = tls_context(cfg.broker)
     except (OSError, ssl.SSLError) as exc:

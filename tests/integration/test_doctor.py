@@ -23,11 +23,13 @@ from daemon.doctor import (
     TIME_ERROR,
     Severity,
     check_clock,
+    check_device,
     check_device_node,
     check_libusb,
     clock_state,
     tabled_holding,
 )
+from daemon.service import DEVICES
 from daemon.signing import private_key_pem, public_key_text
 from firmware_protocols.framing import PROTOCOL_VERSION
 from hil.broker import Mosquitto, free_port
@@ -174,6 +176,24 @@ async def test_a_device_speaking_another_protocol_version(tmp_path: Path, broker
     assert rc == 2
     assert f"speaks protocol version {PROTOCOL_VERSION + 1}" in lines["device tumbler"]
     assert "update its firmware" in lines["device tumbler"]
+
+
+async def test_a_device_with_another_serial_number(tmp_path: Path) -> None:
+    """Another table's tumbler (or a swapped one) answers with its own serial number."""
+    port = PtyPort(TumblerSim(), link=tmp_path / "tumbler")
+    await port.start()
+    try:
+        url = SerialUrl(str(port.link))
+        good = await check_device("tumbler", url, *DEVICES["tumbler"], timeout=4)
+        assert good.severity == Severity.OK, good
+        serial = good.detail.split("serial ")[1].split(",")[0]
+        finding = await check_device("tumbler", url, *DEVICES["tumbler"], timeout=4,
+                                     expected_serial="TU9999")
+    finally:
+        await port.stop()
+    assert finding.severity == Severity.FAIL
+    assert finding.detail.startswith(f"answered with serial {serial}, but the config expects "
+                                     "TU9999")
 
 
 async def test_a_silent_device(tmp_path: Path, broker: Mosquitto) -> None:
