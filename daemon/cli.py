@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from daemon.errors import TabledError
 from daemon.games import get_game
 from daemon.games.cards import parse_cards
 from daemon.games.errors import RulesError
@@ -365,7 +366,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 SIM_LAYOUT = {"tiger-buffalo": "P", "tai-sai-open-cover": "E"}
 
 
-class UsageError(ValueError):
+class UsageError(TabledError, ValueError):
     """A bad argument: one line on stderr, exit 2."""
 
 

@@ -178,12 +178,16 @@ async def check_device(name: str, url: Any, catalogue: Any, kind: Any,
     seen: list[DeviceStatus] = []
 
     def on_status(s: DeviceStatus) -> None:
+        # A lost session is retried until the time is up (a port still settling, a
+        # device booting); a handshake, or a device that is the wrong one, is final.
         if s.state in (DeviceState.READY, DeviceState.INCOMPATIBLE, DeviceState.LOST):
             seen.append(DeviceStatus(**{**s.__dict__}))
+        if s.state in (DeviceState.READY, DeviceState.INCOMPATIBLE):
             ended.set()
 
     driver = DeviceDriver(name, url, catalogue, kind, on_status=on_status,
-                          handshake_timeout=min(3.0, timeout))
+                          handshake_timeout=min(3.0, timeout * 0.75),
+                          backoff_initial=0.1, backoff_max=0.5)
     task = asyncio.create_task(driver.run())
     try:
         async with asyncio.timeout(timeout):
@@ -197,7 +201,7 @@ async def check_device(name: str, url: Any, catalogue: Any, kind: Any,
     if not seen:
         return fail(what, f"no answer from {url} within {timeout:g} s; fix: check that the "
                           f"{name} is powered on and its cable is in")
-    s = seen[0]
+    s = seen[-1]
     detail = s.detail.removeprefix(f"{name}: ")
     if s.state == DeviceState.INCOMPATIBLE:
         return fail(what, f"{detail}; fix: connect the right device, or update its firmware "

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 import aiomqtt
 
 from daemon.config import parse_config
+from daemon.errors import TabledError
 from daemon.service import TableService
 from daemon.signing import Keyring, key_id, public_key_text
 from daemon.watch import WIDTH, Watcher, result_header, result_line
@@ -42,11 +43,11 @@ RECONNECT_WITHIN = 300.0  # seconds a broker may be away before the run gives up
 DRAIN_SECONDS = 3.0  # at the end, how long the outbox gets to be acknowledged
 
 
-class BrokerGoneError(RuntimeError):
+class BrokerGoneError(TabledError, RuntimeError):
     pass
 
 
-class TableStuckError(RuntimeError):
+class TableStuckError(TabledError, RuntimeError):
     pass
 
 

@@ -218,10 +218,11 @@ async def test_a_device_the_running_service_owns_is_not_asked(table: Table) -> N
         sys.executable, "-m", "daemon", "run", "--config", str(config), "--log-level", "error",
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
-        for _ in range(100):  # until it has the port open
+        for _ in range(600):  # until it has the port open (a loaded machine: a while)
             if tabled_holding(str(table.tumbler)):
                 break
             await asyncio.sleep(0.1)
+        assert tabled_holding(str(table.tumbler)) == [service.pid]
         rc, lines = await doctor(table)
         assert rc >= 1
         assert lines["device tumbler"].startswith(
