@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import ctypes
 import ctypes.util
-import importlib
 import os
 import pwd
 import ssl
@@ -27,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from daemon.config import TableConfig, resolve_path
 from daemon.device_url import SerialUrl, UsbUrl
 from daemon.drivers.device import DeviceDriver, DeviceState, DeviceStatus
+from daemon.published_keys import published
 
 SERVICE_USER = "tabled"
 MIN_FREE = 50 * 2**20  # below this the journal is about to fail: FAIL
@@ -328,26 +327,15 @@ def check_secret_file(what: str, path: Path) -> Finding:
     return ok(what, f"{path}, mode {mode:04o}")
 
 
-def published_key(key: Ed25519PublicKey) -> str | None:
-    """Where this key's private half was published, if it was (issue 12's list in
-    daemon/published_keys.py; until it is on main, nothing is known published)."""
-    try:
-        module = importlib.import_module("daemon.published_keys")
-    except ImportError:
-        return None
-    where = module.published(key)
-    return None if where is None else str(where)
-
-
 def check_trusted_keys(cfg: TableConfig) -> Finding:
     what = "keys"
     bad = []
-    signer = published_key(cfg.signer.key.public_key())
+    signer = published(cfg.signer.key.public_key())
     if signer is not None:
         bad.append(f"the signing key (signing.key_file) is one whose private half is "
                    f"public ({signer}): anyone can forge this table's results")
     for name, p in cfg.principals.items():
-        where = published_key(p.key)
+        where = published(p.key)
         if where is not None:
             bad.append(f"commands.principals.{name} trusts a key whose private half is "
                        f"public ({where})")
@@ -385,8 +373,7 @@ async def examine(cfg: TableConfig, raw: dict[str, Any], *, device_timeout: floa
             found.append(node)
             if node.severity == Severity.FAIL:
                 continue
-        # A pinned serial: [devices.serials] (issue 12), where the config has them.
-        pinned = getattr(cfg, "serials", {}).get(name)
+        pinned = cfg.serials.get(name)  # [devices.serials]
         found.append(await check_device(name, url, *DEVICES[name], timeout=device_timeout,
                                         expected_serial=pinned))
     try:

@@ -54,12 +54,14 @@ class Table:
         self.broker: dict[str, str] = {"url": f"mqtt://127.0.0.1:{broker_port}"}
         self.principal = public_key_text(Ed25519PrivateKey.generate().public_key())
         self.config = work / "table.toml"
+        self.serial = "TM0001"  # the simulated tumbler's
 
     def write(self) -> Path:
         broker = "\n".join(f'{k} = "{v}"' for k, v in self.broker.items())
         self.config.write_text(
             f'[table]\nid = "ts-1"\ngame = "tai-sai-open-cover"\nlayout = "E"\n'
             f'[devices]\ntumbler = "serial://{self.tumbler}?baud=115200"\n'
+            f'serials = {{ tumbler = "{self.serial}" }}\n'
             f"[broker]\n{broker}\n"
             f'[journal]\npath = "{self.journal}"\n'
             f'[signing]\nkey_file = "{self.key}"\n'
@@ -194,6 +196,15 @@ async def test_a_device_with_another_serial_number(tmp_path: Path) -> None:
     assert finding.severity == Severity.FAIL
     assert finding.detail.startswith(f"answered with serial {serial}, but the config expects "
                                      "TU9999")
+
+
+async def test_a_device_other_than_the_pinned_serial(table: Table) -> None:
+    """[devices.serials] pins the tumbler's serial number; another tumbler is refused."""
+    table.serial = "TM9999"
+    rc, lines = await doctor(table)
+    assert rc == 2
+    assert lines["device tumbler"].startswith("FAIL"), lines
+    assert "TM0001" in lines["device tumbler"] and "TM9999" in lines["device tumbler"]
 
 
 async def test_a_silent_device(tmp_path: Path, broker: Mosquitto) -> None:

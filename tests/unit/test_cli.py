@@ -98,7 +98,7 @@ def test_config_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def _table_toml(tmp_path: Path, devices: str, journal: Path, broker: str = "") -> Path:
     path = tmp_path / "table.toml"
     path.write_text(f'[table]\nid = "ts-1"\ngame = "tai-sai-open-cover"\nlayout = "E"\n'
-                    f"[devices]\n{devices}\n{broker}"
+                    f'[devices]\n{devices}\nserials = {{ tumbler = "TM0001" }}\n{broker}'
                     f'[journal]\npath = "{journal}"\n'
                     f'[signing]\nkey_file = "{TABLE_KEY_FILE}"\n', encoding="utf-8")
     return path
