@@ -1,4 +1,4 @@
-"""The ``tabled`` command line."""
+"""The tabled command line: runs a table, simulates one, checks and watches it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from daemon.errors import TabledError
 from daemon.games import get_game
 from daemon.games.cards import parse_cards
 from daemon.games.errors import RulesError
@@ -77,22 +78,45 @@ def _cmd_protocol_docs(args: argparse.Namespace) -> int:
 
 def _cmd_config_check(args: argparse.Namespace) -> int:
     import os  # noqa: PLC0415
+    import tomllib  # noqa: PLC0415
 
-    from daemon.config import ConfigError, load_config  # noqa: PLC0415
+    from daemon.config import DEFAULT_BROKER, ConfigError, load_config  # noqa: PLC0415
+    from daemon.device_url import SerialUrl, UsbUrl  # noqa: PLC0415
+    from daemon.doctor import Severity, check_device_node, check_journal, check_libusb  # noqa: PLC0415
 
     if args.credentials:
         os.environ["CREDENTIALS_DIRECTORY"] = args.credentials
     try:
         cfg = load_config(args.config)
+        with open(args.config, "rb") as fh:
+            broker_set = "url" in tomllib.load(fh).get("broker", {})
     except ConfigError as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
     devices = ", ".join(f"{k}={v}" for k, v in cfg.devices.items())
-    print(f"{args.config}: ok: table {cfg.table_id}, {cfg.game} layout {cfg.layout}"
+    default = "" if broker_set else f" (the default: broker.url is not set, so {DEFAULT_BROKER})"
+    print(f"{args.config}: table {cfg.table_id}, {cfg.game} layout {cfg.layout}"
           f"{f', {cfg.decks} decks' if cfg.decks else ''}; {devices}; broker "
-          f"{'mqtts' if cfg.broker.tls else 'mqtt'}://{cfg.broker.host}:{cfg.broker.port}; "
-          f"signing key {cfg.signer.kid}; {len(cfg.principals)} command principal(s): "
-          f"{', '.join(cfg.principals) or 'none, so every command will be denied'}")
+          f"{'mqtts' if cfg.broker.tls else 'mqtt'}://{cfg.broker.host}:{cfg.broker.port}"
+          f"{default}; signing key {cfg.signer.kid}; {len(cfg.principals)} command "
+          f"principal(s): {', '.join(cfg.principals) or 'none, so every command will be denied'}")
+    if args.config_only:
+        print(f"{args.config}: ok (the machine was not looked at: --config-only)")
+        return 0
+    # This machine, as far as it can be seen without the devices or the broker answering
+    # (tabled doctor asks them too).
+    found = [check_libusb(any(isinstance(u, UsbUrl) for u in cfg.devices.values()))]
+    found += [check_device_node(name, url) for name, url in cfg.devices.items()
+              if isinstance(url, SerialUrl)]
+    found.append(check_journal(cfg.journal_path))
+    problems = [f for f in found if f.severity != Severity.OK]
+    for f in problems:
+        print(f"tabled: {f.line()}", file=sys.stderr)
+    if any(f.severity == Severity.FAIL for f in problems):
+        print(f"{args.config}: valid, but this machine is not ready for it (above); "
+              "'tabled doctor' checks the devices and the broker too", file=sys.stderr)
+        return 2
+    print(f"{args.config}: ok; on this machine: libusb, device nodes, journal folder ok")
     return 0
 
 
@@ -278,84 +302,284 @@ def _cmd_hil_run(args: argparse.Namespace) -> int:
     return main_run(args.scenario, args.broker, args.rig, args.speed, args.seed)
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import tomllib  # noqa: PLC0415
+
+    from daemon import logs  # noqa: PLC0415
+    from daemon.config import ConfigError, load_config  # noqa: PLC0415
+    from daemon.doctor import Severity, check_clock, check_libusb, clock_state, examine, fail, ok  # noqa: PLC0415
+
+    if args.credentials:
+        os.environ["CREDENTIALS_DIRECTORY"] = args.credentials
+    logs.setup(args.log_level)
+    try:
+        cfg = load_config(args.config)
+        with open(args.config, "rb") as f:
+            raw = tomllib.load(f)
+    except ConfigError as exc:
+        findings = [fail("config", f"{args.config}: {p}; fix: tabled config check --config "
+                                   f"{args.config}") for p in exc.problems]
+        findings += [check_libusb(False), check_clock(clock_state())]
+    else:
+        findings = [ok("config", f"{args.config}: table {cfg.table_id}, {cfg.game} layout "
+                                 f"{cfg.layout}")]
+        findings += asyncio.run(examine(cfg, raw, device_timeout=args.device_timeout))
+    for finding in findings:
+        print(finding.line(), flush=True)
+    count = {s: sum(f.severity == s for f in findings) for s in Severity}
+    worst = max(f.severity for f in findings)
+    print(f"{count[Severity.FAIL]} failed, {count[Severity.WARN]} warnings, "
+          f"{count[Severity.OK]} OK: exit {int(worst)}", file=sys.stderr)
+    return int(worst)
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415
+    import contextlib  # noqa: PLC0415
+    import ssl  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from daemon.signing import KeyFileError, Keyring, load_public_key, parse_public_key  # noqa: PLC0415
+    from daemon.watch_view import WatchBroker, watch  # noqa: PLC0415
+
+    host, port, tls = broker_url(args.broker, tls_allowed=True)
+    keys = []
+    for k in args.key:
+        try:
+            keys.append(load_public_key(Path(k)) if Path(k).exists() else parse_public_key(k))
+        except KeyFileError as exc:
+            raise UsageError(f"--key {k}: {exc}") from None
+    for t in args.table or []:
+        if not t or not all(ch.isalnum() or ch in "-_" for ch in t):
+            raise UsageError(f"--table {t!r}: letters, digits, '-' and '_' only")
+    password = None
+    if args.password_file:
+        try:
+            password = Path(args.password_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise UsageError(f"--password-file {args.password_file}: {exc.strerror}") from None
+    context = None
+    if tls:
+        try:
+            context = ssl.create_default_context(cafile=args.ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(f"--ca-file {args.ca_file}: {exc}") from None
+    broker = WatchBroker(host, port, context, args.username, password)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a watch ends
+        asyncio.run(watch(broker, Keyring.of(keys), tuple(args.table or ()), args.prefix))
+    return 0
+
+
+SIM_LAYOUT = {"tiger-buffalo": "P", "tai-sai-open-cover": "E"}
+
+
+class UsageError(TabledError, ValueError):
+    """A bad argument: one line on stderr, exit 2."""
+
+
+def broker_url(text: str, *, tls_allowed: bool) -> tuple[str, int, bool]:
+    """``mqtt[s]://host:port`` or ``host:port`` -> host, port (1883/8883 if left out), TLS."""
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    if text.startswith("mqtts://") and not tls_allowed:
+        raise UsageError(f"--broker {text}: simulate speaks plain MQTT to a broker on this "
+                         "machine or a lab network; give mqtt://host:port")
+    parts = urlsplit(text if "://" in text else f"mqtt://{text}")
+    tls = parts.scheme == "mqtts"
+    try:
+        port = parts.port or (8883 if tls else 1883)
+    except ValueError:
+        port = -1
+    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname or port <= 0 \
+            or parts.path or parts.query or parts.username:
+        raise UsageError(f"--broker {text}: expected mqtt://host:port"
+                         f"{' or mqtts://host:port' if tls_allowed else ''}, e.g. "
+                         "mqtt://127.0.0.1:1883")
+    return parts.hostname, port, tls
+
+
+def broker_address(text: str) -> tuple[str, int]:
+    """simulate's --broker: plain MQTT only."""
+    host, port, _ = broker_url(text, tls_allowed=False)
+    return host, port
+
+
+def _reachable(host: str, port: int) -> None:
+    import socket  # noqa: PLC0415
+
+    try:
+        with socket.create_connection((host, port), timeout=3):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--broker mqtt://{host}:{port}: cannot connect: "
+                         f"{exc.strerror or exc} (leave out --broker for a private one)"
+                         ) from None
+
+
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
 
     from daemon import logs  # noqa: PLC0415
     from daemon.games import get_game as game_of  # noqa: PLC0415
-    from hil.simulate import simulate  # noqa: PLC0415
+    from hil.simulate import BrokerGoneError, TableStuckError, simulate  # noqa: PLC0415
 
-    logs.setup("WARNING")  # the rounds are the display; the journal has the details
     game = game_of(args.game)
-    game.check_layout(args.layout)
+    layout = game.check_layout(args.layout or SIM_LAYOUT.get(game.id, next(iter(game.layouts))))
+    decks = args.decks
     if game.kind == "baccarat":
-        game.check_decks(args.decks)
-    broker = None
-    if args.broker:
-        host, _, port = args.broker.removeprefix("mqtt://").partition(":")
-        broker = (host, int(port or 1883))
-    results = asyncio.run(simulate(args.game, args.layout, args.decks, args.rounds,
-                                   broker=broker, speed=args.speed))
+        decks = game.check_decks(8 if decks is None else decks)
+    elif decks is not None:
+        raise UsageError(f"--decks: {game.id} is played with dice")
+    if args.rounds < 1:
+        raise UsageError(f"--rounds {args.rounds}: play at least one round")
+    if not 0.1 <= args.speed <= 1000:
+        raise UsageError(f"--speed {args.speed:g}: give 0.1 to 1000 (times real time)")
+    if not args.table or not all(ch.isalnum() or ch in "-_" for ch in args.table):
+        raise UsageError(f"--table {args.table!r}: letters, digits, '-' and '_' only "
+                         "(it is part of every MQTT topic)")
+    broker = broker_address(args.broker) if args.broker else None
+    if broker is not None:
+        _reachable(*broker)
+    logs.setup("WARNING")  # the rounds are the display; the journal has the details
+    try:
+        results = asyncio.run(simulate(args.game, layout, decks, args.rounds, broker=broker,
+                                       speed=args.speed, table=args.table))
+    except (BrokerGoneError, TableStuckError) as exc:
+        print(f"tabled: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
     return 0 if len(results) == args.rounds else 1
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+DESCRIPTION = ("tabled: the table-side controller for casino table games. It runs a table "
+               "(run), simulates one on this machine (simulate), checks one (config check, "
+               "doctor) and watches tables live (watch).")
+
+
+def _cmd_completion(args: argparse.Namespace) -> int:
+    from daemon.completion import bash  # noqa: PLC0415
+
+    sys.stdout.write(bash(parser()))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tabled", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    from daemon import __version__  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(prog="tabled", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"tabled {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     rules = sub.add_parser("rules", help="the game rules engine")
     rsub = rules.add_subparsers(dest="rules_command", required=True)
 
     ps = rsub.add_parser("par-sheet", help="exact game math for every offered bet")
-    ps.add_argument("--game", required=True)
+    ps.add_argument("--game", required=True, help=GAME_HELP)
     ps.add_argument("--layout", required=True, help="the Appendix letter, e.g. P")
     ps.add_argument("--decks", type=int, help="4-10 for baccarat games (default 8)")
-    ps.add_argument("--json", action="store_true")
+    ps.add_argument("--json", action="store_true", help="print JSON instead of text")
     ps.set_defaults(func=_cmd_par_sheet)
 
     st = rsub.add_parser("settle", help="settle one round: cards in deal order, or three dice")
-    st.add_argument("--game", required=True)
-    st.add_argument("--layout", required=True)
+    st.add_argument("--game", required=True, help=GAME_HELP)
+    st.add_argument("--layout", required=True, help="the Appendix letter, e.g. P")
     st.add_argument("outcome", nargs="+", help="card codes such as 9H KS, or dice such as 3 3 5")
     st.set_defaults(func=_cmd_settle)
 
     dc = rsub.add_parser("docs", help="write docs/games.md from the engine's data")
-    dc.add_argument("--output", default="docs/games.md")
+    dc.add_argument("--output", default="docs/games.md", help="the file to write")
     dc.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
     dc.set_defaults(func=_cmd_docs)
 
     protocols = sub.add_parser("protocols", help="the device wire protocols")
     psub = protocols.add_subparsers(dest="protocols_command", required=True)
     pd = psub.add_parser("docs", help="write the device specs (shoe.md, ...) from the codecs")
-    pd.add_argument("--directory", default="firmware_protocols")
+    pd.add_argument("--directory", default="firmware_protocols",
+                    help="where the specs are written")
     pd.add_argument("--check", action="store_true", help="exit 1 if a spec is out of date")
     pd.set_defaults(func=_cmd_protocol_docs)
 
     run = sub.add_parser("run", help="run the table controller")
-    run.add_argument("--config", default="/etc/tabled/table.toml")
-    run.add_argument("--log-level", default="INFO")
+    run.add_argument("--config", default="/etc/tabled/table.toml", help="the table config")
+    add_log_level(run)
     run.set_defaults(func=_cmd_run)
 
-    sim = sub.add_parser("simulate", help="a whole simulated table on this machine")
-    sim.add_argument("--game", default="tiger-buffalo")
-    sim.add_argument("--layout", default="P")
-    sim.add_argument("--decks", type=int, default=8)
-    sim.add_argument("--rounds", type=int, default=20)
-    sim.add_argument("--speed", type=float, default=20.0,
-                     help="how much faster than real time the devices run")
-    sim.add_argument("--broker", help="mqtt://host:port; default: a private broker")
-    sim.set_defaults(func=_cmd_simulate)
+    _add_simulate_command(sub)
+    _add_watch_command(sub)
+    _add_doctor_command(sub)
 
     _add_trust_commands(sub)
     _add_hil_commands(sub)
+    comp = sub.add_parser("completion", help="print a shell completion script: "
+                                             "source <(tabled completion bash)")
+    comp.add_argument("shell", choices=("bash",), help="the shell")
+    comp.set_defaults(func=_cmd_completion)
 
     config = sub.add_parser("config", help="the table config")
     csub = config.add_subparsers(dest="config_command", required=True)
     cc = csub.add_parser("check", help="validate a table config and say what it sets up")
-    cc.add_argument("--config", default="/etc/tabled/table.toml")
+    cc.add_argument("--config", default="/etc/tabled/table.toml", help="the table config")
     cc.add_argument("--credentials", help="where credential:NAME files are, outside systemd "
-                                          "(e.g. /etc/credstore)")
+                                          "(e.g. /etc/credstore/tabled)")
+    cc.add_argument("--config-only", action="store_true",
+                    help="check the file alone, not this machine's device nodes, libusb and "
+                         "journal folder (e.g. for a config meant for another table)")
     cc.set_defaults(func=_cmd_config_check)
     return parser
+
+
+def _add_doctor_command(sub: Any) -> None:
+    d = sub.add_parser("doctor", help="check every precondition of this table: devices, "
+                                      "libusb, broker, journal, clock, keys",
+                       description="Checks every precondition of a table, one line each: OK, "
+                                   "or what is wrong and how to fix it. Exit status: 0 all "
+                                   "OK, 1 warnings only, 2 a failure.")
+    d.add_argument("--config", default="/etc/tabled/table.toml", help="the table config")
+    d.add_argument("--credentials", help="where credential:NAME files are, outside systemd "
+                                         "(e.g. /etc/credstore/tabled)")
+    d.add_argument("--device-timeout", type=float, default=5.0,
+                   help="seconds each device has to answer IDENTIFY")
+    add_log_level(d, default="CRITICAL")
+    d.set_defaults(func=_cmd_doctor)
+
+
+def _add_watch_command(sub: Any) -> None:
+    w = sub.add_parser("watch", help="a live terminal view of tables, from their signed "
+                                     "MQTT payloads")
+    w.add_argument("--broker", default="mqtt://127.0.0.1:1883",
+                   help="mqtt://host:port or mqtts://host:port")
+    w.add_argument("--table", action="append",
+                   help="a table id to watch; repeat for more (default: every table)")
+    w.add_argument("--key", action="append", required=True,
+                   help="a trusted public key: a file (tabled keys generate's .pub) or its "
+                        "base64 text; repeat for several tables or a rotation")
+    w.add_argument("--prefix", default="tables", help="the tables' MQTT topic prefix")
+    w.add_argument("--username", help="MQTT user name")
+    w.add_argument("--password-file", help="a file holding the MQTT password")
+    w.add_argument("--ca-file", help="mqtts: the CA that signed the broker's certificate "
+                                     "(default: the system's)")
+    w.set_defaults(func=_cmd_watch)
+
+
+def _add_simulate_command(sub: Any) -> None:
+    sim = sub.add_parser("simulate", help="a whole simulated table on this machine")
+    sim.add_argument("--game", default="tiger-buffalo", help=GAME_HELP)
+    sim.add_argument("--layout", help="the Appendix letter (default: P for Tiger Buffalo, "
+                                      "E for Tai Sai, else A)")
+    sim.add_argument("--decks", type=int, help="decks in the shoe, 4-10 (baccarat games; "
+                                               "default 8)")
+    sim.add_argument("--rounds", type=int, default=20, help="rounds to play")
+    sim.add_argument("--speed", type=float, default=20.0,
+                     help="how much faster than real time the devices run")
+    sim.add_argument("--table", default="sim-1",
+                     help="the table id (its MQTT topics are tables/TABLE/...); give each "
+                          "run on a shared broker its own")
+    sim.add_argument("--broker", help="mqtt://host:port of a running broker "
+                                      "(default: a private Mosquitto on a free port)")
+    sim.set_defaults(func=_cmd_simulate)
 
 
 def _add_hil_commands(sub: Any) -> None:
@@ -365,7 +589,8 @@ def _add_hil_commands(sub: Any) -> None:
     hr.add_argument("scenario", help="a scenario file (hil/scenarios/*.json)")
     hr.add_argument("--broker", help="mqtt://host:port; default: a private broker")
     hr.add_argument("--rig", help="a rig description naming real devices; default: simulators")
-    hr.add_argument("--speed", type=float, default=50.0)
+    hr.add_argument("--speed", type=float, default=50.0,
+                    help="how much faster than real time the simulated devices run")
     hr.add_argument("--seed", type=int, default=1, help="the random part of the shoe")
     hr.set_defaults(func=_cmd_hil_run)
 
@@ -389,7 +614,7 @@ def _add_trust_commands(sub: Any) -> None:
     cosub = command.add_subparsers(dest="command_command", required=True)
     cs = cosub.add_parser("sign", help="print a signed command, for mosquitto_pub -s")
     cs.add_argument("--key", required=True, help="the principal's private key (PEM)")
-    cs.add_argument("--table", required=True)
+    cs.add_argument("--table", required=True, help="the table id the command is for")
     cs.add_argument("--id", help="the command id (default: a random one)")
     cs.add_argument("--reason", help="void_round's reason")
     cs.add_argument("--irregularity", help="void_round: the code of the cause the pit saw, "
@@ -404,11 +629,48 @@ def _add_trust_commands(sub: Any) -> None:
     cs.set_defaults(func=_cmd_command_sign)
 
 
+GAME_HELP = ("the game id: tiger-buffalo, tiger-buffalo-insurance-plus, tiger-baccarat or "
+             "tai-sai-open-cover")
+
+
+def add_log_level(p: argparse.ArgumentParser, default: str = "INFO") -> None:
+    p.add_argument("--log-level", default=default, type=str.upper, choices=LOG_LEVELS,
+                   metavar="LEVEL", help=f"one of {', '.join(LOG_LEVELS)} (any case)")
+
+
+def _walk(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parser and every subcommand's parser below it."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += _walk(child)
+    return found
+
+
+class _HelpWithDefaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a default where there is one, and where the help does not already say it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The whole command line; every help shows each option's default."""
+    p = build_parser()
+    for each in _walk(p):
+        each.formatter_class = _HelpWithDefaults
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except RulesError as exc:
+    except (RulesError, UsageError) as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
 

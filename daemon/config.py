@@ -298,8 +298,11 @@ def _serials(c: _Checker, d: dict[str, Any], devices: dict[str, DeviceUrl]
     return out
 
 
+DEFAULT_BROKER = "mqtt://127.0.0.1:1883"  # broker.url left out: the table's own Mosquitto
+
+
 def _broker(c: _Checker, b: dict[str, Any], table_id: str) -> BrokerConfig | None:
-    url = c.string(b, "broker", "url", default="mqtt://127.0.0.1:1883")
+    url = c.string(b, "broker", "url", default=DEFAULT_BROKER)
     if url is None:
         return None
     parts = urlsplit(url)
@@ -319,9 +322,12 @@ def _broker(c: _Checker, b: dict[str, Any], table_id: str) -> BrokerConfig | Non
     if not tls and not _is_loopback(parts.hostname) and not allow:
         c.problems.append(f"broker.url: plaintext MQTT to {parts.hostname}, which is not "
                           "loopback; use mqtts:// or set broker.allow_plaintext_remote = true")
-    if "password" in b and "password_file" in b:
-        c.problems.append("broker.password: give password or password_file, not both")
-    password = b.get("password")
+    if "password" in b:
+        # docs/operations.md: secrets are systemd credentials, never in the config.
+        c.problems.append("broker.password: a password is a secret and never goes in the "
+                          "config; put it in /etc/credstore/tabled/mqtt-password and set "
+                          'password_file = "credential:mqtt-password"')
+    password = None
     path = _path(c, b, "broker", "password_file") if "password_file" in b else None
     if path is not None:
         try:
@@ -341,6 +347,13 @@ def _broker(c: _Checker, b: dict[str, Any], table_id: str) -> BrokerConfig | Non
     return BrokerConfig(parts.hostname, port, tls, b.get("username"), password,
                         files["ca_file"], files["cert_file"], files["key_file"],
                         str(b.get("client_id", f"tabled-{table_id}")))
+
+
+def _decks_problem(game: Any, raw: Any) -> str:
+    what = "is outside" if isinstance(raw, int) and not isinstance(raw, bool) \
+        else "is not a whole number of decks; give one in"
+    return (f"table.decks: {raw!r} {what} {game.decks[0]}-{game.decks[1]} "
+            f"({game.id} clause {game.decks_clause})")
 
 
 def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
@@ -376,8 +389,7 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
                 try:
                     decks = game.check_decks(raw)
                 except RulesError:
-                    c.problems.append(f"table.decks: {raw!r} is outside {game.decks[0]}-"
-                                      f"{game.decks[1]} ({game.id} clause {game.decks_clause})")
+                    c.problems.append(_decks_problem(game, raw))
         elif "decks" in t:
             c.problems.append(f"table.decks: {game.id} is played with dice; remove this key")
     devices, serials = _devices(c, d, game)

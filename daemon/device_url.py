@@ -76,6 +76,9 @@ def parse_device_url(url: str) -> DeviceUrl:
     query = parse_qs(parts.query, keep_blank_values=True)
     if parts.scheme == "serial":
         path = parts.netloc + parts.path
+        if not url.startswith("serial://"):
+            raise DeviceUrlError(f"{url!r}: write serial://{path}{'?' if parts.query else ''}"
+                                 f"{parts.query} (serial:// and then the absolute path)")
         if not path.startswith("/"):
             raise DeviceUrlError(f"{url!r}: serial URLs name an absolute device path, "
                                  "e.g. serial:///dev/tabled/shoe?baud=115200")

@@ -52,8 +52,9 @@ class Mosquitto:
 
     def start(self) -> None:
         out = self.log.open("ab")
+        # Its own session: a Ctrl-C at the terminal goes to its owner, which stops it last.
         self.proc = subprocess.Popen([self.binary, "-c", str(self.conf)], stdout=out,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

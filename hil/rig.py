@@ -41,6 +41,7 @@ class SimRig:
     protocol_versions: dict[str, int] = field(default_factory=dict)  # a wrong one, to test
     # More [table] settings, as a scenario gives them (e.g. insurance = false, IP 4.2.2).
     table_settings: dict[str, Any] = field(default_factory=dict)
+    table_id: str = TABLE_ID
     sims: dict[str, Any] = field(default_factory=dict)
     ports: dict[str, DevicePort] = field(default_factory=dict)
 
@@ -50,7 +51,7 @@ class SimRig:
 
     @property
     def base(self) -> str:
-        return f"tables/{TABLE_ID}"
+        return f"tables/{self.table_id}"
 
     @property
     def keyring(self) -> Keyring:
@@ -90,7 +91,7 @@ class SimRig:
                 "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler.port}"}
 
     def config(self) -> dict[str, Any]:
-        table: dict[str, Any] = {"id": TABLE_ID, "game": self.game, "layout": self.layout,
+        table: dict[str, Any] = {"id": self.table_id, "game": self.game, "layout": self.layout,
                                  **self.table_settings}
         if not self.dice:
             table["decks"] = self.decks

@@ -24,6 +24,11 @@ PYTHON=${PYTHON:-python3}
 "$PYTHON" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 11) else "tabled needs Python 3.11+")' \
     || { live && apt-get install -y -qq python3-venv >/dev/null; }
 
+# libusb: the shuffler is opened with pyusb, which needs it ('tabled doctor' checks it).
+if live && ! ldconfig -p | grep -q 'libusb-1\.0\.so'; then
+    apt-get install -y -qq libusb-1.0-0 >/dev/null
+fi
+
 VERSION=$("$PYTHON" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])')
 RELEASE=$VERSION-$(date -u +%Y%m%dT%H%M%SZ)
 OPT=$R/opt/tabled
@@ -80,5 +85,6 @@ if live; then
     systemctl enable tabled.service
     echo "== installed. Check the config, then start:"
     echo "   CREDENTIALS_DIRECTORY=/etc/credstore/tabled /opt/tabled/current/bin/tabled config check"
+    echo "   /opt/tabled/current/bin/tabled doctor --credentials /etc/credstore/tabled"
     echo "   systemctl restart tabled && journalctl -u tabled -f"
 fi

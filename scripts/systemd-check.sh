@@ -5,8 +5,9 @@
 #
 #   sudo ./scripts/systemd-check.sh
 #
-# Needs root and the network (the Debian mirror and PyPI). The first run builds the
-# container's root file system with debootstrap (about 1.5 minutes); later runs reuse it.
+# Needs root and the network: the Debian archive the host's apt uses (scripts/apt-mirror.sh;
+# TABLED_DEBIAN_MIRROR overrides it) and PyPI. The first run builds the container's root
+# file system with debootstrap (about 1.5 minutes); later runs reuse it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOTFS=${TABLED_NSPAWN_ROOTFS:-/var/tmp/tabled-nspawn-bookworm}
@@ -15,11 +16,13 @@ command -v debootstrap >/dev/null && command -v systemd-nspawn >/dev/null ||
     apt-get install -y -qq --no-install-recommends debootstrap systemd-container >/dev/null
 
 if [ ! -x "$ROOTFS/lib/systemd/systemd" ]; then
-    echo "== debootstrap Debian 12 into $ROOTFS"
+    # The Debian archive this host's apt uses: the check works wherever the host's apt does.
+    MIRROR=$(scripts/apt-mirror.sh)
+    echo "== debootstrap Debian 12 into $ROOTFS from $MIRROR"
     rm -rf "$ROOTFS.new"
     debootstrap --variant=minbase \
         --include=systemd,systemd-sysv,dbus,mosquitto,python3,python3-venv,procps \
-        bookworm "$ROOTFS.new" http://deb.debian.org/debian >/dev/null
+        bookworm "$ROOTFS.new" "$MIRROR" >/dev/null
     # The container shares the host's network: its own broker would fight over 1883.
     # The check starts a private one on a free port instead.
     ln -sf /dev/null "$ROOTFS.new/etc/systemd/system/mosquitto.service"

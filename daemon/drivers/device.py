@@ -85,6 +85,15 @@ class DeviceStatus:
         return d
 
 
+def session_ended_line(name: str, reason: str, dump: list[str]) -> str:
+    """One log line for an ended session: the device named once, then the last frames
+    (only if any were exchanged), so journald and grep see one whole message."""
+    while reason.startswith(f"{name}: "):
+        reason = reason[len(name) + 2:]
+    frames = f"; last {min(len(dump), 20)} frames: {' | '.join(dump[-20:])}" if dump else ""
+    return f"{name}: {reason}{frames}"
+
+
 @dataclass
 class DeviceDriver:
     name: str
@@ -184,8 +193,7 @@ class DeviceDriver:
         self._pending.clear()
         self._untagged.clear()
         dump = self._endpoint.dump() if self._endpoint else []
-        log.warning("%s: %s; last %d frames:\n%s", self.name, reason, len(dump),
-                    "\n".join(dump[-20:]))
+        log.warning("%s", session_ended_line(self.name, reason, dump))
         self._set(state, reason)
 
     async def _session(self) -> None:

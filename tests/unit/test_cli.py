@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -83,15 +84,58 @@ def test_config_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     (creds / "signing-key").write_bytes(TABLE_KEY_FILE.read_bytes())
     example = root / "systemd/table.example.toml"
     assert main(["config", "check", "--credentials", str(creds), "--config",
-                 str(example)]) == 2  # it trusts no principal as shipped (issue 12)
+                 str(example), "--config-only"]) == 2  # trusts no principal as shipped (issue 12)
     assert "tabled keys generate --out pit-supervisor-1" in capsys.readouterr().err
     edited = tmp_path / "edited.toml"
     real = public_key_text(Ed25519PrivateKey.generate().public_key())
     edited.write_text(re.sub(r'"REPLACE-ME[^"]*"', f'"{real}"',
                              example.read_text(encoding="utf-8")), encoding="utf-8")
     assert main(["config", "check", "--credentials", str(creds), "--config",
-                 str(edited)]) == 0
+                 str(edited), "--config-only"]) == 0
     assert "1 command principal(s): pit-supervisor-1" in capsys.readouterr().out
+
+
+def _table_toml(tmp_path: Path, devices: str, journal: Path, broker: str = "") -> Path:
+    path = tmp_path / "table.toml"
+    path.write_text(f'[table]\nid = "ts-1"\ngame = "tai-sai-open-cover"\nlayout = "E"\n'
+                    f'[devices]\n{devices}\nserials = {{ tumbler = "TM0001" }}\n{broker}'
+                    f'[journal]\npath = "{journal}"\n'
+                    f'[signing]\nkey_file = "{TABLE_KEY_FILE}"\n', encoding="utf-8")
+    return path
+
+
+def test_config_check_looks_at_the_machine(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing device node and a journal folder that does not exist are errors (exit 2)
+    even though the file itself is valid; --config-only checks the file alone."""
+    config = _table_toml(tmp_path, 'tumbler = "serial:///dev/tabled/tumbler"',
+                         tmp_path / "nowhere" / "journal.db")
+    assert main(["config", "check", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "FAIL  device tumbler node: /dev/tabled/tumbler does not exist" in err
+    assert f"FAIL  journal: {tmp_path / 'nowhere'} does not exist" in err
+    assert "this machine is not ready for it" in err
+    assert main(["config", "check", "--config", str(config), "--config-only"]) == 0
+    # On this machine: a real serial device (a pty) and a journal folder that exists.
+    master, slave = os.openpty()
+    try:
+        config = _table_toml(tmp_path, f'tumbler = "serial://{os.ttyname(slave)}"',
+                             tmp_path / "journal.db")
+        assert main(["config", "check", "--config", str(config)]) == 0
+    finally:
+        os.close(master)
+        os.close(slave)
+    out = capsys.readouterr().out
+    assert "ok; on this machine: libusb, device nodes, journal folder ok" in out
+    # broker.url left out: the default is said, not silently taken.
+    assert "broker mqtt://127.0.0.1:1883 (the default: broker.url is not set" in out
+
+
+def test_config_check_credentials_help_names_the_credstore() -> None:
+    """The folder install.sh writes the credentials to."""
+    help_text = subprocess.run([sys.executable, "-m", "daemon", "config", "check", "--help"],
+                               capture_output=True, text=True, check=True).stdout
+    assert "/etc/credstore/tabled" in " ".join(help_text.split())
 
 
 def test_keys_sign_and_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]

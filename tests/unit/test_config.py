@@ -103,7 +103,15 @@ def test_defaults() -> None:
     ({"table": {"game": "blackjack"}}, "table.game: unknown game 'blackjack'"),
     ({"table": {"layout": "Z"}}, "table.layout: game 'tiger-buffalo' has no layout 'Z'"),
     ({"table": {"decks": 12}}, "table.decks: 12 is outside 4-10 (tiger-buffalo clause 2.2.1)"),
-    ({"table": {"decks": "8"}}, "table.decks: '8' is outside 4-10"),
+    ({"table": {"decks": "8"}}, "table.decks: '8' is not a whole number of decks; give one "
+                                "in 4-10 (tiger-buffalo clause 2.2.1)"),
+    ({"table": {"decks": "eight"}}, "table.decks: 'eight' is not a whole number of decks"),
+    ({"table": {"decks": True}}, "table.decks: True is not a whole number of decks"),
+    ({"devices": {"shoe": "serial:/dev/ttyUSB0"}}, "devices.shoe: 'serial:/dev/ttyUSB0': "
+                                                   "write serial:///dev/ttyUSB0 (serial://"),
+    ({"broker": {"url": "mqtt://127.0.0.1", "password": "s3cret"}},
+     "broker.password: a password is a secret and never goes in the config; put it in "
+     "/etc/credstore/tabled/mqtt-password"),
     ({"table": {"id": "bac 07/x"}}, "table.id: 'bac 07/x' may use letters"),
     ({"table": {"colour": "red"}}, "table.colour: unknown key"),
     ({"devices": {"shoe": "serial://dev/ttyUSB0"}}, "devices.shoe: 'serial://dev/ttyUSB0': "

@@ -5,7 +5,9 @@ The documents are kept in docs/rules (copied from shared/rules, the approved sou
 
 from __future__ import annotations
 
+import hashlib
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from daemon.games.docs import render_games_md
 ROOT = Path(__file__).resolve().parents[3]
 RULES = ROOT / "docs" / "rules"
 SHARED = ROOT.parent / "shared" / "rules"
+SUMS = ROOT / "docs" / "rules.sha256"
 DOCUMENT = {
     "tiger-buffalo": "tiger-buffalo-rws-v4.txt",
     "tiger-buffalo-insurance-plus": "tiger-buffalo-insurance-plus-rws.txt",
@@ -28,11 +31,59 @@ def text(game: str) -> str:
     return (RULES / DOCUMENT[game]).read_text(encoding="utf-8")
 
 
+def _sums_of(directory: Path) -> dict[str, str]:
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+            for f in sorted(directory.iterdir()) if f.is_file()}
+
+
+def rules_copy_problems(rules: Path, shared: Path, sums: Path) -> list[str]:
+    """What differs between docs/rules and the approved documents. Beside shared/rules (the
+    approved source) both docs/rules and the record of digests (``sha256sum`` format) are
+    compared with it; on a clone alone, docs/rules is checked against the record."""
+    recorded = {}
+    for line in sums.read_text(encoding="ascii").splitlines():
+        digest, _, name = line.partition("  ")
+        recorded[name] = digest
+    problems = []
+    if shared.is_dir():
+        problems += [f"{f.name} differs from {shared}: re-copy it" for f in shared.iterdir()
+                     if not (rules / f.name).is_file()
+                     or (rules / f.name).read_bytes() != f.read_bytes()]
+        if recorded != _sums_of(shared):
+            problems.append(f"{sums} does not match {shared}: "
+                            f"(cd {shared} && sha256sum *) > {sums}")
+    actual = _sums_of(rules)
+    problems += [f"{name}: not the approved document recorded in {sums.name}"
+                 for name in sorted(set(actual) | set(recorded))
+                 if actual.get(name) != recorded.get(name)]
+    return problems
+
+
 def test_docs_rules_is_an_exact_copy_of_shared_rules() -> None:
-    if not SHARED.is_dir():
-        pytest.fail(f"{SHARED} is missing: the approved rules must sit beside the repository")
-    for f in SHARED.iterdir():
-        assert (RULES / f.name).read_bytes() == f.read_bytes(), f"{f.name} differs: re-copy it"
+    assert rules_copy_problems(RULES, SHARED, SUMS) == []
+
+
+@pytest.mark.parametrize("beside_shared", [True, False])
+def test_a_changed_missing_or_extra_rule_document_is_found(tmp_path: Path,
+                                                           beside_shared: bool) -> None:
+    """The check can fail, with shared/rules beside the repository and without it."""
+    rules, shared = tmp_path / "rules", tmp_path / "shared"
+    shutil.copytree(RULES, rules)
+    if beside_shared:
+        shutil.copytree(RULES, shared)
+    assert rules_copy_problems(rules, shared, SUMS) == []
+    doc = rules / DOCUMENT["tiger-buffalo"]
+    doc.write_bytes(doc.read_bytes().replace(b"12 to 1", b"13 to 1", 1))
+    (rules / "tai-sai-open-cover-rws-v5.txt").unlink()
+    (rules / "extra.txt").write_text("not approved", encoding="utf-8")
+    problems = rules_copy_problems(rules, shared, SUMS)
+    assert [p for p in problems if p.startswith("tiger-buffalo-rws-v4.txt:")]
+    assert [p for p in problems if p.startswith("tai-sai-open-cover-rws-v5.txt:")]
+    assert [p for p in problems if p.startswith("extra.txt:")]
+    if beside_shared:
+        assert "tiger-buffalo-rws-v4.txt differs from" in " ".join(problems)
+        (shared / "README.md").write_text("a newer approval", encoding="utf-8")
+        assert f"{SUMS} does not match" in " ".join(rules_copy_problems(RULES, shared, SUMS))
 
 
 def _clause_in(clause: str, doc: str) -> bool:
