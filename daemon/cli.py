@@ -338,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_trust_commands(sub)
     _add_hil_commands(sub)
+    _add_display_command(sub)
 
     config = sub.add_parser("config", help="the table config")
     csub = config.add_subparsers(dest="config_command", required=True)
@@ -347,6 +348,12 @@ def build_parser() -> argparse.ArgumentParser:
                                           "(e.g. /etc/credstore)")
     cc.set_defaults(func=_cmd_config_check)
     return parser
+
+
+def _add_display_command(sub: Any) -> None:
+    from daemon.display.command import add_parser  # noqa: PLC0415 - aiomqtt, only for it
+
+    add_parser(sub)
 
 
 def _add_hil_commands(sub: Any) -> None:

@@ -107,7 +107,8 @@ def test_a_tail_blocks_the_column_after_it() -> None:
 
 def test_pairs_natural_and_tiger_read_from_the_published_cards() -> None:
     # docs/mqtt.md's example: P 2S 3S KC (5), B 3H 3D (6): banker pair, Tiger.
-    result: dict[str, Any] = {"seq": 123, "round_id": "bac-07-000123", "status": "valid", "winner": "banker",
+    result: dict[str, Any] = {
+              "seq": 123, "round_id": "bac-07-000123", "status": "valid", "winner": "banker",
               "player_total": 5, "banker_total": 6, "natural": False,
               "cards": [{"card": "2S", "hand": "player", "position": 1},
                         {"card": "3H", "hand": "banker", "position": 1},

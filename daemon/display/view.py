@@ -1,0 +1,351 @@
+"""What the display knows of each table: only verified payloads, each applied once.
+
+``Display.receive`` takes a message as it came off the broker (topic, raw bytes). Every
+payload must carry a signature by a trusted key (docs/mqtt.md, "Signatures") and must
+name the table of its topic; anything else is refused, kept in ``refused`` with the
+reason, and shown on the page. Nothing here does I/O: the server feeds it.
+
+De-duplication. Results are applied once per (journal, seq): contract v1 results carry
+``seq``; contract v2 adds ``journal_id`` and ``msg_seq`` to every payload, and when
+they are present a message already applied is dropped by (journal_id, msg_seq) as well.
+A replayed event in v1 carries no number; the events the page uses are idempotent (a
+card is placed at its hand and position, a draw count is a maximum), so a replayed copy
+changes nothing.
+
+Catch-up (docs/display.md, "Catch-up"): gaps in result ``seq`` are listed in ``gaps``;
+``snapshot`` and the replay request of contract v2 plug in at ``apply_snapshot`` and
+``Display.wanted_replays``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from daemon.display.dice import dice_stats
+from daemon.display.roads import derive
+from daemon.games.cards import POINT_VALUE
+from daemon.signing import Keyring, SignatureError
+
+MAX_REFUSED = 50
+MAX_ALERTS = 50
+MAX_RESULTS = 2000  # a day at a busy table; older results leave the statistics
+LAST_RESULTS = 12
+
+
+@dataclass
+class Refusal:
+    at: str
+    topic: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"at": self.at, "topic": self.topic, "reason": self.reason}
+
+
+def _card_view(c: Mapping[str, Any]) -> dict[str, Any]:
+    return {"card": c["card"], "hand": c["hand"], "position": c["position"]}
+
+
+def baccarat_total(cards: list[dict[str, Any]], hand: str) -> int:
+    """The hand's point total so far, for the round in progress (the result has its own)."""
+    return sum(POINT_VALUE[c["card"][0]] for c in cards if c["hand"] == hand) % 10
+
+
+@dataclass
+class TableView:
+    table: str
+    status: dict[str, Any] | None = None
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results: dict[tuple[str | None, int], dict[str, Any]] = field(default_factory=dict)
+    journal_id: str | None = None
+    alerts: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_ALERTS))
+    round: dict[str, Any] = field(default_factory=dict)
+    shoe: dict[str, Any] = field(default_factory=dict)
+    seen_msgs: set[tuple[str | None, int]] = field(default_factory=set)
+    duplicates: int = 0
+    replayed: int = 0
+    last_msg_seq: int | None = None
+    msg_gaps: int = 0
+
+    # ---- applying verified payloads ----
+
+    def apply(self, kind: str, name: str, body: dict[str, Any]) -> bool:
+        """Applies one verified payload; False if it changed nothing (a duplicate)."""
+        msg = body.get("msg_seq")
+        if isinstance(msg, int):
+            key = (body.get("journal_id"), msg)
+            if key in self.seen_msgs:
+                self.duplicates += 1
+                return False
+            self.seen_msgs.add(key)
+            if self.last_msg_seq is not None and msg > self.last_msg_seq + 1:
+                self.msg_gaps += msg - self.last_msg_seq - 1
+            self.last_msg_seq = max(msg, self.last_msg_seq or 0)
+        if body.get("replayed"):
+            self.replayed += 1
+        if kind == "status":
+            return self._status(body)
+        if kind == "devices":
+            self.devices[name] = body
+            return True
+        if kind == "results":
+            return self._result(body)
+        if kind == "alerts":
+            return self._alert(body)
+        if kind == "events":
+            return self._event(body)
+        if kind == "snapshot":
+            return self.apply_snapshot(body)
+        return False  # replies, and topics a later contract adds
+
+    def _status(self, body: dict[str, Any]) -> bool:
+        old = self.status
+        # A will from an older session arriving late is not news (docs/mqtt.md).
+        if (old is not None and body.get("state") == "offline" and old.get("state") == "online"
+                and int(body.get("session", 0)) < int(old.get("session", 0))):
+            return False
+        self.status = body
+        return True
+
+    def _result(self, body: dict[str, Any]) -> bool:
+        journal = body.get("journal_id")
+        if isinstance(journal, str):
+            self.journal_id = journal
+        key = (journal if isinstance(journal, str) else None, int(body["seq"]))
+        if key in self.results:
+            self.duplicates += 1
+            return False
+        self.results[key] = body
+        if len(self.results) > MAX_RESULTS:
+            del self.results[min(self.results, key=lambda k: self.results[k]["seq"])]
+        if self.round.get("round_id") == body.get("round_id"):
+            self.round["phase"] = "settled"
+            self.round["result"] = body
+        if body.get("shoe_id") and body.get("shoe_id") != self.shoe.get("shoe_id"):
+            self.shoe = {"shoe_id": body.get("shoe_id")}
+        return True
+
+    def _alert(self, body: dict[str, Any]) -> bool:
+        ident = (body.get("code"), body.get("round_id"), body.get("at"), body.get("detail"))
+        for a in self.alerts:
+            if (a.get("code"), a.get("round_id"), a.get("at"), a.get("detail")) == ident:
+                self.duplicates += 1
+                return False
+        self.alerts.appendleft(body)
+        return True
+
+    def _event(self, body: dict[str, Any]) -> bool:
+        kind, rid = body.get("event"), body.get("round_id")
+        r = self.round
+        if kind == "shoe_loaded":
+            self.shoe = {"shoe_id": body.get("shoe_id"), "cards": body.get("cards"),
+                         "dealt": 0, "cut_card": False}
+        elif kind == "card_drawn":
+            self.shoe["dealt"] = max(int(body.get("draw_no", 0)), self.shoe.get("dealt") or 0)
+        elif kind == "cut_card":
+            self.shoe["cut_card"] = True
+        elif kind == "shoe_ended":
+            self.shoe["ended"] = body.get("why") or True
+        elif kind == "betting_opened":
+            if r.get("round_id") != rid:
+                self.round = {"round_id": rid, "phase": "betting", "cards": [],
+                              "shoe_id": body.get("shoe_id")}
+            else:
+                r["phase"] = "betting"  # MBS 5.9: betting reopened in the same round
+        elif rid is None or (r.get("round_id") not in (None, rid)):
+            return False  # an event of another round than the one shown (a late replay)
+        elif kind == "betting_closed":
+            self._ensure_round(rid)["phase"] = "dealing"
+        elif kind == "betting_reopened":
+            self._ensure_round(rid).update(phase="betting", cards=[], needed=None)
+        elif kind == "card":
+            rnd = self._ensure_round(rid)
+            cards = [c for c in rnd["cards"] if (c["hand"], c["position"]) !=
+                     (body.get("hand"), body.get("position"))]
+            rnd["cards"] = sorted([*cards, _card_view(body)],
+                                  key=lambda c: (c["position"], c["hand"] != "player"))
+            rnd["phase"] = "dealing"
+        elif kind == "next_card":
+            self._ensure_round(rid)["needed"] = body.get("needed")
+        elif kind == "result_held":
+            self._ensure_round(rid)["phase"] = "held for the pit"
+        elif kind == "order_confirmed":
+            self._ensure_round(rid)["phase"] = "dealing"
+        elif kind == "awaiting_tumble":
+            self._ensure_round(rid)["phase"] = "awaiting tumble"
+        elif kind == "tumble":
+            self._ensure_round(rid).update(phase="tumbling", tumbles=body.get("count"))
+        elif kind == "dice":
+            self._ensure_round(rid).update(dice=body.get("dice"), tumbles=body.get("tumbles"),
+                                           flat=body.get("flat"))
+        elif kind == "technical_interruption":
+            self._ensure_round(rid).update(phase="technical interruption",
+                                           detail=body.get("detail"))
+        else:
+            return False
+        return True
+
+    def _ensure_round(self, rid: str) -> dict[str, Any]:
+        if self.round.get("round_id") != rid:  # joined mid-round: the rest is unknown
+            self.round = {"round_id": rid, "phase": "dealing", "cards": [], "partial": True}
+        return self.round
+
+    def apply_snapshot(self, body: dict[str, Any]) -> bool:
+        """Contract v2's retained table snapshot (issue 15): the open round and the shoe
+        counters. Read tolerantly: only the fields named there, each only if present."""
+        shoe = body.get("shoe")
+        if isinstance(shoe, dict):
+            for src, dst in (("shoe_id", "shoe_id"), ("cards_dealt", "dealt"),
+                             ("cards_left", "left"), ("hand", "hand")):
+                if src in shoe:
+                    self.shoe[dst] = shoe[src]
+        rnd = body.get("round")
+        if isinstance(rnd, dict) and rnd.get("round_id"):
+            self.round = {"round_id": rnd["round_id"], "phase": rnd.get("state", "dealing"),
+                          "cards": [_card_view(c) for c in rnd.get("cards") or []
+                                    if isinstance(c, dict) and "card" in c],
+                          **({"dice": rnd["dice"]} if "dice" in rnd else {})}
+        return True
+
+    # ---- what the page shows ----
+
+    def ordered_results(self) -> list[dict[str, Any]]:
+        """Results of the current journal in seq order."""
+        return sorted((r for (j, _), r in self.results.items() if j == self.journal_id),
+                      key=lambda r: int(r["seq"]))
+
+    def gaps(self) -> list[tuple[int, int]]:
+        seqs = [int(r["seq"]) for r in self.ordered_results()]
+        return [(a + 1, b - 1) for a, b in itertools.pairwise(seqs) if b > a + 1]
+
+    def game(self) -> str | None:
+        for src in (self.status, *self.results.values()):
+            if src and src.get("game"):
+                return str(src["game"])
+        return None
+
+    def view(self) -> dict[str, Any]:
+        results = self.ordered_results()
+        game = self.game()
+        out: dict[str, Any] = {
+            "table": self.table, "game": game, "status": self.status,
+            "devices": self.devices, "alerts": list(self.alerts),
+            "round": self._round_view(), "gaps": self.gaps(),
+            "counters": {"results": len(results), "duplicates": self.duplicates,
+                         "replayed": self.replayed, "msg_gaps": self.msg_gaps},
+            "last_results": [_result_view(r) for r in results[-LAST_RESULTS:]][::-1],
+            # Contract v1 does not publish the outbox backlog; v2 may (status.backlog).
+            "backlog": (self.status or {}).get("backlog"),
+        }
+        if game == "tai-sai-open-cover":
+            out["dice"] = dice_stats(results)
+        else:
+            shoe_id = self.shoe.get("shoe_id") or (results[-1].get("shoe_id")
+                                                   if results else None)
+            in_shoe = [r for r in results if r.get("shoe_id") == shoe_id]
+            out["roads"] = derive(in_shoe).as_dict()
+            out["shoe"] = self._shoe_view(shoe_id, in_shoe)
+        return out
+
+    def _shoe_view(self, shoe_id: Any, in_shoe: list[dict[str, Any]]) -> dict[str, Any]:
+        cards, dealt = self.shoe.get("cards"), self.shoe.get("dealt")
+        left = self.shoe.get("left")
+        if left is None and isinstance(cards, int) and isinstance(dealt, int):
+            left = cards - dealt
+        return {"shoe_id": shoe_id, "hands": len(in_shoe), "cards": cards, "dealt": dealt,
+                "left": left, "cut_card": self.shoe.get("cut_card", False),
+                "ended": self.shoe.get("ended")}
+
+    def _round_view(self) -> dict[str, Any]:
+        r = dict(self.round)
+        cards = r.get("cards") or []
+        if cards:
+            r["player_total"] = baccarat_total(cards, "player")
+            r["banker_total"] = baccarat_total(cards, "banker")
+        if "result" in r:
+            r["result"] = _result_view(r["result"])
+        return r
+
+
+def _result_view(r: Mapping[str, Any]) -> dict[str, Any]:
+    keep = ("seq", "round_id", "status", "winner", "player_total", "banker_total", "natural",
+            "dice", "total", "shoe_id", "settled_at", "replayed")
+    out = {k: r[k] for k in keep if k in r}
+    out["cards"] = [_card_view(c) for c in r.get("cards") or []]
+    out["wins"] = [{"bet": b["bet"], "pays": b.get("pays")} for b in r.get("bets") or []
+                   if b.get("result") == "win"]
+    if r.get("void_reason"):
+        v = r["void_reason"]
+        out["void"] = {"clause": v.get("clause"), "code": v.get("code"),
+                       "detail": v.get("detail")}
+    return out
+
+
+KINDS = ("status", "devices", "events", "results", "alerts", "replies", "snapshot")
+
+
+class Display:
+    """Every table the display sees, from raw broker messages."""
+
+    def __init__(self, keyring: Keyring, prefix: str = "tables",
+                 tables: set[str] | None = None) -> None:
+        self.keyring = keyring
+        self.prefix = prefix.rstrip("/")
+        self.only = tables or None
+        self.tables: dict[str, TableView] = {}
+        self.refused: deque[Refusal] = deque(maxlen=MAX_REFUSED)
+        self.refused_total = 0
+
+    def _refuse(self, at: str, topic: str, reason: str) -> None:
+        self.refused_total += 1
+        self.refused.appendleft(Refusal(at, topic, reason))
+
+    def receive(self, topic: str, raw: bytes, at: str) -> str | None:
+        """Applies one broker message. Returns the table whose view changed, "" when only
+        the refusals changed, or None when nothing did."""
+        parts = topic.split("/")
+        head = self.prefix.split("/")
+        if parts[:len(head)] != head or len(parts) < len(head) + 2:
+            return None
+        table, kind, *rest = parts[len(head):]
+        if self.only is not None and table not in self.only:
+            return None
+        if kind == "cmd" or kind not in KINDS:
+            return None  # commands are the pit's words, not the table's
+        if not raw:
+            return None  # a retained topic being cleared
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            self._refuse(at, topic, f"not JSON: {exc}")
+            return ""
+        if not isinstance(body, dict):
+            self._refuse(at, topic, "not a JSON object")
+            return ""
+        try:
+            self.keyring.verify(body)
+        except SignatureError as exc:
+            self._refuse(at, topic, str(exc))
+            return ""
+        if body.get("table", table) != table:
+            # A genuine payload of one table replayed onto another's topic.
+            self._refuse(at, topic, f"signed for table {body.get('table')!r}, published "
+                                    f"on table {table!r}'s topic")
+            return ""
+        if kind == "results" and not isinstance(body.get("seq"), int):
+            self._refuse(at, topic, "a result without an integer seq")
+            return ""
+        view = self.tables.setdefault(table, TableView(table))
+        return table if view.apply(kind, "/".join(rest), body) else None
+
+    def refused_view(self) -> dict[str, Any]:
+        return {"total": self.refused_total, "last": [r.as_dict() for r in self.refused]}
+
+    def view(self) -> dict[str, Any]:
+        return {"tables": {t: v.view() for t, v in sorted(self.tables.items())},
+                "refused": self.refused_view()}
