@@ -9,12 +9,21 @@ PYTHON=${PYTHON:-python3}
 .venv/bin/python -m pip install --quiet --upgrade pip
 if [ "${1:-}" = "dev" ]; then
     .venv/bin/python -m pip install --quiet -e '.[dev]'
-    # Tests that stop and restart a broker run their own mosquitto on a free port.
+    # Tests that stop and restart a broker run their own mosquitto on a free port; the
+    # display's tests drive Debian's chromium, headless (tests/browser).
+    missing=()
     if ! command -v mosquitto >/dev/null && [ ! -x /usr/sbin/mosquitto ]; then
+        missing+=(mosquitto)
+    fi
+    if [ ! -x /usr/bin/chromium ]; then
+        missing+=(chromium)
+    fi
+    if [ ${#missing[@]} -gt 0 ]; then
         if [ "$(id -u)" = 0 ]; then
-            apt-get update -qq && apt-get install -y -qq mosquitto >/dev/null
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
         else
-            echo "mosquitto is missing: sudo apt-get install mosquitto" >&2; exit 1
+            echo "missing: sudo apt-get install ${missing[*]}" >&2; exit 1
         fi
     fi
 else

@@ -144,7 +144,7 @@ def check_baccarat_page(page: dict[str, Any], results: list[dict[str, Any]]) -> 
                  for c in page["roads"][name]]
         assert drawn == [(c.col, c.row, c.colour, c.seq) for c in cells], name
     # The last results list: newest first, each with its winner.
-    assert [int(x["seq"]) for x in page["results"]] == [r["seq"] for r in results][::-1][:12]
+    assert [int(x["seq"]) for x in page["results"]] == [r["seq"] for r in results][::-1][:8]
 
 
 def check_round_view(page: dict[str, Any], last: dict[str, Any]) -> None:
@@ -165,7 +165,7 @@ async def settled(browser: Browser, t: Table, reader: str = READ) -> dict[str, A
     want = len(t.results_by_seq())
     await browser.until(f"document.querySelectorAll('[data-road=bead_plate] > div').length"
                         f" === {want} || document.querySelectorAll("
-                        f"'ol.throws li[data-seq]').length === {min(want, 20)}")
+                        f"'ol.throws li[data-seq]').length === {min(want, 12)}")
     await asyncio.sleep(0.3)  # anything still on its way (a doubled copy) would show now
     page: dict[str, Any] = await browser.evaluate(reader)
     return page
@@ -189,6 +189,10 @@ async def test_baccarat_page_matches_the_broker_through_kills(tmp_path: Path) ->
         check_baccarat_page(page, results)
         check_round_view(page, results[-1])
         await shot(browser, "baccarat", tmp_path)
+        await browser.viewport(800, 1280)  # a tablet, upright: one column
+        await asyncio.sleep(0.2)
+        await shot(browser, "baccarat-tablet", tmp_path)
+        await browser.viewport(1920, 1080)
         updates = page["updates"]
 
         # The daemon killed in the middle of a round, and restarted: its outbox re-sends
@@ -239,7 +243,7 @@ async def test_tai_sai_page_matches_the_broker(tmp_path: Path) -> None:
         page = await settled(browser, t)
         results = ordered(t)
         throws = page["throws"]
-        assert [int(x["seq"]) for x in throws] == [r["seq"] for r in results][::-1][:20]
+        assert [int(x["seq"]) for x in throws] == [r["seq"] for r in results][::-1][:12]
         counts = await browser.evaluate(
             "[...document.querySelectorAll('[data-face]')].map(e => e.textContent.trim())")
         faces = [0] * 7

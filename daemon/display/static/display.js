@@ -75,6 +75,7 @@ function roundView(t) {
     return `<div class="panel round" data-round="${esc(r.round_id)}"><h2>Round ${phase}</h2>
       <div class="dice-now">${dice || '<span class="empty">dice not read yet</span>'}</div>
       ${r.dice ? `<div class="total">total <b>${r.dice.reduce((a, b) => a + b, 0)}</b></div>` : ""}
+      ${r.result ? wins(r.result) : ""}
       <div class="sub">${esc(r.round_id)}${r.tumbles ? ` · ${r.tumbles} tumbles` : ""}</div></div>`;
   }
   const hand = (name) => {
@@ -91,12 +92,17 @@ function roundView(t) {
     : `<div class="outcome ${res.winner}" data-outcome="${res.winner}">${res.winner.toUpperCase()}${res.natural ? " · natural" : ""}</div>`) : "";
   const needed = r.needed && !res ? `<div class="needed">next: ${esc(r.needed.replaceAll("_", " "))}</div>` : "";
   return `<div class="panel round" data-round="${esc(r.round_id)}"><h2>Round ${phase}</h2>
-    <div class="hands">${hand("player")}${hand("banker")}</div>${outcome}${needed}
+    <div class="hands">${hand("player")}${hand("banker")}</div>${outcome}${res ? wins(res) : ""}${needed}
     <div class="sub">${esc(r.round_id)}${r.partial ? " · joined mid-round" : ""}${r.detail ? " · " + esc(r.detail) : ""}</div></div>`;
 }
 
-function lastResults(t) {
-  const rows = (t.last_results || []).map((r) => {
+function wins(r) {
+  if (r.status === "void") return `<div class="round-wins">bets returned${r.void ? ", clause " + esc(r.void.clause) : ""}</div>`;
+  return `<div class="round-wins">${r.wins.map((w) => `<span class="win">${esc(w.bet.replaceAll("_", " "))} <b>${esc(w.pays || "")}</b></span>`).join(" · ")}</div>`;
+}
+
+function lastResults(t, limit) {
+  const rows = (t.last_results || []).slice(0, limit).map((r) => {
     const wins = r.wins.map((w) => `<span class="win">${esc(w.bet.replaceAll("_", " "))} <b>${esc(w.pays || "")}</b></span>`).join(" ");
     let what;
     if (r.status === "void") what = `<span class="void">VOID ${esc(r.void && r.void.clause)}</span>`;
@@ -122,19 +128,19 @@ function health(t) {
   const devs = Object.entries(t.devices || {}).map(([n, d]) =>
     `<li class="dev ${esc(d.state)}" data-device="${esc(n)}" data-state="${esc(d.state)}"><b>${esc(n)}</b> ${esc(d.state)}
       ${d.fault ? `<span class="tag warn">fault ${esc(d.fault)}</span>` : ""}${d.detail ? ` <span class="sub">${esc(d.detail)}</span>` : ""}</li>`).join("");
-  const alerts = (t.alerts || []).slice(0, 8).map((a) =>
+  const alerts = (t.alerts || []).slice(0, 5).map((a) =>
     `<li data-alert="${esc(a.code)}"><b>${esc(a.code.replaceAll("_", " "))}</b>${a.clause ? ` (${esc(a.clause)})` : ""}
       <span class="sub">${esc(a.at.slice(11, 19))} ${esc(a.detail)}</span></li>`).join("");
   const c = t.counters || {};
   const gaps = (t.gaps || []).map(([a, b]) => (a === b ? `#${a}` : `#${a}–${b}`)).join(", ");
-  return `<div class="panel health"><h2>Table health</h2>
+  return `<div class="panel health"><h2>Table health</h2><div class="health-cols"><div>
     <div class="status ${esc(st.state)}" data-status="${esc(st.state)}">${esc(st.state || "unknown")}
       <span class="sub">session ${esc(st.session)} · ${esc(st.version)}</span></div>
     <ul class="devices">${devs || '<li class="empty">no device reported</li>'}</ul>
     <div class="sub">outbox backlog: <b data-backlog>${t.backlog === null || t.backlog === undefined ? "not published (contract v1)" : esc(t.backlog)}</b></div>
     <div class="sub">results ${c.results ?? 0} · duplicates dropped ${c.duplicates ?? 0} · replayed copies ${c.replayed ?? 0}</div>
     ${gaps ? `<div class="alert-line" data-gaps>missing results ${esc(gaps)} (contract v1 has no replay)</div>` : ""}
-    <h3>Alerts</h3><ul class="alerts">${alerts || '<li class="empty">none</li>'}</ul></div>`;
+    </div><div><h3>Alerts</h3><ul class="alerts">${alerts || '<li class="empty">none</li>'}</ul></div></div></div>`;
 }
 
 function baccarat(t) {
@@ -142,7 +148,7 @@ function baccarat(t) {
   const derived = Object.keys(ROAD_NAMES).map((n) =>
     road(n, ROAD_NAMES[n], r.derived[n] || [], (c) => derivedCell(c, n), 12)).join("");
   return `<div class="layout baccarat">
-    <div class="col-left">${roundView(t)}${lastResults(t)}</div>
+    <div class="col-left">${roundView(t)}${lastResults(t, 8)}</div>
     <div class="col-right"><div class="panel roads">${shoeView(t)}
       ${road("bead_plate", "Bead plate", r.bead_plate, beadCell, 12)}
       ${road("big_road", "Big road", r.big_road, bigCell, 30)}
@@ -152,7 +158,7 @@ function baccarat(t) {
 
 function taiSai(t) {
   const d = t.dice || { last: [], counts: {}, faces: {}, totals: {}, hot: [], cold: [], watch: {} };
-  const last = d.last.map((x) => `<li data-seq="${x.seq}" class="${x.triple ? "triple" : ""}">${x.dice.map((n) => `<span class="die">${n}</span>`).join("")}
+  const last = d.last.slice(0, 12).map((x) => `<li data-seq="${x.seq}" class="${x.triple ? "triple" : ""}">${x.dice.map((n) => `<span class="die">${n}</span>`).join("")}
     <b>${x.total}</b><span class="bs">${x.triple ? "triple" : x.total >= 11 ? "BIG" : "SMALL"}</span></li>`).join("");
   const n = d.throws || 0;
   const pct = (k) => (n ? Math.round((100 * (d.counts[k] || 0)) / n) : 0);
@@ -169,10 +175,10 @@ function taiSai(t) {
     <div class="col-right"><div class="panel stats"><h2>Statistics <span class="sub">${n} throws</span></h2>
       ${bar("big", "small")}${bar("odd", "even")}<div class="sub">triples ${d.counts.triple || 0}</div>
       <h3>Totals</h3><div class="totals">${totals}</div>
-      <h3>Hot and cold numbers</h3><div class="faces">${faces}</div>
+      <h3>Hot and cold numbers <span class="legend hot">hot</span> <span class="legend cold">cold</span></h3><div class="faces">${faces}</div>
       <div class="watch ${esc(w.state === "ALERT" ? "alert" : "")}" data-watch="${esc(w.state)}">Dice watch: <b>${esc(w.state)}</b>
         <span class="sub">χ² ${esc(w.chi2)} (alert above ${esc(w.limit)}, from ${esc(w.min_throws)} throws)</span></div></div>
-      ${lastResults(t)}${health(t)}</div></div>`;
+      ${health(t)}</div></div>`;
 }
 
 function renderTable(t) {
@@ -204,6 +210,9 @@ function renderMeta() {
     link.dataset.link = b.connected ? "connected" : "broker-down";
     link.textContent = b.connected ? `broker ${b.broker}` : `broker unreachable: ${b.error || ""}`;
   }
+  const pill = document.getElementById("refused-pill");
+  pill.hidden = !state.refused.total;
+  pill.textContent = `${state.refused.total} refused`;
   const sec = document.getElementById("refused");
   sec.hidden = !state.refused.total;
   document.getElementById("refused-total").textContent = state.refused.total;

@@ -1,0 +1,209 @@
+"""The display's view of a table: only verified payloads, each applied once; what it
+refuses, it says why. Adversarial inputs: forgeries, other keys, replays onto another
+table's topic, duplicates, late wills, contract v2 additions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from daemon.display.dice import CHI2_DF5_P001, MIN_THROWS_FOR_WATCH, dice_stats
+from daemon.display.view import Display
+from daemon.signing import Signer
+from tests.keys import STRANGER_KEY, TABLE_KEY, TABLE_KEYRING
+
+SIGNER = Signer(TABLE_KEY)
+AT = "2026-11-26T10:00:00.000Z"
+
+
+def result(seq: int, winner: str = "banker", **extra: Any) -> dict[str, Any]:
+    cards = [{"card": "2S", "hand": "player", "position": 1},
+             {"card": "3H", "hand": "banker", "position": 1},
+             {"card": "3S", "hand": "player", "position": 2},
+             {"card": "4D", "hand": "banker", "position": 2}]
+    return {"type": "result", "schema": "tabled/result/1", "round_id": f"t1-{seq:06d}",
+            "seq": seq, "table": "t1", "game": "tiger-buffalo", "layout": "P",
+            "shoe_id": "shoe-1", "shuffle_id": 1, "status": "valid", "cards": cards,
+            "player_total": 5, "banker_total": 7, "natural": False, "winner": winner,
+            "bets": [{"bet": winner, "result": "win", "pays": "1:1", "line": "x",
+                      "clause": "4.1.1"}],
+            "opened_at": AT, "closed_at": AT, "settled_at": AT, "replayed": False, **extra}
+
+
+def wire(body: dict[str, Any], signer: Signer = SIGNER) -> bytes:
+    return signer.seal(body).encode("utf-8")
+
+
+def display() -> Display:
+    return Display(TABLE_KEYRING)
+
+
+def test_a_signed_result_is_shown() -> None:
+    d = display()
+    assert d.receive("tables/t1/results", wire(result(1)), AT) == "t1"
+    view = d.view()["tables"]["t1"]
+    assert [c["hand"]["seq"] for c in view["roads"]["bead_plate"]] == [1]
+    assert view["last_results"][0]["wins"] == [{"bet": "banker", "pays": "1:1"}]
+
+
+def test_forged_unsigned_foreign_and_misplaced_payloads_are_refused_with_reasons() -> None:
+    d = display()
+    genuine = json.loads(wire(result(1)))
+    altered = {**genuine, "winner": "player"}
+    unsigned = result(2)
+    stranger = wire(result(3), Signer(STRANGER_KEY))
+    cases = [("tables/t1/results", json.dumps(altered).encode(), "bad signature"),
+             ("tables/t1/results", json.dumps(unsigned).encode(), "unsigned"),
+             ("tables/t1/results", stranger, "unknown key"),
+             # A genuine payload of t1, replayed onto t2's topic.
+             ("tables/t2/results", wire(result(1)), "signed for table 't1'"),
+             ("tables/t1/results", b"{not json", "not JSON"),
+             ("tables/t1/results", b"[1, 2]", "not a JSON object")]
+    for topic, raw, _ in cases:
+        assert d.receive(topic, raw, AT) == ""
+    reasons = [r["reason"] for r in d.refused_view()["last"]][::-1]
+    for (_, _, why), reason in zip(cases, reasons, strict=True):
+        assert why in reason
+    assert d.refused_view()["total"] == len(cases)
+    assert d.tables == {}  # nothing refused reached any table's view
+
+
+def test_a_float_in_a_payload_is_refused_not_rounded() -> None:
+    d = display()
+    body = json.loads(wire(result(1)))
+    body["player_total"] = 5.0
+    assert d.receive("tables/t1/results", json.dumps(body).encode(), AT) == ""
+    assert "float 5.0" in d.refused_view()["last"][0]["reason"]
+
+
+def test_duplicates_and_replayed_copies_show_once() -> None:
+    d = display()
+    d.receive("tables/t1/results", wire(result(1)), AT)
+    assert d.receive("tables/t1/results", wire(result(1)), AT) is None
+    assert d.receive("tables/t1/results", wire(result(1, replayed=True)), AT) is None
+    d.receive("tables/t1/results", wire(result(2, "player")), AT)
+    view = d.view()["tables"]["t1"]
+    assert [c["hand"]["seq"] for c in view["roads"]["bead_plate"]] == [1, 2]
+    assert view["counters"]["duplicates"] == 2
+
+
+def test_out_of_order_results_are_drawn_in_seq_order_and_gaps_named() -> None:
+    d = display()
+    for seq in (3, 1, 5):
+        d.receive("tables/t1/results", wire(result(seq)), AT)
+    view = d.view()["tables"]["t1"]
+    assert [c["hand"]["seq"] for c in view["roads"]["bead_plate"]] == [1, 3, 5]
+    assert view["gaps"] == [(2, 2), (4, 4)]
+
+
+@given(st.permutations(list(range(1, 16))), st.lists(st.integers(1, 15), max_size=10))
+def test_any_order_with_any_duplicates_gives_the_same_roads(order: list[int],
+                                                            again: list[int]) -> None:
+    winners = {s: ("banker", "player", "tie")[s % 3] for s in range(1, 16)}
+    d = display()
+    for seq in [*order, *again]:
+        d.receive("tables/t1/results", wire(result(seq, winners[seq])), AT)
+    ref = display()
+    for seq in range(1, 16):
+        ref.receive("tables/t1/results", wire(result(seq, winners[seq])), AT)
+    assert d.view()["tables"]["t1"]["roads"] == ref.view()["tables"]["t1"]["roads"]
+
+
+def test_a_late_will_from_an_older_session_is_not_news() -> None:
+    d = display()
+    status = {"type": "status", "table": "t1", "game": "tiger-buffalo", "layout": "P",
+              "version": "0.1.0", "at": AT}
+    d.receive("tables/t1/status", wire({**status, "state": "online", "session": 5}), AT)
+    d.receive("tables/t1/status", wire({**status, "state": "offline", "session": 4}), AT)
+    assert d.view()["tables"]["t1"]["status"]["state"] == "online"
+    d.receive("tables/t1/status", wire({**status, "state": "offline", "session": 5}), AT)
+    assert d.view()["tables"]["t1"]["status"]["state"] == "offline"
+
+
+def event(kind: str, rid: str | None, **extra: Any) -> dict[str, Any]:
+    return {"type": "event", "event": kind, "table": "t1", "round_id": rid, "at": AT,
+            "replayed": False, **extra}
+
+
+def test_the_round_in_progress_card_by_card_and_the_shoe_counters() -> None:
+    d = display()
+    d.receive("tables/t1/events", wire(event("shoe_loaded", None, shoe_id="shoe-1",
+                                             shuffle_id=1, cards=416, deck_set=1)), AT)
+    d.receive("tables/t1/events", wire(event("betting_opened", "r1", shoe_id="shoe-1")), AT)
+    d.receive("tables/t1/events", wire(event("betting_closed", "r1")), AT)
+    for n, (card, hand, pos) in enumerate([("9S", "player", 1), ("KH", "banker", 1),
+                                           ("8S", "player", 2)], 1):
+        d.receive("tables/t1/events", wire(event("card_drawn", "r1", draw_no=n, card=card,
+                                                 confidence=100, deck_set=1,
+                                                 double_draw=False, face_up=False)), AT)
+        d.receive("tables/t1/events", wire(event("card", "r1", card=card, hand=hand,
+                                                 position=pos, draw_no=n)), AT)
+    # A replayed copy of a card changes nothing.
+    d.receive("tables/t1/events", wire(event("card", "r1", card="8S", hand="player",
+                                             position=2, draw_no=3, replayed=True)), AT)
+    view = d.view()["tables"]["t1"]
+    r = view["round"]
+    assert [c["card"] for c in r["cards"]] == ["9S", "KH", "8S"]
+    assert (r["player_total"], r["banker_total"], r["phase"]) == (7, 0, "dealing")
+    assert view["shoe"] == {"shoe_id": "shoe-1", "hands": 0, "cards": 416, "dealt": 3,
+                            "left": 413, "cut_card": False, "ended": None}
+
+
+def test_contract_v2_fields_are_tolerated_and_used() -> None:
+    # journal_id and msg_seq on every payload (issue 15): a message seen is dropped by
+    # them, a new journal's seq 1 is not mistaken for the old one's.
+    d = display()
+    a = result(1, journal_id="j-old", msg_seq=10, schema="tabled/result/2")
+    assert d.receive("tables/t1/results", wire(a), AT) == "t1"
+    assert d.receive("tables/t1/results", wire(a), AT) is None
+    b = result(1, "player", journal_id="j-new", msg_seq=1, schema="tabled/result/2")
+    assert d.receive("tables/t1/results", wire(b), AT) == "t1"
+    view = d.view()["tables"]["t1"]
+    assert [c["hand"]["winner"] for c in view["roads"]["bead_plate"]] == ["player"]
+    # A retained snapshot (topic and fields per issue 15) fills the shoe counters.
+    snap = {"type": "snapshot", "table": "t1", "shoe": {"shoe_id": "shoe-1", "hand": 12,
+                                                         "cards_dealt": 60, "cards_left": 356},
+            "round": {"round_id": "r13", "state": "dealing",
+                      "cards": [{"card": "AS", "hand": "player", "position": 1}]}}
+    d.receive("tables/t1/snapshot", wire(snap), AT)
+    view = d.view()["tables"]["t1"]
+    assert (view["shoe"]["dealt"], view["shoe"]["left"]) == (60, 356)
+    assert view["round"]["cards"] == [{"card": "AS", "hand": "player", "position": 1}]
+
+
+def test_only_the_tables_asked_for_and_never_commands() -> None:
+    d = Display(TABLE_KEYRING, tables={"t1"})
+    other = {**result(1), "table": "t9"}
+    assert d.receive("tables/t9/results", wire(other), AT) is None
+    assert d.receive("tables/t1/cmd/void_round", b"{}", AT) is None
+    assert d.receive("elsewhere/t1/results", wire(result(1)), AT) is None
+    assert d.refused_view()["total"] == 0
+
+
+def throw(seq: int, dice: list[int]) -> dict[str, Any]:
+    return {"seq": seq, "status": "valid", "dice": dice, "total": sum(dice)}
+
+
+def test_dice_statistics_worked_by_hand() -> None:
+    rows = [throw(1, [1, 2, 3]), throw(2, [6, 6, 5]), throw(3, [4, 4, 4]),
+            throw(4, [2, 2, 1]), {"seq": 5, "status": "void"}]
+    s = dice_stats(rows)
+    # 6 small/even; 17 big/odd; triple 4s neither; 5 small/odd.
+    assert s["counts"] == {"big": 1, "small": 2, "odd": 2, "even": 1, "triple": 1}
+    assert s["faces"] == {1: 2, 2: 3, 3: 1, 4: 3, 5: 1, 6: 2}
+    assert (s["hot"], s["cold"]) == ([2, 4], [3, 5])
+    assert s["totals"][6] == 1 and s["totals"][12] == 1 and s["totals"][17] == 1
+    assert [x["seq"] for x in s["last"]] == [4, 3, 2, 1]
+    assert s["watch"]["state"] == "too few throws"
+
+
+def test_dice_watch_raises_on_a_loaded_die_and_not_on_a_fair_one() -> None:
+    n = MIN_THROWS_FOR_WATCH
+    fair = [throw(i, [1 + i % 6, 1 + (i + 2) % 6, 1 + (i + 4) % 6]) for i in range(n)]
+    assert dice_stats(fair)["watch"]["state"] == "ok"
+    loaded = [throw(i, [6, 6, 1 + i % 6]) for i in range(n)]
+    s = dice_stats(loaded)
+    assert s["watch"]["state"] == "ALERT" and float(s["watch"]["chi2"]) > CHI2_DF5_P001
