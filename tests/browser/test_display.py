@@ -96,6 +96,9 @@ async def play(t: Table, rounds: int) -> None:
     dealer = t.rig.dealer(reply_timeout=5.0, betting_seconds=0.01)
     async with dealer.session():
         while len(t.results_by_seq()) < target:
+            if t.rig.dice:  # no kills at the Tai Sai table: each throw from idle
+                await dealer.deal_round()
+                continue
             try:
                 async with asyncio.timeout(20):
                     await dealer.resume_round()
