@@ -77,15 +77,21 @@ class DisplayProcess:
 
 
 @contextlib.asynccontextmanager
-async def table_with_display(work: Path, game: str, layout: str,
-                             decks: int | None) -> AsyncIterator[tuple[Table, DisplayProcess]]:
+async def table_on_page(work: Path, game: str, layout: str, decks: int | None,
+                        ) -> AsyncIterator[tuple[Table, DisplayProcess, Browser]]:
+    """A simulated table, its display, and the page open in chromium at 1920x1080, with
+    ROUNDS rounds played."""
     async with sim_table(work, game, layout, decks, speed=100) as t:
         key = work / "table.pub"
         key.write_text(public_key_text(t.rig.table_key.public_key()))
         display = DisplayProcess(work, t.broker.port, key)
         await display.start()
         try:
-            yield t, display
+            async with chromium() as browser:
+                await browser.open(display.url)
+                await browser.until("document.querySelector('[data-link=connected]')")
+                await play(t, ROUNDS)
+                yield t, display, browser
         finally:
             display.kill()
 
@@ -182,15 +188,15 @@ async def shot(browser: Browser, name: str, work: Path) -> Path:
 
 
 async def test_baccarat_page_matches_the_broker_through_kills(tmp_path: Path) -> None:
-    async with table_with_display(tmp_path, "tiger-buffalo", "P", 8) as (t, display), \
-            chromium() as browser:
-        await browser.open(display.url)
-        await browser.until("document.querySelector('[data-link=connected]')")
-        await play(t, ROUNDS)
+    async with table_on_page(tmp_path, "tiger-buffalo", "P", 8) as (t, display, browser):
         page = await settled(browser, t)
         results = ordered(t)
         check_baccarat_page(page, results)
         check_round_view(page, results[-1])
+        # Everything the page loaded came from the display itself.
+        loaded = await browser.evaluate(
+            "performance.getEntriesByType('resource').map(e => e.name)")
+        assert loaded and all(u.startswith(display.url) for u in loaded), loaded
         await shot(browser, "baccarat", tmp_path)
         await browser.viewport(800, 1280)  # a tablet, upright: one column
         await asyncio.sleep(0.2)
@@ -238,11 +244,7 @@ async def test_baccarat_page_matches_the_broker_through_kills(tmp_path: Path) ->
 
 
 async def test_tai_sai_page_matches_the_broker(tmp_path: Path) -> None:
-    async with table_with_display(tmp_path, "tai-sai-open-cover", "C", None) as (t, display), \
-            chromium() as browser:
-        await browser.open(display.url)
-        await browser.until("document.querySelector('[data-link=connected]')")
-        await play(t, ROUNDS)
+    async with table_on_page(tmp_path, "tai-sai-open-cover", "C", None) as (t, _, browser):
         page = await settled(browser, t)
         results = ordered(t)
         throws = page["throws"]
