@@ -170,12 +170,24 @@ def ordered(t: Table) -> list[dict[str, Any]]:
 
 
 async def settled(browser: Browser, t: Table, reader: str = READ) -> dict[str, Any]:
-    """The page once it shows exactly the results the observer has."""
-    want = len(t.results_by_seq())
-    await browser.until(f"document.querySelectorAll('[data-road=bead_plate] > div').length"
-                        f" === {want} || document.querySelectorAll("
-                        f"'ol.throws li[data-seq]').length === {min(want, 12)}")
-    await asyncio.sleep(0.3)  # anything still on its way (a doubled copy) would show now
+    """The page once it counts as many results as the observer has, and still does a
+    moment later (a doubled copy still on its way would show by then)."""
+    count = "+(document.querySelector('[data-results]') || {dataset: {}}).dataset.results"
+    shown = None
+    try:
+        async with asyncio.timeout(30):
+            while True:
+                shown = await browser.evaluate(count)
+                if shown == len(t.results_by_seq()):
+                    await asyncio.sleep(0.3)
+                    if await browser.evaluate(count) == len(t.results_by_seq()):
+                        break
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        state = await browser.evaluate("fetch('/state').then(r => r.json())")
+        raise AssertionError(f"the page shows {shown} results, the broker had "
+                             f"{sorted(t.results_by_seq())}; the display's view: "
+                             f"{json.dumps(state)[:4000]}") from None
     page: dict[str, Any] = await browser.evaluate(reader)
     return page
 

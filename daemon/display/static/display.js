@@ -138,7 +138,7 @@ function health(t) {
       <span class="sub">session ${esc(st.session)} · ${esc(st.version)}</span></div>
     <ul class="devices">${devs || '<li class="empty">no device reported</li>'}</ul>
     <div class="sub">outbox backlog: <b data-backlog>${t.backlog === null || t.backlog === undefined ? "not published (contract v1)" : esc(t.backlog)}</b></div>
-    <div class="sub">results ${c.results ?? 0} · duplicates dropped ${c.duplicates ?? 0} · replayed copies ${c.replayed ?? 0}</div>
+    <div class="sub">results <b data-results="${c.results ?? 0}">${c.results ?? 0}</b> · duplicates dropped ${c.duplicates ?? 0} · replayed copies ${c.replayed ?? 0}</div>
     ${gaps ? `<div class="alert-line" data-gaps>missing results ${esc(gaps)} (contract v1 has no replay)</div>` : ""}
     </div><div><h3>Alerts</h3><ul class="alerts">${alerts || '<li class="empty">none</li>'}</ul></div></div></div>`;
 }
