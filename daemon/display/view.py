@@ -126,7 +126,10 @@ class TableView:
         if self.round.get("round_id") == body.get("round_id"):
             self.round["phase"] = "settled"
             self.round["result"] = body
-        if body.get("shoe_id") and body.get("shoe_id") != self.shoe.get("shoe_id"):
+        newest = key[1] >= max((s for j, s in self.results if j == key[0]), default=0)
+        if newest and body.get("shoe_id") and body.get("shoe_id") != self.shoe.get("shoe_id"):
+            # A result from a shoe the display never saw loaded (it joined mid-shoe); a
+            # late copy of an older shoe's result does not take the roads back to it.
             self.shoe = {"shoe_id": body.get("shoe_id")}
         return True
 

@@ -207,3 +207,25 @@ def test_dice_watch_raises_on_a_loaded_die_and_not_on_a_fair_one() -> None:
     loaded = [throw(i, [6, 6, 1 + i % 6]) for i in range(n)]
     s = dice_stats(loaded)
     assert s["watch"]["state"] == "ALERT" and float(s["watch"]["chi2"]) > CHI2_DF5_P001
+
+
+def test_a_late_result_of_the_last_shoe_does_not_take_the_roads_back() -> None:
+    d = display()
+    d.receive("tables/t1/events", wire(event("shoe_loaded", None, shoe_id="shoe-2",
+                                             shuffle_id=2, cards=416, deck_set=1)), AT)
+    d.receive("tables/t1/results", wire(result(2, "player", shoe_id="shoe-2")), AT)
+    # seq 1, the last hand of shoe-1, arrives only now (re-sent after a restart).
+    d.receive("tables/t1/results", wire(result(1, replayed=True)), AT)
+    view = d.view()["tables"]["t1"]
+    assert view["shoe"]["shoe_id"] == "shoe-2"
+    assert [c["hand"]["seq"] for c in view["roads"]["bead_plate"]] == [2]
+    assert view["shoe"]["cards"] == 416
+
+
+def test_each_table_has_its_own_view() -> None:
+    d = display()
+    d.receive("tables/t1/results", wire(result(1)), AT)
+    d.receive("tables/t2/results", wire({**result(1, "player"), "table": "t2"}), AT)
+    views = d.view()["tables"]
+    assert [c["hand"]["winner"] for c in views["t1"]["roads"]["bead_plate"]] == ["banker"]
+    assert [c["hand"]["winner"] for c in views["t2"]["roads"]["bead_plate"]] == ["player"]
