@@ -90,6 +90,7 @@ async def table_on_page(work: Path, game: str, layout: str, decks: int | None,
             async with chromium() as browser:
                 await browser.open(display.url)
                 await browser.until("document.querySelector('[data-link=connected]')")
+                await browser.evaluate(WATCH_ROUND)
                 await play(t, ROUNDS)
                 yield t, display, browser
         finally:
@@ -123,6 +124,38 @@ READ = """(() => {
           results: cells('ol.results li[data-seq]'), throws: cells('ol.throws li[data-seq]'),
           refused: cells('[data-refused-topic]'), updates: window.tabledUpdates};
 })()"""
+
+
+# Every state of the round view the page showed, as it changed: (round, cards shown).
+WATCH_ROUND = """(() => {
+  window.roundLog = [];
+  new MutationObserver(() => {
+    const r = document.querySelector('[data-round]');
+    if (!r) return;
+    const cards = [...r.querySelectorAll('.card')].map((e) => e.dataset.card);
+    const key = r.dataset.round + ':' + cards.join(',');
+    const last = window.roundLog[window.roundLog.length - 1];
+    if (!last || last.key !== key) window.roundLog.push({key, round: r.dataset.round, cards});
+  }).observe(document.getElementById('tables'), {childList: true, subtree: true});
+  return true;
+})()"""
+
+
+def check_card_by_card(log: list[dict[str, Any]], results: list[dict[str, Any]]) -> int:
+    """Each round's cards only ever grew, and only by cards the result has; returns how
+    many states showed some but not all of a round's cards."""
+    final = {r["round_id"]: sorted(c["card"] for c in r.get("cards", [])) for r in results}
+    partial = 0
+    shown: dict[str, list[str]] = {}
+    for entry in log:
+        rid, cards = entry["round"], sorted(entry["cards"])
+        if rid not in final:
+            continue  # the round in progress at the end
+        before = shown.get(rid, [])
+        assert set(before) <= set(cards) <= set(final[rid]), (rid, before, cards, final[rid])
+        shown[rid] = cards
+        partial += 0 < len(cards) < len(final[rid])
+    return partial
 
 
 def pair(r: dict[str, Any], hand: str) -> str:
@@ -205,6 +238,9 @@ async def test_baccarat_page_matches_the_broker_through_kills(tmp_path: Path) ->
         results = ordered(t)
         check_baccarat_page(page, results)
         check_round_view(page, results[-1])
+        partial = check_card_by_card(await browser.evaluate("window.roundLog"), results)
+        print(f"round view: {partial} states showed part of a deal")
+        assert partial > 0, "no round was ever shown before all its cards were in"
         # Everything the page loaded came from the display itself.
         loaded = await browser.evaluate(
             "performance.getEntriesByType('resource').map(e => e.name)")
