@@ -122,7 +122,9 @@ READ = """(() => {
   return {roads, round: cells('.round .card'), totals: cells('.round [data-total]'),
           outcome: {...(document.querySelector('[data-outcome]') || {}).dataset},
           results: cells('ol.results li[data-seq]'), throws: cells('ol.throws li[data-seq]'),
-          refused: cells('[data-refused-topic]'), updates: window.tabledUpdates};
+          refused: cells('[data-refused-topic]'), devices: cells('[data-device]'),
+          status: {...(document.querySelector('.health [data-status]') || {}).dataset},
+          updates: window.tabledUpdates};
 })()"""
 
 
@@ -197,6 +199,16 @@ def check_round_view(page: dict[str, Any], last: dict[str, Any]) -> None:
     assert page["outcome"]["outcome"] == last["winner"]
 
 
+def check_health(page: dict[str, Any], t: Table) -> None:
+    """Each device's state and the table's status as last published (retained)."""
+    names = sorted({topic.split("/", 1)[1] for topic, _ in t.observer.seen
+                    if topic.startswith("devices/")})
+    assert names, "the table published no device"
+    shown = {d["device"]: d["state"] for d in page["devices"]}
+    assert shown == {n: t.observer.of(f"devices/{n}")[-1]["state"] for n in names}
+    assert page["status"]["status"] == t.observer.of("status")[-1]["state"]
+
+
 def ordered(t: Table) -> list[dict[str, Any]]:
     by_seq = t.results_by_seq()
     return [by_seq[s] for s in sorted(by_seq)]
@@ -238,6 +250,7 @@ async def test_baccarat_page_matches_the_broker_through_kills(tmp_path: Path) ->
         results = ordered(t)
         check_baccarat_page(page, results)
         check_round_view(page, results[-1])
+        check_health(page, t)
         partial = check_card_by_card(await browser.evaluate("window.roundLog"), results)
         print(f"round view: {partial} states showed part of a deal")
         assert partial > 0, "no round was ever shown before all its cards were in"
@@ -275,6 +288,7 @@ async def test_baccarat_page_matches_the_broker_through_kills(tmp_path: Path) ->
         results = ordered(t)
         check_baccarat_page(page, results)
         check_round_view(page, results[-1])
+        check_health(page, t)
 
         # Forged and misplaced payloads are refused, shown as refused, and change nothing.
         genuine = dict(results[-1])
