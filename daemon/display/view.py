@@ -260,9 +260,12 @@ class TableView:
         left = self.shoe.get("left")
         if left is None and isinstance(cards, int) and isinstance(dealt, int):
             left = cards - dealt
+        # The shoe's start was not seen (the display joined mid-shoe): its roads begin at
+        # the first result seen, and the page must say so.
+        joined = in_shoe[0]["seq"] if in_shoe and "cards" not in self.shoe else None
         return {"shoe_id": shoe_id, "hands": len(in_shoe), "cards": cards, "dealt": dealt,
                 "left": left, "cut_card": self.shoe.get("cut_card", False),
-                "ended": self.shoe.get("ended")}
+                "ended": self.shoe.get("ended"), "joined_at": joined}
 
     def _round_view(self) -> dict[str, Any]:
         r = dict(self.round)

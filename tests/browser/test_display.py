@@ -124,7 +124,7 @@ READ = """(() => {
           results: cells('ol.results li[data-seq]'), throws: cells('ol.throws li[data-seq]'),
           refused: cells('[data-refused-topic]'), devices: cells('[data-device]'),
           status: {...(document.querySelector('.health [data-status]') || {}).dataset},
-          updates: window.tabledUpdates};
+          joined: !!document.querySelector('[data-joined-at]'), updates: window.tabledUpdates};
 })()"""
 
 
@@ -178,6 +178,7 @@ def check_baccarat_page(page: dict[str, Any], results: list[dict[str, Any]]) -> 
             assert cell["natural"] == ("1" if r["natural"] else "0")
             tiger = r["winner"] == "banker" and r["banker_total"] == 6
             assert cell["tiger"] == ("1" if tiger else "0")
+    assert not page["joined"], "the display saw this shoe from its start"
     roads = derive(results)
     big = [(int(c["col"]), int(c["row"]), int(c["seq"]), c["winner"], int(c["ties"]),
             int(c["tiesBefore"])) for c in page["roads"]["big_road"]]

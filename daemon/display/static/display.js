@@ -120,7 +120,8 @@ function shoeView(t) {
   return `<div class="counters" data-shoe="${esc(s.shoe_id)}">
     <span>shoe <b>${v(s.shoe_id)}</b></span><span>hand <b data-hands>${v(s.hands)}</b></span>
     <span>dealt <b data-dealt>${v(s.dealt)}</b></span><span>left <b data-left>${v(s.left)}</b></span>
-    ${s.cut_card ? '<span class="tag warn">cut card</span>' : ""}${s.ended ? '<span class="tag">shoe ended</span>' : ""}</div>`;
+    ${s.cut_card ? '<span class="tag warn">cut card</span>' : ""}${s.ended ? '<span class="tag">shoe ended</span>' : ""}</div>
+    ${s.joined_at ? `<div class="alert-line" data-joined-at="${s.joined_at}">joined mid-shoe: the roads start at result #${s.joined_at}, not at the shoe's first hand</div>` : ""}`;
 }
 
 function health(t) {

@@ -149,7 +149,18 @@ def test_the_round_in_progress_card_by_card_and_the_shoe_counters() -> None:
     assert [c["card"] for c in r["cards"]] == ["9S", "KH", "8S"]
     assert (r["player_total"], r["banker_total"], r["phase"]) == (7, 0, "dealing")
     assert view["shoe"] == {"shoe_id": "shoe-1", "hands": 0, "cards": 416, "dealt": 3,
-                            "left": 413, "cut_card": False, "ended": None}
+                            "left": 413, "cut_card": False, "ended": None, "joined_at": None}
+
+
+def test_roads_of_a_shoe_joined_midway_say_where_they_start() -> None:
+    d = display()
+    d.receive("tables/t1/results", wire(result(7)), AT)
+    d.receive("tables/t1/results", wire(result(8)), AT)
+    assert d.view()["tables"]["t1"]["shoe"]["joined_at"] == 7
+    d.receive("tables/t1/events", wire(event("shoe_loaded", None, shoe_id="shoe-2",
+                                             shuffle_id=2, cards=416, deck_set=1)), AT)
+    d.receive("tables/t1/results", wire(result(9, shoe_id="shoe-2")), AT)
+    assert d.view()["tables"]["t1"]["shoe"]["joined_at"] is None
 
 
 def test_contract_v2_fields_are_tolerated_and_used() -> None:
