@@ -161,7 +161,11 @@ class DisplayServer:
             dirty, self.dirty = self.dirty, set()
             messages = []
             for table in sorted(t for t in dirty if t):
-                view = self.display.tables[table].view()
+                try:
+                    view = self.display.tables[table].view()
+                except Exception:  # a bug must not stop every table's page
+                    log.exception("the view of table %s failed", table)
+                    continue
                 messages.append(_sse("table", view))
             if "" in dirty:
                 messages.append(_sse("meta", {"refused": self.display.refused_view(),

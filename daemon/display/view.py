@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -293,6 +294,53 @@ def _result_view(r: Mapping[str, Any]) -> dict[str, Any]:
 
 
 KINDS = ("status", "devices", "events", "results", "alerts", "replies", "snapshot")
+CARD = re.compile(r"^[A2-9TJQK][SHDC]$")
+
+
+def _bad_card(c: Any) -> str | None:
+    if not isinstance(c, dict) or not isinstance(c.get("card"), str) or \
+            not CARD.match(c["card"]):
+        return f"a card that is not a card code: {c!r:.80}"
+    if c.get("hand") not in ("player", "banker") or c.get("position") not in (1, 2, 3):
+        return f"a card without a hand and position 1-3: {c!r:.80}"
+    return None
+
+
+def _bad_dice(dice: Any) -> str | None:
+    if not (isinstance(dice, list) and len(dice) == 3 and
+            all(type(d) is int and 1 <= d <= 6 for d in dice)):
+        return f"dice that are not three numbers 1-6: {dice!r:.80}"
+    return None
+
+
+def malformed(kind: str, body: Mapping[str, Any]) -> str | None:
+    """What in a signed payload the page cannot draw (a table that breaks its own
+    schema): the display refuses it rather than guess. None if it can be drawn."""
+    if kind == "results":
+        if type(body.get("seq")) is not int:
+            return "a result without an integer seq"
+        if body.get("status") == "valid" and "dice" in body:
+            return _bad_dice(body["dice"])
+        if body.get("status") == "valid":
+            if body.get("winner") not in ("player", "banker", "tie"):
+                return f"a result whose winner is {body.get('winner')!r:.40}"
+            if not all(type(body.get(k)) is int and 0 <= body[k] <= 9
+                       for k in ("player_total", "banker_total")):
+                return "a result without totals 0-9"
+            cards = body.get("cards")
+            if not isinstance(cards, list):
+                return "a result without a list of cards"
+            return next((bad for bad in map(_bad_card, cards) if bad), None)
+        if body.get("status") != "void":
+            return f"a result whose status is {body.get('status')!r:.40}"
+    if kind == "events":
+        if body.get("event") == "card":
+            return _bad_card(body)
+        if body.get("event") == "dice":
+            return _bad_dice(body.get("dice"))
+        if body.get("event") == "card_drawn" and type(body.get("draw_no")) is not int:
+            return "a card_drawn without an integer draw_no"
+    return None
 
 
 class Display:
@@ -343,8 +391,9 @@ class Display:
             self._refuse(at, topic, f"signed for table {body.get('table')!r}, published "
                                     f"on table {table!r}'s topic")
             return ""
-        if kind == "results" and not isinstance(body.get("seq"), int):
-            self._refuse(at, topic, "a result without an integer seq")
+        bad = malformed(kind, body)
+        if bad is not None:
+            self._refuse(at, topic, f"signed but malformed: {bad}")
             return ""
         view = self.tables.setdefault(table, TableView(table))
         return table if view.apply(kind, "/".join(rest), body) else None

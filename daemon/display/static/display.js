@@ -71,7 +71,7 @@ function roundView(t) {
   if (!r.round_id) return `<div class="panel round"><h2>Round</h2><p class="empty">No round yet</p></div>`;
   const phase = `<span class="phase" data-phase="${esc(r.phase)}">${esc(r.phase)}</span>`;
   if (t.game === "tai-sai-open-cover") {
-    const dice = (r.dice || []).map((d) => `<span class="die" data-die="${d}">${d}</span>`).join("");
+    const dice = (r.dice || []).map((d) => `<span class="die" data-die="${esc(d)}">${esc(d)}</span>`).join("");
     return `<div class="panel round" data-round="${esc(r.round_id)}"><h2>Round ${phase}</h2>
       <div class="dice-now">${dice || '<span class="empty">dice not read yet</span>'}</div>
       ${r.dice ? `<div class="total">total <b>${r.dice.reduce((a, b) => a + b, 0)}</b></div>` : ""}
@@ -106,8 +106,8 @@ function lastResults(t, limit) {
     const wins = r.wins.map((w) => `<span class="win">${esc(w.bet.replaceAll("_", " "))} <b>${esc(w.pays || "")}</b></span>`).join(" ");
     let what;
     if (r.status === "void") what = `<span class="void">VOID ${esc(r.void && r.void.clause)}</span>`;
-    else if (r.dice) what = `${r.dice.map((d) => `<span class="die small">${d}</span>`).join("")} <b>${r.total}</b>`;
-    else what = `<span class="w ${r.winner}">${LETTER[r.winner]}</span> P ${r.player_total} · B ${r.banker_total}`;
+    else if (r.dice) what = `${r.dice.map((d) => `<span class="die small">${esc(d)}</span>`).join("")} <b>${esc(r.total)}</b>`;
+    else what = `<span class="w ${esc(r.winner)}">${LETTER[r.winner]}</span> P ${esc(r.player_total)} · B ${esc(r.banker_total)}`;
     return `<li data-seq="${r.seq}" data-status="${r.status}"><span class="seq">#${r.seq}</span> ${what}
       ${r.replayed ? '<span class="tag">replayed</span>' : ""}<div class="wins">${wins}</div></li>`;
   }).join("");
@@ -159,7 +159,7 @@ function baccarat(t) {
 
 function taiSai(t) {
   const d = t.dice || { last: [], counts: {}, faces: {}, totals: {}, hot: [], cold: [], watch: {} };
-  const last = d.last.slice(0, 12).map((x) => `<li data-seq="${x.seq}" class="${x.triple ? "triple" : ""}">${x.dice.map((n) => `<span class="die">${n}</span>`).join("")}
+  const last = d.last.slice(0, 12).map((x) => `<li data-seq="${x.seq}" class="${x.triple ? "triple" : ""}">${x.dice.map((n) => `<span class="die">${esc(n)}</span>`).join("")}
     <b>${x.total}</b><span class="bs">${x.triple ? "triple" : x.total >= 11 ? "BIG" : "SMALL"}</span></li>`).join("");
   const n = d.throws || 0;
   const pct = (k) => (n ? Math.round((100 * (d.counts[k] || 0)) / n) : 0);

@@ -240,3 +240,24 @@ def test_each_table_has_its_own_view() -> None:
     views = d.view()["tables"]
     assert [c["hand"]["winner"] for c in views["t1"]["roads"]["bead_plate"]] == ["banker"]
     assert [c["hand"]["winner"] for c in views["t2"]["roads"]["bead_plate"]] == ["player"]
+
+
+def test_signed_but_malformed_payloads_are_refused_not_drawn() -> None:
+    # A table that breaks its own schema (a bug, or a key in the wrong hands): the page
+    # cannot draw it, so it refuses it with the reason, and keeps drawing the others.
+    d = display()
+    bad_results = [result(1, "dragon"), {**result(2), "player_total": "5"},
+                   {**result(3), "cards": [{"card": "ZZ", "hand": "player", "position": 1}]},
+                   {**result(4), "seq": "4"},
+                   {"seq": 5, "round_id": "x", "table": "t1", "status": "valid",
+                    "dice": [7, 1, 1], "total": 9}]
+    for body in bad_results:
+        assert d.receive("tables/t1/results", wire(body), AT) == ""
+    assert d.receive("tables/t1/events", wire(event("card", "r1", card="XX", hand="player",
+                                                    position=1, draw_no=1)), AT) == ""
+    assert d.receive("tables/t1/events", wire(event("dice", "r1", dice=[1, 2])), AT) == ""
+    reasons = [r["reason"] for r in d.refused_view()["last"]]
+    assert all(r.startswith("signed but malformed: ") for r in reasons)
+    assert d.refused_view()["total"] == 7
+    d.receive("tables/t1/results", wire(result(6)), AT)
+    assert [c["hand"]["seq"] for c in d.view()["tables"]["t1"]["roads"]["bead_plate"]] == [6]
