@@ -36,6 +36,7 @@ MAX_REFUSED = 50
 MAX_ALERTS = 50
 MAX_RESULTS = 2000  # a day at a busy table; older results leave the statistics
 LAST_RESULTS = 12
+MAX_SEEN_MSGS = 200_000  # contract v2 msg_seq kept for de-duplication: days of messages
 
 
 @dataclass
@@ -84,6 +85,9 @@ class TableView:
                 self.duplicates += 1
                 return False
             self.seen_msgs.add(key)
+            if len(self.seen_msgs) > MAX_SEEN_MSGS:  # a long-running display: forget the old
+                floor = max(msg - MAX_SEEN_MSGS // 2, 0)
+                self.seen_msgs = {k for k in self.seen_msgs if k[1] > floor}
             if self.last_msg_seq is not None and msg > self.last_msg_seq + 1:
                 self.msg_gaps += msg - self.last_msg_seq - 1
             self.last_msg_seq = max(msg, self.last_msg_seq or 0)
