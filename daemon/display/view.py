@@ -376,7 +376,15 @@ class Display:
         if kind == "cmd" or kind not in KINDS:
             return None  # commands are the pit's words, not the table's
         if not raw:
-            return None  # a retained topic being cleared
+            # A retained topic cleared (contract v2 clears devices no longer configured).
+            # An empty message carries no signature, so a device is not dropped on its
+            # word: it is shown as cleared, and whoever cleared it is the broker's to say.
+            view = self.tables.get(table)
+            if kind == "devices" and view is not None and rest:
+                view.devices["/".join(rest)] = {
+                    "state": "cleared", "detail": "retained state cleared (empty, unsigned)"}
+                return table
+            return None
         try:
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:

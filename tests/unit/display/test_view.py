@@ -261,3 +261,12 @@ def test_signed_but_malformed_payloads_are_refused_not_drawn() -> None:
     assert d.refused_view()["total"] == 7
     d.receive("tables/t1/results", wire(result(6)), AT)
     assert [c["hand"]["seq"] for c in d.view()["tables"]["t1"]["roads"]["bead_plate"]] == [6]
+
+
+def test_a_cleared_device_topic_is_shown_as_cleared_not_dropped() -> None:
+    d = display()
+    device = {"type": "device", "name": "shoe", "table": "t1", "state": "lost", "at": AT}
+    d.receive("tables/t1/devices/shoe", wire(device), AT)
+    assert d.receive("tables/t1/devices/shoe", b"", AT) == "t1"
+    assert d.view()["tables"]["t1"]["devices"]["shoe"]["state"] == "cleared"
+    assert d.receive("tables/t9/devices/shoe", b"", AT) is None  # no such table seen
