@@ -50,10 +50,16 @@ def dice_stats(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     chi2 = sum((faces[f] - expected) ** 2 / expected for f in faces) if n else 0.0
     watch = "too few throws" if n < MIN_THROWS_FOR_WATCH else (
         "ALERT" if chi2 > CHI2_DF5_P001 else "ok")
+    # A throw voided afterwards by a correction (damaged dice, Tai Sai 5.6) stays in the
+    # list of throws, struck out, and leaves the statistics.
+    shown = [r for r in results if "dice" in r and (r.get("status") == "valid"
+                                                   or r.get("corrected"))]
     return {
         "throws": n,
         "last": [{"seq": r["seq"], "dice": r["dice"], "total": sum(r["dice"]),
-                  "triple": _is_triple(r["dice"])} for r in throws[-LAST_THROWS:]][::-1],
+                  "triple": _is_triple(r["dice"]),
+                  "voided": (r.get("void_reason") or {}).get("clause") if r.get("corrected")
+                  else None} for r in shown[-LAST_THROWS:]][::-1],
         "counts": counts, "faces": faces, "totals": totals, "hot": hot, "cold": cold,
         # Two decimals as text: the page shows it, and floats stay out of the payloads.
         "watch": {"state": watch, "chi2": f"{chi2:.2f}", "limit": f"{CHI2_DF5_P001:.2f}",

@@ -39,6 +39,7 @@ class Hand:
     tiger: bool = False  # Banker wins on 6 points
     banker_cards: int = 0
     void_clause: str | None = None
+    corrected: bool = False  # settled, then voided by a correction (docs/mqtt.md)
 
 
 def _first_two_pair(cards: Sequence[Mapping[str, Any]], hand: str) -> bool:
@@ -51,7 +52,8 @@ def hand_of(result: Mapping[str, Any]) -> Hand:
     seq, round_id = int(result["seq"]), str(result["round_id"])
     if result.get("status") != "valid":
         reason = result.get("void_reason") or {}
-        return Hand(seq, round_id, None, void_clause=str(reason.get("clause", "")) or None)
+        return Hand(seq, round_id, None, void_clause=str(reason.get("clause", "")) or None,
+                    corrected=bool(result.get("corrected")))
     cards = list(result.get("cards") or [])
     winner: Winner = result["winner"]
     banker_total = int(result["banker_total"])

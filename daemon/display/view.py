@@ -128,6 +128,8 @@ class TableView:
         self.results[key] = body
         if len(self.results) > MAX_RESULTS:
             del self.results[min(self.results, key=lambda k: self.results[k]["seq"])]
+        if body.get("type") == "correction":
+            return True  # applied where the results are read: ``corrected``
         if self.round.get("round_id") == body.get("round_id"):
             self.round["phase"] = "settled"
             self.round["result"] = body
@@ -227,6 +229,23 @@ class TableView:
         return sorted((r for (j, _), r in self.results.items() if j == self.journal_id),
                       key=lambda r: int(r["seq"]))
 
+    def corrected(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Results in seq order with each correction applied (docs/mqtt.md, "Corrections":
+        the corrected round reads as void, with the correction's reason), and the
+        corrections themselves. A correction whose result is not here yet waits for it."""
+        everything = self.ordered_results()
+        fixes = [r for r in everything if r.get("type") == "correction"]
+        by_round = {str(c.get("corrects")): c for c in fixes}
+        out = []
+        for r in everything:
+            if r.get("type") == "correction":
+                continue
+            fix = by_round.get(str(r.get("round_id")))
+            out.append(r if fix is None else
+                       {**r, "status": "void", "void_reason": fix.get("void_reason"),
+                        "corrected": {"seq": fix["seq"], "by": fix.get("by")}})
+        return out, fixes
+
     def gaps(self) -> list[tuple[int, int]]:
         seqs = [int(r["seq"]) for r in self.ordered_results()]
         return [(a + 1, b - 1) for a, b in itertools.pairwise(seqs) if b > a + 1]
@@ -238,13 +257,14 @@ class TableView:
         return None
 
     def view(self) -> dict[str, Any]:
-        results = self.ordered_results()
+        results, fixes = self.corrected()
         game = self.game()
         out: dict[str, Any] = {
             "table": self.table, "game": game, "status": self.status,
             "devices": self.devices, "alerts": list(self.alerts),
             "round": self._round_view(), "gaps": self.gaps(),
-            "counters": {"results": len(results), "duplicates": self.duplicates,
+            "corrections": [_correction_view(c) for c in fixes[-LAST_RESULTS:]][::-1],
+            "counters": {"results": len(results) + len(fixes), "duplicates": self.duplicates,
                          "replayed": self.replayed, "msg_gaps": self.msg_gaps},
             "last_results": [_result_view(r) for r in results[-LAST_RESULTS:]][::-1],
             # Contract v1 does not publish the outbox backlog; v2 may (status.backlog).
@@ -283,6 +303,12 @@ class TableView:
         return r
 
 
+def _correction_view(c: Mapping[str, Any]) -> dict[str, Any]:
+    v = c.get("void_reason") or {}
+    return {"seq": c.get("seq"), "corrects": c.get("corrects"), "by": c.get("by"),
+            "clause": v.get("clause"), "code": v.get("code"), "at": c.get("settled_at")}
+
+
 def _result_view(r: Mapping[str, Any]) -> dict[str, Any]:
     keep = ("seq", "round_id", "status", "winner", "player_total", "banker_total", "natural",
             "dice", "total", "shoe_id", "settled_at", "replayed")
@@ -294,6 +320,8 @@ def _result_view(r: Mapping[str, Any]) -> dict[str, Any]:
         v = r["void_reason"]
         out["void"] = {"clause": v.get("clause"), "code": v.get("code"),
                        "detail": v.get("detail")}
+    if r.get("corrected"):
+        out["corrected"] = r["corrected"]
     return out
 
 
@@ -323,6 +351,10 @@ def malformed(kind: str, body: Mapping[str, Any]) -> str | None:
     if kind == "results":
         if type(body.get("seq")) is not int:
             return "a result without an integer seq"
+        if body.get("type") == "correction":
+            if not isinstance(body.get("corrects"), str) or body.get("status") != "void":
+                return "a correction that does not name the round it voids"
+            return None
         if body.get("status") == "valid" and "dice" in body:
             return _bad_dice(body["dice"])
         if body.get("status") == "valid":

@@ -32,7 +32,7 @@ function beadCell(c) {
   return `<div class="bead ${w}${h.tiger ? " tiger" : ""}${h.natural ? " natural" : ""}" style="${cellStyle(c)}"
     data-col="${c.col}" data-row="${c.row}" data-seq="${h.seq}" data-winner="${w}"
     data-bp="${+h.banker_pair}" data-pp="${+h.player_pair}" data-natural="${+h.natural}"
-    data-tiger="${+h.tiger}" title="#${h.seq}${h.void_clause ? " void, clause " + esc(h.void_clause) : ""}">${text}${marks}</div>`;
+    data-tiger="${+h.tiger}" data-corrected="${+h.corrected}" title="#${h.seq}${h.void_clause ? " void, clause " + esc(h.void_clause) : ""}${h.corrected ? " (corrected after it was settled)" : ""}">${text}${marks}</div>`;
 }
 
 function bigCell(c) {
@@ -105,7 +105,7 @@ function lastResults(t, limit) {
   const rows = (t.last_results || []).slice(0, limit).map((r) => {
     const wins = r.wins.map((w) => `<span class="win">${esc(w.bet.replaceAll("_", " "))} <b>${esc(w.pays || "")}</b></span>`).join(" ");
     let what;
-    if (r.status === "void") what = `<span class="void">VOID ${esc(r.void && r.void.clause)}</span>`;
+    if (r.status === "void") what = `<span class="void">VOID ${esc(r.void && r.void.clause)}${r.corrected ? " · corrected by " + esc(r.corrected.by) : ""}</span>`;
     else if (r.dice) what = `${r.dice.map((d) => `<span class="die small">${esc(d)}</span>`).join("")} <b>${esc(r.total)}</b>`;
     else what = `<span class="w ${esc(r.winner)}">${LETTER[r.winner]}</span> P ${esc(r.player_total)} · B ${esc(r.banker_total)}`;
     return `<li data-seq="${r.seq}" data-status="${r.status}"><span class="seq">#${r.seq}</span> ${what}
@@ -141,6 +141,8 @@ function health(t) {
     <div class="sub">outbox backlog: <b data-backlog>${t.backlog === null || t.backlog === undefined ? "not published (contract v1)" : esc(t.backlog)}</b></div>
     <div class="sub">results <b data-results="${c.results ?? 0}">${c.results ?? 0}</b> · duplicates dropped ${c.duplicates ?? 0} · replayed copies ${c.replayed ?? 0}</div>
     ${gaps ? `<div class="alert-line" data-gaps>missing results ${esc(gaps)} (contract v1 has no replay)</div>` : ""}
+    ${(t.corrections || []).length ? `<h3>Corrections</h3><ul class="alerts">${t.corrections.map((c) =>
+      `<li data-correction="${esc(c.corrects)}"><b>#${esc(c.seq)} voids ${esc(c.corrects)}</b> (${esc(c.clause)} ${esc(c.code)}) <span class="sub">by ${esc(c.by)}</span></li>`).join("")}</ul>` : ""}
     </div><div><h3>Alerts</h3><ul class="alerts">${alerts || '<li class="empty">none</li>'}</ul></div></div></div>`;
 }
 
@@ -159,8 +161,8 @@ function baccarat(t) {
 
 function taiSai(t) {
   const d = t.dice || { last: [], counts: {}, faces: {}, totals: {}, hot: [], cold: [], watch: {} };
-  const last = d.last.slice(0, 12).map((x) => `<li data-seq="${x.seq}" class="${x.triple ? "triple" : ""}">${x.dice.map((n) => `<span class="die">${esc(n)}</span>`).join("")}
-    <b>${x.total}</b><span class="bs">${x.triple ? "triple" : x.total >= 11 ? "BIG" : "SMALL"}</span></li>`).join("");
+  const last = d.last.slice(0, 12).map((x) => `<li data-seq="${x.seq}" class="${x.triple ? "triple" : ""}${x.voided ? " voided" : ""}">${x.dice.map((n) => `<span class="die">${esc(n)}</span>`).join("")}
+    <b>${x.total}</b><span class="bs">${x.voided ? `VOID ${esc(x.voided)}` : x.triple ? "triple" : x.total >= 11 ? "BIG" : "SMALL"}</span></li>`).join("");
   const n = d.throws || 0;
   const pct = (k) => (n ? Math.round((100 * (d.counts[k] || 0)) / n) : 0);
   const bar = (a, b) => `<div class="bar"><span class="a" style="width:${pct(a)}%">${esc(a)} ${d.counts[a] || 0}</span>

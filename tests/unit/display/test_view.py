@@ -270,3 +270,43 @@ def test_a_cleared_device_topic_is_shown_as_cleared_not_dropped() -> None:
     assert d.receive("tables/t1/devices/shoe", b"", AT) == "t1"
     assert d.view()["tables"]["t1"]["devices"]["shoe"]["state"] == "cleared"
     assert d.receive("tables/t9/devices/shoe", b"", AT) is None  # no such table seen
+
+
+def correction(seq: int, corrects: str, game: str = "tiger-buffalo") -> dict[str, Any]:
+    return {"type": "correction", "schema": "tabled/correction/1",
+            "round_id": f"{corrects}/correction", "seq": seq, "table": "t1", "game": game,
+            "layout": "P", "corrects": corrects, "status": "void", "by": "pit-1",
+            "void_reason": {"code": "damaged_dice", "clause": "5.6", "text": "t",
+                            "detail": "d"},
+            "bets": [], "settled_at": AT, "replayed": False}
+
+
+def test_a_correction_voids_the_round_it_names_and_is_one_of_the_sequence() -> None:
+    # Issue 15 / docs/mqtt.md "Corrections": on results, its own seq, `corrects` names the
+    # round; it may arrive before the result after a gap.
+    d = display()
+    d.receive("tables/t1/results", wire(correction(3, "t1-000001")), AT)
+    d.receive("tables/t1/results", wire(result(1)), AT)
+    d.receive("tables/t1/results", wire(result(2, "player")), AT)
+    view = d.view()["tables"]["t1"]
+    bead = view["roads"]["bead_plate"]
+    assert [(c["hand"]["seq"], c["hand"]["winner"], c["hand"]["corrected"]) for c in bead] \
+        == [(1, None, True), (2, "player", False)]
+    assert [c["hand"]["seq"] for c in view["roads"]["big_road"]] == [2]
+    assert view["gaps"] == [] and view["counters"]["results"] == 3
+    assert view["corrections"][0]["corrects"] == "t1-000001"
+    assert view["last_results"][1]["corrected"] == {"seq": 3, "by": "pit-1"}
+
+
+def test_a_corrected_throw_leaves_the_dice_statistics() -> None:
+    d = display()
+    for seq, dice in ((1, [6, 6, 6]), (2, [1, 2, 3])):
+        body = {**result(seq), "game": "tai-sai-open-cover", "dice": dice, "total": sum(dice),
+                "tumbles": 3, "flat": [True] * 3}
+        for k in ("cards", "player_total", "banker_total", "natural", "winner"):
+            body.pop(k)
+        d.receive("tables/t1/results", wire(body), AT)
+    d.receive("tables/t1/results", wire(correction(3, "t1-000001", "tai-sai-open-cover")), AT)
+    stats = d.view()["tables"]["t1"]["dice"]
+    assert stats["throws"] == 1 and stats["counts"]["triple"] == 0
+    assert [(x["seq"], x["voided"]) for x in stats["last"]] == [(2, None), (1, "5.6")]
