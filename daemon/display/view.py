@@ -272,6 +272,10 @@ class TableView:
         }
         if game == "tai-sai-open-cover":
             out["dice"] = dice_stats(results)
+            # The table's own dice watch, where it has one (an alert `dice_watch`, no
+            # clause): the latest, beside the display's test.
+            out["dice"]["table_watch"] = next(
+                (a for a in self.alerts if a.get("code") == "dice_watch"), None)
         else:
             shoe_id = self.shoe.get("shoe_id") or (results[-1].get("shoe_id")
                                                    if results else None)

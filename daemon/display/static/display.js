@@ -180,7 +180,8 @@ function taiSai(t) {
       <h3>Totals</h3><div class="totals">${totals}</div>
       <h3>Hot and cold numbers <span class="legend hot">hot</span> <span class="legend cold">cold</span></h3><div class="faces">${faces}</div>
       <div class="watch ${esc(w.state === "ALERT" ? "alert" : "")}" data-watch="${esc(w.state)}">Dice watch: <b>${esc(w.state)}</b>
-        <span class="sub">χ² ${esc(w.chi2)} (alert above ${esc(w.limit)}, from ${esc(w.min_throws)} throws)</span></div></div>
+        <span class="sub">χ² ${esc(w.chi2)} (alert above ${esc(w.limit)}, from ${esc(w.min_throws)} throws)</span></div>
+      ${d.table_watch ? `<div class="watch alert" data-table-watch>Table's dice watch: <b>ALERT</b> <span class="sub">${esc(d.table_watch.at.slice(11, 19))} ${esc(d.table_watch.detail)}</span></div>` : ""}</div>
       ${health(t)}</div></div>`;
 }
 

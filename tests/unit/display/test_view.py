@@ -310,3 +310,14 @@ def test_a_corrected_throw_leaves_the_dice_statistics() -> None:
     stats = d.view()["tables"]["t1"]["dice"]
     assert stats["throws"] == 1 and stats["counts"]["triple"] == 0
     assert [(x["seq"], x["voided"]) for x in stats["last"]] == [(2, None), (1, "5.6")]
+
+
+def test_the_tables_own_dice_watch_alert_is_shown_beside_the_displays() -> None:
+    d = display()
+    body = {**result(1), "game": "tai-sai-open-cover", "dice": [1, 2, 3], "total": 6}
+    d.receive("tables/t1/results", wire(body), AT)
+    alert = {"type": "alert", "code": "dice_watch", "clause": "", "table": "t1",
+             "detail": "faces chi2 31.2 p 0.00001", "round_id": None, "at": AT,
+             "replayed": False}
+    d.receive("tables/t1/alerts", wire(alert), AT)
+    assert d.view()["tables"]["t1"]["dice"]["table_watch"]["detail"] == alert["detail"]
