@@ -14,6 +14,8 @@ import contextlib
 import json
 import logging
 import os
+import re
+import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +42,7 @@ COALESCE = 0.05  # seconds: a burst of messages (a catch-up) becomes one push
 HEARTBEAT = 15.0  # seconds between SSE comments, so a dead browser is noticed
 CLIENT_QUEUE = 64
 STATE_KEEP_RESULTS = 2000
+REPLAY_RATE = 2.0  # replay requests a second, all tables together
 
 
 def now_text() -> str:
@@ -96,10 +99,12 @@ class DisplayServer:
     broker_state: dict[str, Any] = field(default_factory=lambda: {"connected": False,
                                                                   "error": "connecting"})
     received: int = 0
+    _random_name: str = field(default_factory=lambda: f"display-{secrets.token_hex(4)}")
 
     # ---- the broker side ----
 
     def topics(self) -> list[str]:
+        """Every topic of the tables (replay answers to this display included)."""
         prefix = self.display.prefix
         return [f"{prefix}/{t}/#" for t in self.tables] or [f"{prefix}/+/#"]
 
@@ -134,13 +139,40 @@ class DisplayServer:
                     for topic in self.topics():
                         await client.subscribe(topic, qos=1)
                     self._broker(True, None)
-                    async for m in client.messages:
-                        raw = m.payload if isinstance(m.payload, bytes) else \
-                            str(m.payload).encode("utf-8")
-                        self.on_message(str(m.topic), raw)
+                    replays = asyncio.create_task(self.run_replays(client))
+                    try:
+                        async for m in client.messages:
+                            raw = m.payload if isinstance(m.payload, bytes) else \
+                                str(m.payload).encode("utf-8")
+                            self.on_message(str(m.topic), raw)
+                    finally:
+                        replays.cancel()
             except aiomqtt.MqttError as exc:
                 self._broker(False, str(exc))
                 await asyncio.sleep(1.0)
+
+    @property
+    def reply_name(self) -> str:
+        """Where replay answers come (``replay/to/{name}``): this display's own."""
+        name = re.sub(r"[^A-Za-z0-9_-]", "-", self.client_id or "")[:64]
+        return name or self._random_name
+
+    async def run_replays(self, client: aiomqtt.Client) -> None:
+        """Contract v2: asks each table for what the display lacks (``view.catchup``),
+        at most REPLAY_RATE requests a second for all tables together (the table serves
+        2 a second, bursts of 5, to all its consumers)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            for table, view in list(self.display.tables.items()):
+                req = view.catchup.next_request(loop.time())
+                if req is None:
+                    continue
+                req["reply_to"] = self.reply_name
+                await client.publish(f"{self.display.prefix}/{table}/replay/request",
+                                     json.dumps(req), qos=1)
+                log.info("replay request to %s: %s", table, req)
+                await asyncio.sleep(1 / REPLAY_RATE)
+            await asyncio.sleep(1 / REPLAY_RATE)
 
     def _broker(self, connected: bool, error: str | None) -> None:
         self.broker_state = {"connected": connected, "error": error, "at": now_text(),

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.display.catchup import CatchUp
 from daemon.display.dice import dice_stats
 from daemon.display.roads import derive
 from daemon.games.cards import POINT_VALUE
@@ -36,7 +37,6 @@ MAX_REFUSED = 50
 MAX_ALERTS = 50
 MAX_RESULTS = 2000  # a day at a busy table; older results leave the statistics
 LAST_RESULTS = 12
-MAX_SEEN_MSGS = 200_000  # contract v2 msg_seq kept for de-duplication: days of messages
 
 
 @dataclass
@@ -68,34 +68,33 @@ class TableView:
     alerts: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_ALERTS))
     round: dict[str, Any] = field(default_factory=dict)
     shoe: dict[str, Any] = field(default_factory=dict)
-    seen_msgs: set[tuple[str | None, int]] = field(default_factory=set)
     duplicates: int = 0
     replayed: int = 0
-    last_msg_seq: int | None = None
-    msg_gaps: int = 0
+    catchup: CatchUp = field(init=False)
+    snapshot: dict[str, Any] | None = None
+    round_msg: int = 0  # msg_seq of the newest event applied to the round view
+    shoe_msg: int = 0  # msg_seq of the shoe counters' newest event
+
+    def __post_init__(self) -> None:
+        self.catchup = CatchUp(self.table)
 
     # ---- applying verified payloads ----
 
     def apply(self, kind: str, name: str, body: dict[str, Any]) -> bool:
         """Applies one verified payload; False if it changed nothing (a duplicate)."""
-        msg = body.get("msg_seq")
-        if isinstance(msg, int):
-            key = (body.get("journal_id"), msg)
-            if key in self.seen_msgs:
-                self.duplicates += 1
-                return False
-            self.seen_msgs.add(key)
-            if len(self.seen_msgs) > MAX_SEEN_MSGS:  # a long-running display: forget the old
-                floor = max(msg - MAX_SEEN_MSGS // 2, 0)
-                self.seen_msgs = {k for k in self.seen_msgs if k[1] > floor}
-            if self.last_msg_seq is not None and msg > self.last_msg_seq + 1:
-                self.msg_gaps += msg - self.last_msg_seq - 1
-            self.last_msg_seq = max(msg, self.last_msg_seq or 0)
+        msg, jid = body.get("msg_seq"), body.get("journal_id")
+        if type(msg) is int and isinstance(jid, str) and kind != "snapshot" and \
+                not self.catchup.saw(jid, msg):
+            self.duplicates += 1
+            return False
         if body.get("replayed"):
             self.replayed += 1
         if kind == "status":
             return self._status(body)
         if kind == "devices":
+            old = self.devices.get(name, {}).get("msg_seq")
+            if type(msg) is int and type(old) is int and msg < old:
+                return False  # a replayed older state: the newer one stands
             self.devices[name] = body
             return True
         if kind == "results":
@@ -151,17 +150,50 @@ class TableView:
 
     def _event(self, body: dict[str, Any]) -> bool:
         kind, rid = body.get("event"), body.get("round_id")
+        msg = body.get("msg_seq") if type(body.get("msg_seq")) is int else None
+        if type(body.get("draw_no")) is int and kind in ("card_drawn", "card", "cut_card"):
+            # Draws so far: v1 reports every draw as card_drawn, v2 a placed one as card.
+            self.shoe["dealt"] = max(body["draw_no"], self.shoe.get("dealt") or 0)
+        if kind in ("shoe_loaded", "cut_card", "shoe_ended"):
+            if msg is not None and msg < self.shoe_msg:
+                return False  # a replayed older shoe event: the newer state stands
+            self.shoe_msg = msg or self.shoe_msg
+            if kind == "shoe_loaded":
+                self.shoe = {"shoe_id": body.get("shoe_id"), "cards": body.get("cards"),
+                             "dealt": 0, "cut_card": False}
+            elif kind == "cut_card":
+                self.shoe["cut_card"] = True
+            else:
+                self.shoe["ended"] = body.get("why") or True
+            return True
+        if kind == "card_drawn":
+            return True
+        older = msg is not None and msg < self.round_msg
+        if older and rid != self.round.get("round_id"):
+            return False  # an older round's event, replayed: not the round shown
+        if kind == "card" and rid is not None:
+            # Additive and idempotent: a card missed and replayed late still belongs.
+            rnd = self._ensure_round(rid)
+            cards = [c for c in rnd["cards"] if (c["hand"], c["position"]) !=
+                     (body.get("hand"), body.get("position"))]
+            rnd["cards"] = sorted([*cards, _card_view(body)],
+                                  key=lambda c: (c["position"], c["hand"] != "player"))
+            if not older:
+                rnd["phase"] = "dealing"
+                if "next" in body:  # v2: the card carries the card required next
+                    rnd["needed"] = body["next"]
+                self.round_msg = msg or self.round_msg
+            return True
+        if older:
+            return False  # a phase that has moved on since
+        phase = self._phase(kind, rid, body)
+        if phase and msg is not None:
+            self.round_msg = msg
+        return phase
+
+    def _phase(self, kind: Any, rid: Any, body: dict[str, Any]) -> bool:
         r = self.round
-        if kind == "shoe_loaded":
-            self.shoe = {"shoe_id": body.get("shoe_id"), "cards": body.get("cards"),
-                         "dealt": 0, "cut_card": False}
-        elif kind == "card_drawn":
-            self.shoe["dealt"] = max(int(body.get("draw_no", 0)), self.shoe.get("dealt") or 0)
-        elif kind == "cut_card":
-            self.shoe["cut_card"] = True
-        elif kind == "shoe_ended":
-            self.shoe["ended"] = body.get("why") or True
-        elif kind == "betting_opened":
+        if kind == "betting_opened":
             if r.get("round_id") != rid:
                 self.round = {"round_id": rid, "phase": "betting", "cards": [],
                               "shoe_id": body.get("shoe_id")}
@@ -173,13 +205,6 @@ class TableView:
             self._ensure_round(rid)["phase"] = "dealing"
         elif kind == "betting_reopened":
             self._ensure_round(rid).update(phase="betting", cards=[], needed=None)
-        elif kind == "card":
-            rnd = self._ensure_round(rid)
-            cards = [c for c in rnd["cards"] if (c["hand"], c["position"]) !=
-                     (body.get("hand"), body.get("position"))]
-            rnd["cards"] = sorted([*cards, _card_view(body)],
-                                  key=lambda c: (c["position"], c["hand"] != "player"))
-            rnd["phase"] = "dealing"
         elif kind == "next_card":
             self._ensure_round(rid)["needed"] = body.get("needed")
         elif kind == "result_held":
@@ -206,20 +231,45 @@ class TableView:
         return self.round
 
     def apply_snapshot(self, body: dict[str, Any]) -> bool:
-        """Contract v2's retained table snapshot (issue 15): the open round and the shoe
-        counters. Read tolerantly: only the fields named there, each only if present."""
-        shoe = body.get("shoe")
-        if isinstance(shoe, dict):
-            for src, dst in (("shoe_id", "shoe_id"), ("cards_dealt", "dealt"),
-                             ("cards_left", "left"), ("hand", "hand")):
-                if src in shoe:
-                    self.shoe[dst] = shoe[src]
+        """Contract v2's retained snapshot: the table as of ``as_of_msg_seq``. Its shoe
+        counters and open round are taken unless the display has newer news already;
+        the shoe's earlier results are asked for by replay (``catchup``)."""
+        jid, as_of = body.get("journal_id"), body.get("as_of_msg_seq")
+        if not isinstance(jid, str) or type(as_of) is not int:
+            return False
+        known = self.catchup.journals.get(jid)
+        newer_known = known is not None and known.newest > as_of
+        last = self.snapshot
+        if last is not None and last.get("journal_id") == jid and \
+                int(last.get("as_of_msg_seq", 0)) > as_of:
+            return False
+        self.snapshot = body
+        shoe = body.get("shoe") if isinstance(body.get("shoe"), dict) else None
+        in_shoe = sum(1 for r in self.results.values()
+                      if shoe and r.get("shoe_id") == shoe.get("shoe_id")
+                      and r.get("type") != "correction")
+        self.catchup.joined(body, in_shoe)
+        if newer_known:
+            return True
+        if shoe is not None:
+            self.shoe = {"shoe_id": shoe.get("shoe_id"), "cards": shoe.get("cards"),
+                         "dealt": shoe.get("dealt"), "left": shoe.get("left"),
+                         "cut_card": self.shoe.get("cut_card", False)
+                         if self.shoe.get("shoe_id") == shoe.get("shoe_id") else False}
+            self.shoe_msg = as_of
         rnd = body.get("round")
         if isinstance(rnd, dict) and rnd.get("round_id"):
-            self.round = {"round_id": rnd["round_id"], "phase": rnd.get("state", "dealing"),
-                          "cards": [_card_view(c) for c in rnd.get("cards") or []
-                                    if isinstance(c, dict) and "card" in c],
-                          **({"dice": rnd["dice"]} if "dice" in rnd else {})}
+            phase = ("held for the pit" if rnd.get("held") else
+                     "betting" if rnd.get("betting") else
+                     {"tumbling": "tumbling"}.get(str(body.get("state")), "dealing"))
+            cards = [_card_view(c) for c in rnd.get("cards") or []
+                     if isinstance(c, dict) and _bad_card(c) is None]
+            self.round = {"round_id": rnd["round_id"], "phase": phase,
+                          "cards": sorted(cards, key=lambda c: (c["position"],
+                                                                c["hand"] != "player")),
+                          **({"dice": rnd["dice"]} if _bad_dice(rnd.get("dice")) is None
+                             else {})}
+            self.round_msg = as_of
         return True
 
     # ---- what the page shows ----
@@ -265,7 +315,10 @@ class TableView:
             "round": self._round_view(), "gaps": self.gaps(),
             "corrections": [_correction_view(c) for c in fixes[-LAST_RESULTS:]][::-1],
             "counters": {"results": len(results) + len(fixes), "duplicates": self.duplicates,
-                         "replayed": self.replayed, "msg_gaps": self.msg_gaps},
+                         "replayed": self.replayed},
+            # Contract v2: messages missing by msg_seq (being fetched by replay), and
+            # those the table no longer had (pruned) when asked.
+            "msg_gaps": self.catchup.gaps(), "lost": self.catchup.lost(),
             "last_results": [_result_view(r) for r in results[-LAST_RESULTS:]][::-1],
             # Contract v1 does not publish the outbox backlog; v2 may (status.backlog).
             "backlog": (self.status or {}).get("backlog"),
@@ -292,9 +345,12 @@ class TableView:
         # The shoe's start was not seen (the display joined mid-shoe): its roads begin at
         # the first result seen, and the page must say so.
         joined = in_shoe[0]["seq"] if in_shoe and "cards" not in self.shoe else None
+        if self.catchup.shoe_wanted is not None:
+            joined = None  # being fetched (contract v2): "catching_up" says so
         return {"shoe_id": shoe_id, "hands": len(in_shoe), "cards": cards, "dealt": dealt,
                 "left": left, "cut_card": self.shoe.get("cut_card", False),
-                "ended": self.shoe.get("ended"), "joined_at": joined}
+                "ended": self.shoe.get("ended"), "joined_at": joined,
+                "catching_up": self.catchup.shoe_wanted is not None}
 
     def _round_view(self) -> dict[str, Any]:
         r = dict(self.round)
@@ -329,7 +385,10 @@ def _result_view(r: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-KINDS = ("status", "devices", "events", "results", "alerts", "replies", "snapshot")
+KINDS = ("status", "devices", "events", "results", "alerts", "replies", "snapshot", "replay")
+# A replayed message's topic is the answer's; its type says where it was first published.
+REPLAYED_KINDS = {"result": "results", "correction": "results", "event": "events",
+                  "alert": "alerts", "reply": "replies", "device": "devices"}
 CARD = re.compile(r"^[A2-9TJQK][SHDC]$")
 
 
@@ -411,6 +470,8 @@ class Display:
             return None
         if kind == "cmd" or kind not in KINDS:
             return None  # commands are the pit's words, not the table's
+        if kind == "replay" and rest[:1] != ["to"]:
+            return None  # requests (ours and others'): not the table's words
         if not raw:
             # A retained topic cleared (contract v2 clears devices no longer configured).
             # An empty message carries no signature, so a device is not dropped on its
@@ -439,12 +500,24 @@ class Display:
             self._refuse(at, topic, f"signed for table {body.get('table')!r}, published "
                                     f"on table {table!r}'s topic")
             return ""
+        name = "/".join(rest)
+        if kind == "replay":
+            # A replay answer: stored messages exactly as first published, then a marker.
+            if body.get("type") == "replay":
+                view = self.tables.get(table)
+                if view is not None:
+                    view.catchup.answered(body)
+                return table if view is not None else None
+            kind = REPLAYED_KINDS.get(str(body.get("type")), "")
+            name = str(body.get("name", "")) if kind == "devices" else ""
+            if not kind:
+                return None
         bad = malformed(kind, body)
         if bad is not None:
             self._refuse(at, topic, f"signed but malformed: {bad}")
             return ""
         view = self.tables.setdefault(table, TableView(table))
-        return table if view.apply(kind, "/".join(rest), body) else None
+        return table if view.apply(kind, name, body) else None
 
     def refused_view(self) -> dict[str, Any]:
         return {"total": self.refused_total, "last": [r.as_dict() for r in self.refused]}

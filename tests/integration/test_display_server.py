@@ -18,7 +18,7 @@ from daemon.display.view import Display
 from daemon.signing import Signer
 from hil.broker import Mosquitto, free_port
 from tests.keys import TABLE_KEY, TABLE_KEYRING
-from tests.unit.display.test_view import result
+from tests.unit.display.test_view import result, snapshot, v2
 
 SIGNER = Signer(TABLE_KEY)
 
@@ -106,3 +106,35 @@ def test_a_bad_key_file_is_a_clear_error(tmp_path: Path, capsys: Any) -> None:
     bad.write_text("not a key")
     code = main(["display", "--broker", "mqtt://127.0.0.1:1", "--key", str(bad)])
     assert code == 2 and "not a public key" in capsys.readouterr().err
+
+
+async def test_v2_catch_up_over_the_broker_snapshot_then_replay(tmp_path: Path) -> None:
+    # Plays the table's side of contract v2 (docs/mqtt.md on branch wt/contract): a
+    # retained snapshot mid-shoe, then answers the display's replay request.
+    async with running(tmp_path) as (port, broker_port), \
+            aiomqtt.Client("127.0.0.1", broker_port) as table:
+        await table.subscribe("tables/t1/replay/request", qos=1)
+        await table.publish("tables/t1/snapshot", SIGNER.seal(snapshot(300, 2, 100, [])),
+                            qos=1, retain=True)
+        async with asyncio.timeout(15):
+            async for m in table.messages:
+                req = json.loads(m.payload if isinstance(m.payload, bytes) else b"{}")
+                break
+        assert (req["from_msg_seq"], req["to_msg_seq"], req["topics"]) == (100, 300,
+                                                                          ["results"])
+        answer = f"tables/t1/replay/to/{req['reply_to']}"
+        for seq, msg in ((1, 150), (2, 250)):
+            await table.publish(answer, SIGNER.seal(v2(result(seq), msg)), qos=1)
+        await table.publish(answer, SIGNER.seal(v2(
+            {"type": "replay", "table": "t1", "id": req["id"], "from_msg_seq": 100,
+             "to_msg_seq": 300, "count": 2, "next_msg_seq": None, "first_available": 1,
+             "last_msg_seq": 300, "error": None}, None)), qos=1)
+        async with asyncio.timeout(15):
+            while True:
+                _, body = await get(port, b"GET /state HTTP/1.1\r\n\r\n")
+                t1 = json.loads(body)["tables"].get("t1", {})
+                if not t1.get("shoe", {}).get("catching_up", True):
+                    break
+                await asyncio.sleep(0.1)
+        assert [c["hand"]["seq"] for c in t1["roads"]["bead_plate"]] == [1, 2]
+        assert t1["shoe"]["left"] == 356

@@ -121,6 +121,7 @@ function shoeView(t) {
     <span>shoe <b>${v(s.shoe_id)}</b></span><span>hand <b data-hands>${v(s.hands)}</b></span>
     <span>dealt <b data-dealt>${v(s.dealt)}</b></span><span>left <b data-left>${v(s.left)}</b></span>
     ${s.cut_card ? '<span class="tag warn">cut card</span>' : ""}${s.ended ? '<span class="tag">shoe ended</span>' : ""}</div>
+    ${s.catching_up ? '<div class="alert-line" data-catching-up>catching up: fetching the shoe\'s earlier results from the table…</div>' : ""}
     ${s.joined_at ? `<div class="alert-line" data-joined-at="${s.joined_at}">joined mid-shoe: the roads start at result #${s.joined_at}, not at the shoe's first hand</div>` : ""}`;
 }
 
@@ -134,13 +135,16 @@ function health(t) {
       <span class="sub">${esc(a.at.slice(11, 19))} ${esc(a.detail)}</span></li>`).join("");
   const c = t.counters || {};
   const gaps = (t.gaps || []).map(([a, b]) => (a === b ? `#${a}` : `#${a}–${b}`)).join(", ");
+  const missing = (t.msg_gaps || []).reduce((n, [a, b]) => n + b - a + 1, 0);
   return `<div class="panel health"><h2>Table health</h2><div class="health-cols"><div>
     <div class="status ${esc(st.state)}" data-status="${esc(st.state)}">${esc(st.state || "unknown")}
       <span class="sub">session ${esc(st.session)} · ${esc(st.version)}</span></div>
     <ul class="devices">${devs || '<li class="empty">no device reported</li>'}</ul>
     <div class="sub">outbox backlog: <b data-backlog>${t.backlog === null || t.backlog === undefined ? "not published (contract v1)" : esc(t.backlog)}</b></div>
     <div class="sub">results <b data-results="${c.results ?? 0}">${c.results ?? 0}</b> · duplicates dropped ${c.duplicates ?? 0} · replayed copies ${c.replayed ?? 0}</div>
-    ${gaps ? `<div class="alert-line" data-gaps>missing results ${esc(gaps)} (contract v1 has no replay)</div>` : ""}
+    ${gaps ? `<div class="alert-line" data-gaps>missing results ${esc(gaps)}${t.msg_gaps === undefined || t.lost || !missing ? "" : " (being fetched)"}</div>` : ""}
+    ${missing ? `<div class="sub" data-msg-gaps>${missing} messages missing, asked for by replay</div>` : ""}
+    ${t.lost ? `<div class="alert-line" data-lost>${esc(t.lost)} messages the table no longer had when asked (pruned)</div>` : ""}
     ${(t.corrections || []).length ? `<h3>Corrections</h3><ul class="alerts">${t.corrections.map((c) =>
       `<li data-correction="${esc(c.corrects)}"><b>#${esc(c.seq)} voids ${esc(c.corrects)}</b> (${esc(c.clause)} ${esc(c.code)}) <span class="sub">by ${esc(c.by)}</span></li>`).join("")}</ul>` : ""}
     </div><div><h3>Alerts</h3><ul class="alerts">${alerts || '<li class="empty">none</li>'}</ul></div></div></div>`;

@@ -149,7 +149,8 @@ def test_the_round_in_progress_card_by_card_and_the_shoe_counters() -> None:
     assert [c["card"] for c in r["cards"]] == ["9S", "KH", "8S"]
     assert (r["player_total"], r["banker_total"], r["phase"]) == (7, 0, "dealing")
     assert view["shoe"] == {"shoe_id": "shoe-1", "hands": 0, "cards": 416, "dealt": 3,
-                            "left": 413, "cut_card": False, "ended": None, "joined_at": None}
+                            "left": 413, "cut_card": False, "ended": None, "joined_at": None,
+                            "catching_up": False}
 
 
 def test_roads_of_a_shoe_joined_midway_say_where_they_start() -> None:
@@ -167,22 +168,111 @@ def test_contract_v2_fields_are_tolerated_and_used() -> None:
     # journal_id and msg_seq on every payload (issue 15): a message seen is dropped by
     # them, a new journal's seq 1 is not mistaken for the old one's.
     d = display()
-    a = result(1, journal_id="j-old", msg_seq=10, schema="tabled/result/2")
+    a = result(1, journal_id="0" * 16, msg_seq=10, schema="tabled/result/2")
     assert d.receive("tables/t1/results", wire(a), AT) == "t1"
     assert d.receive("tables/t1/results", wire(a), AT) is None
-    b = result(1, "player", journal_id="j-new", msg_seq=1, schema="tabled/result/2")
+    b = result(1, "player", journal_id="1" * 16, msg_seq=1, schema="tabled/result/2")
     assert d.receive("tables/t1/results", wire(b), AT) == "t1"
     view = d.view()["tables"]["t1"]
     assert [c["hand"]["winner"] for c in view["roads"]["bead_plate"]] == ["player"]
-    # A retained snapshot (topic and fields per issue 15) fills the shoe counters.
-    snap = {"type": "snapshot", "table": "t1", "shoe": {"shoe_id": "shoe-1", "hand": 12,
-                                                         "cards_dealt": 60, "cards_left": 356},
-            "round": {"round_id": "r13", "state": "dealing",
-                      "cards": [{"card": "AS", "hand": "player", "position": 1}]}}
-    d.receive("tables/t1/snapshot", wire(snap), AT)
+
+
+JID = "3f9c0a51d2e47b68"
+
+
+def v2(body: dict[str, Any], msg_seq: int | None) -> dict[str, Any]:
+    return {**body, "journal_id": JID, "msg_seq": msg_seq,
+            "schema": f"tabled/{body['type']}/2"}
+
+
+def snapshot(as_of: int, hand: int, loaded: int, cards: list[dict[str, Any]]) -> dict[str, Any]:
+    # The fields of docs/mqtt.md (contract v2), "{prefix}/{table}/snapshot".
+    return v2({"type": "snapshot", "table": "t1", "state": "dealing", "as_of_msg_seq": as_of,
+               "first_msg_seq": 1, "at": AT,
+               "shoe": {"shoe_id": "shoe-1", "shuffle_id": 1, "cards": 416, "dealt": 60,
+                        "left": 356, "hand": hand, "loaded_msg_seq": loaded,
+                        "first_result_seq": 1},
+               "round": {"round_id": "r13", "opened_at": AT, "betting": False,
+                         "held": False, "cards": cards, "dice": None},
+               "last_result_seq": hand, "last_result_msg_seq": as_of - 3}, None)
+
+
+def test_v2_joined_mid_shoe_takes_the_snapshot_and_replays_the_shoes_results() -> None:
+    d = display()
+    ace = {"card": "AS", "hand": "player", "position": 1}
+    d.receive("tables/t1/snapshot", wire(snapshot(300, 3, 100, [ace])), AT)
     view = d.view()["tables"]["t1"]
-    assert (view["shoe"]["dealt"], view["shoe"]["left"]) == (60, 356)
-    assert view["round"]["cards"] == [{"card": "AS", "hand": "player", "position": 1}]
+    assert (view["shoe"]["dealt"], view["shoe"]["left"], view["shoe"]["catching_up"]) == \
+        (60, 356, True)
+    assert view["round"]["cards"] == [ace] and view["round"]["phase"] == "dealing"
+    t1 = d.tables["t1"]
+    req = t1.catchup.next_request(0.0)
+    assert req is not None
+    assert (req["from_msg_seq"], req["to_msg_seq"], req["topics"], req["journal_id"]) == \
+        (100, 300, ["results"], JID)
+    assert t1.catchup.next_request(1.0) is None  # one at a time, until answered or RETRY
+    # The answer on replay/to/{name}: the stored results, then the marker.
+    for seq, msg in ((1, 130), (2, 190), (3, 297)):
+        body = v2(result(seq, ("banker", "player", "tie")[seq - 1]), msg)
+        assert d.receive("tables/t1/replay/to/display-1", wire(body), AT) == "t1"
+    marker = v2({"type": "replay", "table": "t1", "id": req["id"], "from_msg_seq": 100,
+                 "to_msg_seq": 300, "count": 3, "next_msg_seq": None, "first_available": 1,
+                 "last_msg_seq": 300, "error": None}, None)
+    d.receive("tables/t1/replay/to/display-1", wire(marker), AT)
+    view = d.view()["tables"]["t1"]
+    assert [c["hand"]["seq"] for c in view["roads"]["bead_plate"]] == [1, 2, 3]
+    assert not view["shoe"]["catching_up"] and view["shoe"]["joined_at"] is None
+    assert view["msg_gaps"] == [] and t1.catchup.next_request(10.0) is None
+    # Live from as_of on; the card event of v2 carries the next card required.
+    card = v2(event("card", "r13", card="9H", hand="banker", position=1, draw_no=61,
+                    next="player_card_2"), 301)
+    d.receive("tables/t1/events", wire(card), AT)
+    r = d.view()["tables"]["t1"]["round"]
+    assert [c["card"] for c in r["cards"]] == ["AS", "9H"] and r["needed"] == "player_card_2"
+    assert d.view()["tables"]["t1"]["shoe"]["dealt"] == 61
+
+
+def test_v2_a_gap_is_asked_for_and_what_never_comes_is_counted_lost() -> None:
+    d = display()
+    for msg in (1, 2, 5, 9):
+        d.receive("tables/t1/alerts", wire(v2({"type": "alert", "code": "x", "clause": "",
+                                               "detail": str(msg), "table": "t1",
+                                               "round_id": None, "at": AT}, msg)), AT)
+    t1 = d.tables["t1"]
+    assert t1.catchup.gaps() == [(3, 4), (6, 8)]
+    req = t1.catchup.next_request(0.0)
+    assert req is not None and (req["from_msg_seq"], req["to_msg_seq"]) == (3, 4)
+    assert "topics" not in req  # every topic: a gap is any message
+    # Asked again after RETRY without an answer.
+    again = t1.catchup.next_request(5.0)
+    assert again is not None and again["from_msg_seq"] == 3 and again["id"] != req["id"]
+    d.receive("tables/t1/alerts", wire(v2({"type": "alert", "code": "x", "clause": "",
+                                           "detail": "3", "table": "t1", "round_id": None,
+                                           "at": AT}, 3)), AT)
+    marker = v2({"type": "replay", "table": "t1", "id": again["id"], "from_msg_seq": 3,
+                 "to_msg_seq": 4, "count": 1, "next_msg_seq": None, "first_available": 1,
+                 "last_msg_seq": 9, "error": None}, None)
+    d.receive("tables/t1/replay/to/display-1", wire(marker), AT)
+    view = d.view()["tables"]["t1"]
+    assert view["lost"] == 1 and view["msg_gaps"] == [(6, 8)]
+
+
+def test_v2_a_replayed_older_device_state_or_round_does_not_override_the_newer() -> None:
+    d = display()
+    dev = {"type": "device", "name": "shoe", "table": "t1", "at": AT}
+    d.receive("tables/t1/devices/shoe", wire(v2({**dev, "state": "ready"}, 20)), AT)
+    d.receive("tables/t1/replay/to/x", wire(v2({**dev, "state": "lost"}, 12)), AT)
+    assert d.view()["tables"]["t1"]["devices"]["shoe"]["state"] == "ready"
+    d.receive("tables/t1/events", wire(v2(event("betting_opened", "r2", shoe_id="s"), 30)), AT)
+    d.receive("tables/t1/replay/to/x", wire(v2(event("betting_opened", "r1",
+                                                     shoe_id="s"), 25)), AT)
+    assert d.view()["tables"]["t1"]["round"]["round_id"] == "r2"
+
+
+def test_replay_requests_and_other_answers_markers_are_not_the_tables_words() -> None:
+    d = display()
+    assert d.receive("tables/t1/replay/request", b'{"id": "x"}', AT) is None
+    assert d.refused_view()["total"] == 0
 
 
 def test_only_the_tables_asked_for_and_never_commands() -> None:
