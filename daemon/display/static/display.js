@@ -127,8 +127,10 @@ function shoeView(t) {
 
 function health(t) {
   const st = t.status || {};
+  // While the table is offline the retained device states are its last words, not now.
+  const stale = st.state === "offline";
   const devs = Object.entries(t.devices || {}).map(([n, d]) =>
-    `<li class="dev ${esc(d.state)}" data-device="${esc(n)}" data-state="${esc(d.state)}"><b>${esc(n)}</b> ${esc(d.state)}
+    `<li class="dev ${esc(d.state)}${stale ? " stale" : ""}" data-device="${esc(n)}" data-state="${esc(d.state)}"><b>${esc(n)}</b> ${esc(d.state)}${stale ? " (last known; table offline)" : ""}
       ${d.fault ? `<span class="tag warn">fault ${esc(d.fault)}</span>` : ""}${d.detail ? ` <span class="sub">${esc(d.detail)}</span>` : ""}</li>`).join("");
   const alerts = (t.alerts || []).slice(0, 5).map((a) =>
     `<li data-alert="${esc(a.code)}"><b>${esc(a.code.replaceAll("_", " "))}</b>${a.clause ? ` (${esc(a.clause)})` : ""}
