@@ -46,13 +46,16 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
 class DisplayProcess:
     """`tabled display` as its own process, with a persistent session and a state file."""
 
-    def __init__(self, work: Path, broker_port: int, key_file: Path) -> None:
+    def __init__(self, work: Path, broker_port: int, key_file: Path, *,
+                 remembers: bool = True) -> None:
         self.port = free_port()
         self.args = [sys.executable, "-m", "daemon", "display",
                      "--broker", f"mqtt://127.0.0.1:{broker_port}",
-                     "--listen", f"127.0.0.1:{self.port}", "--key", str(key_file),
-                     "--session", "display-under-test", "--state", str(work / "display.jsonl")]
-        self.log = work / "display.log"
+                     "--listen", f"127.0.0.1:{self.port}", "--key", str(key_file)]
+        if remembers:
+            self.args += ["--session", "display-under-test",
+                          "--state", str(work / "display.jsonl")]
+        self.log = work / f"display-{self.port}.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -290,6 +293,32 @@ async def test_baccarat_page_matches_the_broker_through_kills(tmp_path: Path) ->
         check_baccarat_page(page, results)
         check_round_view(page, results[-1])
         check_health(page, t)
+
+        # A new display, with no memory, started mid-shoe. Contract v2: it catches up from
+        # the retained snapshot and a replay, to the same roads. Contract v1 (no snapshot
+        # on the broker): it says it joined mid-shoe and draws from the next result on.
+        fresh = DisplayProcess(tmp_path, t.broker.port, tmp_path / "table.pub",
+                               remembers=False)
+        await fresh.start()
+        try:
+            await browser.send("Page.navigate", {"url": fresh.url})
+            await browser.until("document.querySelector('[data-link=connected]')")
+            await browser.evaluate(WATCH_ROUND)
+            if t.observer.of("snapshot"):
+                page = await settled(browser, t)
+                check_baccarat_page(page, ordered(t))
+            else:
+                await browser.until("document.querySelector('[data-table]')")
+                await play(t, 1)
+                await browser.until("document.querySelector('[data-joined-at]')")
+                page = await browser.evaluate(READ)
+                assert [int(c["seq"]) for c in page["roads"]["bead_plate"]] == \
+                    [ordered(t)[-1]["seq"]]
+            await browser.send("Page.navigate", {"url": display.url})
+            await browser.until("document.querySelector('[data-link=connected]')")
+        finally:
+            fresh.kill()
+        results = ordered(t)
 
         # Forged and misplaced payloads are refused, shown as refused, and change nothing.
         genuine = dict(results[-1])
