@@ -119,7 +119,9 @@ class TableView:
     def _result(self, body: dict[str, Any]) -> bool:
         journal = body.get("journal_id")
         if isinstance(journal, str):
-            self.journal_id = journal
+            # The newest journal met (catchup): a late copy from an older one does not
+            # take the roads back to it.
+            self.journal_id = self.catchup.current or journal
         key = (journal if isinstance(journal, str) else None, int(body["seq"]))
         if key in self.results:
             self.duplicates += 1

@@ -411,3 +411,14 @@ def test_the_tables_own_dice_watch_alert_is_shown_beside_the_displays() -> None:
              "replayed": False}
     d.receive("tables/t1/alerts", wire(alert), AT)
     assert d.view()["tables"]["t1"]["dice"]["table_watch"]["detail"] == alert["detail"]
+
+
+def test_v2_a_late_result_of_a_replaced_journal_does_not_take_the_roads_back() -> None:
+    d = display()
+    old = {**result(5), "journal_id": "a" * 16, "msg_seq": 50}
+    new = {**result(1, "player"), "journal_id": "b" * 16, "msg_seq": 2}
+    late = {**result(6), "journal_id": "a" * 16, "msg_seq": 51}
+    for body in (old, new, late):
+        d.receive("tables/t1/results", wire(body), AT)
+    bead = d.view()["tables"]["t1"]["roads"]["bead_plate"]
+    assert [(c["hand"]["seq"], c["hand"]["winner"]) for c in bead] == [(1, "player")]
