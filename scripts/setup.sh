@@ -9,21 +9,21 @@ PYTHON=${PYTHON:-python3}
 .venv/bin/python -m pip install --quiet --upgrade pip
 if [ "${1:-}" = "dev" ]; then
     .venv/bin/python -m pip install --quiet -e '.[dev]'
-    # Tests that stop and restart a broker run their own mosquitto on a free port; the
-    # display's tests drive Debian's chromium, headless (tests/browser).
-    missing=()
+    # Tests that stop and restart a broker run their own mosquitto on a free port.
     if ! command -v mosquitto >/dev/null && [ ! -x /usr/sbin/mosquitto ]; then
-        missing+=(mosquitto)
+        if [ "$(id -u)" = 0 ]; then
+            apt-get update -qq && apt-get install -y -qq mosquitto >/dev/null
+        else
+            echo "mosquitto is missing: sudo apt-get install mosquitto" >&2; exit 1
+        fi
     fi
+    # The display's tests drive Debian's chromium, headless (tests/browser).
     if [ ! -x /usr/bin/chromium ]; then
-        missing+=(chromium)
-    fi
-    if [ ${#missing[@]} -gt 0 ]; then
         if [ "$(id -u)" = 0 ]; then
             apt-get update -qq
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
         else
-            echo "missing: sudo apt-get install ${missing[*]}" >&2; exit 1
+            echo "chromium is missing: sudo apt-get install chromium" >&2; exit 1
         fi
     fi
 else
