@@ -28,19 +28,16 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
-import pytest
 
 from daemon.display.roads import derive
 from daemon.signing import public_key_text
 from hil.broker import free_port
-from tests.browser.cdp import CHROMIUM, Browser, chromium
+from tests.browser.cdp import Browser, chromium
 from tests.reliability.harness import Table, sim_table
 
 ROUNDS = int(os.environ.get("TABLED_DISPLAY_ROUNDS", "5"))
 SHOTS = os.environ.get("TABLED_SCREENSHOTS")
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                reason="chromium missing: bash scripts/setup.sh dev")
 
 
 class DisplayProcess:
