@@ -14,7 +14,7 @@ taken.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ROWS = 6
@@ -102,7 +102,24 @@ class Roads:
     next_if: dict[str, dict[str, Colour | None]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """What the page draws, and no more (dataclasses.asdict took 86% of a push)."""
+        return {
+            "bead_plate": [{"col": c.col, "row": c.row, "hand": _hand_dict(c.hand)}
+                           for c in self.bead_plate],
+            "big_road": [{"col": c.col, "row": c.row, "hand": _hand_dict(c.hand),
+                          "ties": c.ties, "ties_before": c.ties_before, "lcol": c.lcol,
+                          "lrow": c.lrow} for c in self.big_road],
+            "derived": {name: [{"col": c.col, "row": c.row, "colour": c.colour,
+                                "seq": c.seq} for c in cells]
+                        for name, cells in self.derived.items()},
+            "next_if": {w: dict(marks) for w, marks in self.next_if.items()},
+        }
+
+
+def _hand_dict(h: Hand) -> dict[str, Any]:
+    return {"seq": h.seq, "winner": h.winner, "natural": h.natural,
+            "player_pair": h.player_pair, "banker_pair": h.banker_pair, "tiger": h.tiger,
+            "void_clause": h.void_clause, "corrected": h.corrected}
 
 
 def bead_plate(hands: Sequence[Hand], rows: int = ROWS) -> list[BeadCell]:

@@ -37,6 +37,7 @@ MAX_REFUSED = 50
 MAX_ALERTS = 50
 MAX_RESULTS = 2000  # a day at a busy table; older results leave the statistics
 LAST_RESULTS = 12
+SHOWN_ALERTS = 20
 
 
 @dataclass
@@ -313,7 +314,9 @@ class TableView:
         game = self.game()
         out: dict[str, Any] = {
             "table": self.table, "game": game, "status": self.status,
-            "devices": self.devices, "alerts": list(self.alerts),
+            "devices": self.devices,
+            "alerts": [{k: a.get(k) for k in ("code", "clause", "detail", "round_id", "at")}
+                       for a in itertools.islice(self.alerts, SHOWN_ALERTS)],
             "round": self._round_view(), "gaps": self.gaps(),
             "corrections": [_correction_view(c) for c in fixes[-LAST_RESULTS:]][::-1],
             "counters": {"results": len(results) + len(fixes), "duplicates": self.duplicates,
