@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import secrets
+import ssl
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -99,6 +100,9 @@ class DisplayServer:
     broker_state: dict[str, Any] = field(default_factory=lambda: {"connected": False,
                                                                   "error": "connecting"})
     received: int = 0
+    tls: ssl.SSLContext | None = None
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
     _random_name: str = field(default_factory=lambda: f"display-{secrets.token_hex(4)}")
 
     # ---- the broker side ----
@@ -134,8 +138,9 @@ class DisplayServer:
         while True:
             try:
                 async with aiomqtt.Client(host, port, identifier=self.client_id,
-                                          clean_session=not persistent,
-                                          keepalive=10) as client:
+                                          clean_session=not persistent, keepalive=10,
+                                          tls_context=self.tls, username=self.username,
+                                          password=self.password) as client:
                     for topic in self.topics():
                         await client.subscribe(topic, qos=1)
                     self._broker(True, None)
@@ -275,9 +280,12 @@ async def _respond(writer: asyncio.StreamWriter, code: int, ctype: str, body: by
 
 async def serve(display: Display, broker: tuple[str, int], listen: tuple[str, int], *,
                 tables: Sequence[str] = (), client_id: str | None = None,
-                state_path: Path | None = None, ready: asyncio.Event | None = None) -> None:
+                state_path: Path | None = None, ready: asyncio.Event | None = None,
+                tls: ssl.SSLContext | None = None, username: str | None = None,
+                password: str | None = None) -> None:
     server = DisplayServer(display, broker, tables, client_id,
-                           StateFile(state_path) if state_path else None)
+                           StateFile(state_path) if state_path else None,
+                           tls=tls, username=username, password=password)
     server.load_state()
     http = await asyncio.start_server(server.handle, listen[0], listen[1])
     addr = http.sockets[0].getsockname()

@@ -15,7 +15,7 @@ import aiomqtt
 from daemon.cli import main
 from daemon.display.server import serve
 from daemon.display.view import Display
-from daemon.signing import Signer
+from daemon.signing import Signer, public_key_text
 from hil.broker import Mosquitto, free_port
 from tests.keys import TABLE_KEY, TABLE_KEYRING
 from tests.unit.display.test_view import result, snapshot, v2
@@ -138,3 +138,16 @@ async def test_v2_catch_up_over_the_broker_snapshot_then_replay(tmp_path: Path) 
                 await asyncio.sleep(0.1)
         assert [c["hand"]["seq"] for c in t1["roads"]["bead_plate"]] == [1, 2]
         assert t1["shoe"]["left"] == 356
+
+
+def test_a_password_never_crosses_the_network_in_the_clear(tmp_path: Path,
+                                                           capsys: Any) -> None:
+    key, secret = tmp_path / "k.pub", tmp_path / "pw"
+    key.write_text(public_key_text(TABLE_KEY.public_key()))
+    secret.write_text("s3cret\n")
+    code = main(["display", "--broker", "mqtt://192.0.2.1:1883", "--key", str(key),
+                 "--username", "display", "--password-file", str(secret)])
+    assert code == 2 and "in the clear" in capsys.readouterr().err
+    code = main(["display", "--broker", "mqtts://192.0.2.1", "--key", str(key),
+                 "--ca-file", str(tmp_path / "missing-ca.pem")])
+    assert code == 2 and "missing-ca.pem" in capsys.readouterr().err
