@@ -517,6 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
                                              "source <(tabled completion bash)")
     comp.add_argument("shell", choices=("bash",), help="the shell")
     comp.set_defaults(func=_cmd_completion)
+    _add_display_command(sub)
 
     config = sub.add_parser("config", help="the table config")
     csub = config.add_subparsers(dest="config_command", required=True)
@@ -580,6 +581,10 @@ def _add_simulate_command(sub: Any) -> None:
     sim.add_argument("--broker", help="mqtt://host:port of a running broker "
                                       "(default: a private Mosquitto on a free port)")
     sim.set_defaults(func=_cmd_simulate)
+def _add_display_command(sub: Any) -> None:
+    from daemon.display.command import add_parser  # noqa: PLC0415 - aiomqtt, only for it
+
+    add_parser(sub)
 
 
 def _add_hil_commands(sub: Any) -> None:

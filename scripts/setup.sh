@@ -17,6 +17,15 @@ if [ "${1:-}" = "dev" ]; then
             echo "mosquitto is missing: sudo apt-get install mosquitto" >&2; exit 1
         fi
     fi
+    # The display's tests drive Debian's chromium, headless (tests/browser).
+    if [ ! -x /usr/bin/chromium ]; then
+        if [ "$(id -u)" = 0 ]; then
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+        else
+            echo "chromium is missing: sudo apt-get install chromium" >&2; exit 1
+        fi
+    fi
 else
     .venv/bin/python -m pip install --quiet -e .
 fi
