@@ -202,10 +202,10 @@ def paho_floor(port: int, sub: Subscriber, payload: str, n: int) -> list[float]:
 
 
 async def drain_rate(work: Path, port: int, n: int = 10_000) -> dict[str, float]:
-    journal = Journal(work / "backlog.db")
+    signer = Signer(Ed25519PrivateKey.generate())
+    journal = Journal(work / "backlog.db", sealer=signer.seal)  # sealed once, at commit
     for i in range(n):
-        journal.record_result(f"r-{i}", {"type": "result", "n": i, "replayed": False},
-                              "bench/backlog/results")
+        journal.record_result(f"r-{i}", {"type": "result", "n": i}, "bench/backlog/results")
     journal.append("end", {}, publish=(Publish("bench/backlog/end", {"end": True}),))
     done = asyncio.Event()
     async with aiomqtt.Client("127.0.0.1", port, identifier="bench-drain-sub") as c:
@@ -218,8 +218,8 @@ async def drain_rate(work: Path, port: int, n: int = 10_000) -> dict[str, float]
 
         listener = asyncio.create_task(consume())
         pub = Publisher(journal, BrokerSettings("127.0.0.1", port, client_id="bench-drain"),
-                        "bench/backlog/status", lambda s, k: {"state": s, "session": k},
-                        signer=Signer(Ed25519PrivateKey.generate()))
+                        "bench/backlog/status",
+                        lambda s, k, _t, _a: {"state": s, "session": k}, signer=signer)
         t0 = time.perf_counter()
         task = asyncio.create_task(pub.run())
         async with asyncio.timeout(120):

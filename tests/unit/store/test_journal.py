@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -48,11 +49,13 @@ def test_outbox_order_and_delivery(tmp_path: Path) -> None:
     assert j.max_outbox_id(pending_only=True) == ids[-1]
 
 
-def test_session_counter_survives_reopen(tmp_path: Path) -> None:
+def test_session_counts_sessions_not_connection_attempts(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.db")
-    assert [j.next_session(), j.next_session()] == [1, 2]
+    assert [j.next_session(), j.next_session()] == [1, 1]  # two failed attempts
+    j.session_started(1)
+    assert j.next_session() == 2
     j.close()
-    assert Journal(tmp_path / "j.db").next_session() == 3
+    assert Journal(tmp_path / "j.db").next_session() == 2
 
 
 def test_disk_full_is_a_clear_error_and_records_nothing(tmp_path: Path) -> None:
@@ -78,9 +81,9 @@ def test_corrupt_file_is_refused_with_its_path(tmp_path: Path) -> None:
 
 def test_a_journal_from_a_newer_release_is_refused(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.db")
-    j.set_meta("schema_version", "2")
+    j.set_meta("schema_version", "3")
     j.close()
-    with pytest.raises(JournalError, match="has format 2; this release understands format 1"):
+    with pytest.raises(JournalError, match="has format 3; this release understands format 2"):
         Journal(tmp_path / "j.db")
 
 
@@ -102,7 +105,7 @@ def test_delivery_marks_skip_the_fsync_and_nothing_else_does(tmp_path: Path) -> 
     seen: list[str] = []
     j._db.set_trace_callback(seen.append)
     j.mark_delivered(j.pending()[0].id)
-    updates = [i for i, s in enumerate(seen) if s.startswith("UPDATE outbox")]
+    updates = [i for i, s in enumerate(seen) if s.startswith("DELETE FROM unsent")]
     assert seen.index("PRAGMA synchronous=NORMAL") < updates[0] < \
         seen.index("PRAGMA synchronous=FULL")
     seen.clear()
@@ -129,4 +132,4 @@ def test_delivery_marks_survive_a_killed_process(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", child], check=False, timeout=60,
                           cwd=Path(__file__).resolve().parents[3])
     assert proc.returncode == -signal.SIGKILL
-    assert [e.payload for e in Journal(path).pending()] == ['{"n":2}']
+    assert [json.loads(e.payload)["n"] for e in Journal(path).pending()] == [2]

@@ -1,0 +1,49 @@
+"""Retained state after the table stops (issue 15): what a consumer that connects later
+reads must agree with itself -- the table offline, its devices offline, nothing else."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from hil.broker import Mosquitto
+from hil.simulate import simulate
+
+
+async def retained(port: int, pattern: str) -> dict[str, dict[str, Any]]:
+    """What a consumer connecting now is given: the retained messages only."""
+    out: dict[str, dict[str, Any]] = {}
+    async with aiomqtt.Client("127.0.0.1", port) as client:
+        await client.subscribe(pattern, qos=1)
+        try:
+            async with asyncio.timeout(1.0):
+                async for m in client.messages:
+                    assert m.retain
+                    out[str(m.topic)] = json.loads(bytes(m.payload))
+        except TimeoutError:
+            pass
+    return out
+
+
+async def test_simulate_leaves_the_table_and_its_devices_offline(tmp_path: Path) -> None:
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    try:
+        await simulate("tiger-buffalo", "P", 8, 3, workdir=tmp_path, speed=50,
+                       broker=("127.0.0.1", broker.port), out=io.StringIO())
+        left = await retained(broker.port, "tables/sim-1/#")
+    finally:
+        broker.cleanup()
+    status = left.pop("tables/sim-1/status")
+    assert status["state"] == "offline" and status["at"] is not None  # a clean stop
+    assert set(left) == {"tables/sim-1/devices/shoe", "tables/sim-1/devices/shuffler"}
+    assert {d["state"] for d in left.values()} == {"offline"}
+    assert len({d["msg_seq"] for d in left.values()}) == 2
+    for payload in [status, *left.values()]:
+        assert payload["journal_id"] == status["journal_id"]
+        assert payload["table"] == "sim-1"
