@@ -70,6 +70,8 @@ DEVICES: dict[str, tuple[Catalogue, DeviceKind]] = {
 
 
 DEVICE_DEBOUNCE = 0.5  # s a device state must hold before it is shown
+# What a change of makes a device state news (not detail, sessions, decode_errors).
+SHOWN = ("fault", "firmware", "model", "protocol_version", "serial", "state", "url")
 IDENTITY_EVERY = 5.0  # s between updates of the identity file (identity.py)
 SNAPSHOT_EVERY = 0.2  # s: the retained snapshot follows the table at most this often
 
@@ -508,22 +510,31 @@ class TableService:
             for c in self.table.device_ready(s.name):
                 self._spawn(self._device_command(c))
         # Debounced: a device that flaps (a shoe unplugged retries every few hundred ms)
-        # is shown in its settled state, once, and only when what is shown changes.
+        # is shown in its settled state, once, and only when what is shown changes. Ready
+        # is shown at once, so it comes before what the device does next (its gate).
         first = s.name not in self._device_latest
         self._device_latest[s.name] = s
-        if first or not any(t.get_name() == f"device:{s.name}" for t in self._tasks):
-            self._spawn(self._show_device(s.name, 0.0 if first else DEVICE_DEBOUNCE),
-                        name=f"device:{s.name}")
+        if first or s.state is DeviceState.READY:
+            self._show_device_now(s.name)
+        elif not any(t.get_name() == f"device:{s.name}" for t in self._tasks):
+            self._spawn(self._show_device(s.name, DEVICE_DEBOUNCE), name=f"device:{s.name}")
 
     async def _show_device(self, name: str, delay: float) -> None:
         await asyncio.sleep(delay)
+        self._show_device_now(name)
+
+    def _show_device_now(self, name: str) -> None:
         if self.stopping:
             return
         s = self._device_latest[name]
         d = s.as_dict()
-        shown = tuple(v for k, v in sorted(d.items()) if k != "decode_errors")
-        if self._device_shown.get(name) == shown:
+        shown = tuple(v for k, v in sorted(d.items()) if k in SHOWN)
+        before = self._device_shown.get(name)
+        if before == shown:
             return
+        if before is not None and before[SHOWN.index("state")] == "lost" and \
+                s.state in (DeviceState.CONNECTING, DeviceState.HANDSHAKING):
+            return  # retries of a lost device: it is lost until it is ready again
         self._device_shown[name] = shown
         topic = self._device_topic(name)
         try:
