@@ -10,9 +10,14 @@ snapshot covers every message up to it and none after.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from daemon.games.baccarat import deal
+from daemon.games.cards import parse_cards
+from daemon.games.errors import RulesError
 
 
 @dataclass
@@ -78,6 +83,11 @@ class TableView:
             self.round.betting, self.round.held, self.round.cards = True, False, []
         elif event == "card":
             self.round.cards.append({k: p[k] for k in ("card", "hand", "position")})
+        elif event == "deal_reconstructed":  # the Pit's cards replace the reads
+            with contextlib.suppress(RulesError):
+                self.round.cards = [dict(c.as_dict())
+                                    for c in deal(parse_cards(p["cards"])).cards]
+            self.round.held = False
         elif event == "order_confirmed":
             self.round.held = False
         elif event == "result_held":
