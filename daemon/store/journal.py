@@ -321,17 +321,17 @@ class Journal:
         last ``keep_rounds`` results, whichever cuts more; never one still unsent, nor
         the latest of a retained topic. Returns how many were deleted."""
         cutoff = self._clock() - keep_days * 86400
+        # The result before the last keep_rounds: it and everything before it may go.
         row = self._db.execute(
-            "SELECT j.at FROM results r JOIN journal j ON j.id = r.journal_id "
-            "ORDER BY r.seq DESC LIMIT 1 OFFSET ?", (keep_rounds,)).fetchone()
-        if row is not None:
-            cutoff = max(cutoff, float(row[0]))
+            "SELECT msg_seq FROM messages WHERE topic LIKE '%/results' "
+            "ORDER BY msg_seq DESC LIMIT 1 OFFSET ?", (keep_rounds,)).fetchone()
+        upto = 0 if row is None else int(row[0])
         with self._tx():
             cur = self._db.execute(
-                "DELETE FROM messages WHERE at < ? "
+                "DELETE FROM messages WHERE (at < ? OR msg_seq <= ?) "
                 "AND msg_seq NOT IN (SELECT msg_seq FROM unsent) "
                 "AND msg_seq NOT IN (SELECT max(msg_seq) FROM messages WHERE retain=1 "
-                "GROUP BY topic)", (cutoff,))
+                "GROUP BY topic)", (cutoff, upto))
         return int(cur.rowcount)
 
     def latest_sent(self, topics: list[str]) -> dict[str, str]:
