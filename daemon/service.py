@@ -70,8 +70,10 @@ DEVICES: dict[str, tuple[Catalogue, DeviceKind]] = {
 
 
 DEVICE_DEBOUNCE = 0.5  # s a device state must hold before it is shown
-# What a change of makes a device state news (not detail, sessions, decode_errors).
-SHOWN = ("fault", "firmware", "model", "protocol_version", "serial", "state", "url")
+# What a change of makes a device state news (not detail, decode_errors): a new
+# handshake (sessions) is, so a reboot quicker than the debounce still shows.
+SHOWN = ("fault", "firmware", "model", "protocol_version", "serial", "sessions", "state",
+         "url")
 IDENTITY_EVERY = 5.0  # s between updates of the identity file (identity.py)
 SNAPSHOT_EVERY = 0.2  # s: the retained snapshot follows the table at most this often
 
