@@ -65,7 +65,7 @@ class TableView:
             return
         if kind != "event":
             return
-        event = p["event"]
+        event = p.get("event")
         if event == "shoe_loaded":
             self.shoe = Shoe(p["shoe_id"], p.get("shuffle_id"), int(p["cards"]),
                              loaded_msg_seq=int(p["msg_seq"]))
