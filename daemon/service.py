@@ -34,7 +34,7 @@ from daemon.commands import (
 from daemon.config import BrokerConfig, TableConfig
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.games import get_game
-from daemon.mqtt import replay
+from daemon.mqtt import card_event, replay
 from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
@@ -362,10 +362,11 @@ class TableService:
     def _record(self, effects: list[Effect]) -> list[DeviceCommand]:
         """Journal the effects (inside the caller's batch); the device commands to send
         once that batch is committed."""
-        for e in effects:
+        events = card_event.plan(effects)
+        for i, e in enumerate(effects):
             round_id = getattr(e, "round_id", None)
             with structlog.contextvars.bound_contextvars(round_id=round_id):
-                self._apply_one(e)
+                self._apply_one(e, events.get(i))
         return [e for e in effects if isinstance(e, DeviceCommand)]
 
     def _send(self, commands: list[DeviceCommand]) -> None:
@@ -423,10 +424,12 @@ class TableService:
             self.view = TableView.loads(self.journal.get_meta("snapshot"))
             self.apply(restore(self.table, records))
 
-    def _apply_one(self, e: Effect) -> None:
+    def _apply_one(self, e: Effect, event: card_event.Published = None) -> None:
         if isinstance(e, Record):
-            self.journal.append(e.kind, e.body, round_id=e.round_id, publish=(
-                Publish(self.topics["events"], self._event(e.kind, e.body, e.round_id)),))
+            # Journalled as recorded; published as planned (one event per card).
+            self.journal.append(e.kind, e.body, round_id=e.round_id, publish=() if event
+                                is None else (Publish(self.topics["events"], self._event(
+                                    event[0], event[1], e.round_id)),))
             slog.info(e.kind, **e.body)
         elif isinstance(e, Alert):
             body = {"code": e.code, "clause": e.clause, "detail": e.detail}

@@ -71,9 +71,12 @@ class TableView:
                              loaded_msg_seq=int(p["msg_seq"]))
         elif event == "shoe_ended":
             self.shoe = None
-        elif event == "card_drawn" and self.shoe is not None:
+        elif event in ("card_drawn", "card") and self.shoe is not None and \
+                "confidence" in p:  # a draw as read (a carried card's came earlier)
             self.shoe.dealt += 1
-        elif event == "betting_opened":
+        if event in ("shoe_loaded", "shoe_ended", "card_drawn"):
+            return
+        if event == "betting_opened":
             self.round = OpenRound(p["round_id"], p["at"])
         elif self.round is None or p.get("round_id") != self.round.round_id:
             return

@@ -82,9 +82,20 @@ async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> Non
         next(p["journal_id"] for _, p in seen if "journal_id" in p)}
     assert sorted(numbered) == list(range(1, max(numbered) + 1))
     assert {"status", "device", "event", "result", "reply", "command", "snapshot"} <= kinds
-    events = {p["event"] for t, p in seen if t.endswith("/events")}
+    events = [p for t, p in seen if t.endswith("/events")]
     assert {"shuffle_certified", "shoe_loaded", "betting_opened", "betting_closed",
-            "next_card", "card", "card_drawn"} <= events
+            "next_card", "card"} <= {p["event"] for p in events}
+    # One event per card (issue 15: v1 sent card_drawn, card and next_card): the draw as
+    # read, its hand and position, and the card required next; a deal's first prompt and
+    # an insurance window's are the only next_card events left.
+    cards = [p for p in events if p["event"] == "card"]
+    assert not [p for p in events if p["event"] == "card_drawn"]
+    assert all({"confidence", "hand", "position", "next"} <= set(p) for p in cards)
+    results = [p for t, p in seen if t.endswith("/results")]
+    assert len(cards) == sum(len(r["cards"]) for r in results)
+    prompts = [p for p in events if p["event"] == "next_card"]
+    assert len(prompts) <= len(results) + sum(p["event"] == "insurance_offered"
+                                              for p in events)
 
 
 async def test_alert_and_error_reply_payloads(tmp_path: Path) -> None:

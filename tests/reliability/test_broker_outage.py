@@ -65,7 +65,8 @@ async def test_outage_mid_play_loses_nothing_and_keeps_order(tmp_path: Path) -> 
     assert first == sorted(first), f"results arrived out of order: {first}"
     draws: dict[str, list[int]] = {}
     for e in t.observer.of("events"):
-        if e["event"] == "card_drawn" and e["draw_no"] not in draws.get(e["round_id"], []):
+        if e["event"] in ("card_drawn", "card") and \
+                e["draw_no"] not in draws.get(e["round_id"], []):
             draws.setdefault(e["round_id"], []).append(e["draw_no"])
     for rid, d in draws.items():
         assert d == sorted(d), f"cards of {rid} arrived out of order: {d}"

@@ -27,10 +27,10 @@ def stream(rounds: list[list[str]]) -> list[dict[str, Any]]:
         add({"type": "event", "event": "betting_closed", "round_id": rid})
         for i, c in enumerate(cards):
             draw += 1
-            add({"type": "event", "event": "card_drawn", "round_id": rid, "card": c,
-                 "draw_no": draw})
             add({"type": "event", "event": "card", "round_id": rid, "card": c,
-                 "hand": ("player", "banker")[i % 2], "position": i // 2 + 1})
+                 "draw_no": draw, "confidence": 99, "deck_set": 1, "face_up": False,
+                 "hand": ("player", "banker")[i % 2], "position": i // 2 + 1,
+                 "next": None if i == len(cards) - 1 else "banker_card_1"})
         add({"type": "result", "round_id": rid, "seq": n + 1, "shoe_id": "s1",
              "status": "valid"})
     return out
