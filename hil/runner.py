@@ -233,8 +233,10 @@ class ScriptedDealer(SimDealer):
         self.shoe_port.kick()
 
     async def _recorded(self, draw_no: int) -> None:
-        await self._expect(lambda t, b: t == "events" and b.get("event") in (
+        body = await self._expect(lambda t, b: t == "events" and b.get("event") in (
             "card_drawn", "card") and b.get("draw_no") == draw_no)
+        if prompt("events", body):  # it also asks for the next card: still to answer
+            self._backlog.append(("events", body))
 
     async def _draw_with(self, faults: list[Fault]) -> int | None:
         assert self.shoe and self.shoe_port
