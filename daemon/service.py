@@ -268,7 +268,8 @@ class TableService:
         last = newest if req.last is None else min(req.last, newest)
         base = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/"
         patterns = tuple(base + ("devices/%" if t == "devices" else t) for t in req.topics)
-        rows = self.journal.messages(req.first, last, replay.MAX_MESSAGES, patterns)
+        first = max(req.first, self.journal.first_msg_seq())  # older: pruned, or not ours
+        rows = self.journal.messages(first, last, replay.MAX_MESSAGES, patterns)
         size, sent = 0, 0
         for row in rows:
             size += len(row.payload)

@@ -194,7 +194,8 @@ class Publisher:
             for topic in self.subscriptions:
                 await client.subscribe(topic, qos=1)
             self._client = client
-            self.journal.session_started(session)
+            with contextlib.suppress(JournalError):  # the storage alarm says it elsewhere
+                self.journal.session_started(session)
             try:
                 await self._run_session(client, session, started)
             finally:

@@ -173,6 +173,9 @@ class Journal:
         with self._tx():
             self._db.execute("UPDATE meta SET value=? WHERE key='journal_id'",
                              (secrets.token_hex(8),))
+            # Stored messages before this point carry the old id: not this journal's.
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('journal_from', ?)",
+                             (str(self.last_msg_seq() + 1),))
         self.journal_id = str(self.get_meta("journal_id"))
         return self.journal_id
 
@@ -350,7 +353,8 @@ class Journal:
     def first_msg_seq(self) -> int:
         """The oldest message still stored (retention prunes older ones)."""
         row = self._db.execute("SELECT min(msg_seq) FROM messages").fetchone()
-        return int(row[0]) if row and row[0] is not None else self.last_msg_seq() + 1
+        first = int(row[0]) if row and row[0] is not None else self.last_msg_seq() + 1
+        return max(first, int(self.get_meta("journal_from") or 0))
 
     @contextmanager
     def _unsynced(self) -> Iterator[None]:

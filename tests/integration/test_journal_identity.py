@@ -101,6 +101,8 @@ async def test_a_restored_backup_is_refused_and_accepted_only_under_a_new_journa
     assert news["previous_journal_id"] == old_id
     assert news["accepted"] == "restored last night's backup after a disk failure"
     assert news["journal_id"] == s.journal.journal_id
+    # its numbers go on from the backup's, and nothing before them is replayed as its own
+    assert news["msg_seq"] == s.journal.first_msg_seq() > 1
     s.journal.close()
     start(tmp_path).journal.close()  # and from now on it is this table's journal
 
