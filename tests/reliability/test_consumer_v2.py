@@ -86,7 +86,7 @@ class LiveConsumer:
         p_signed = json.loads(raw)
         SCHEMAS[p["type"]].validate(p_signed)
         assert p["schema"] == f"tabled/{p['type']}/2"
-        self.c.take(p)
+        new = self.c.take(p)
         jid = p["journal_id"]
         seen = [p.get("msg_seq") or 0]
         if p["type"] == "snapshot":
@@ -94,7 +94,7 @@ class LiveConsumer:
         if p["type"] == "replay":
             self.markers.append(p)
             seen.append(p["last_msg_seq"])
-        if p.get("event") == "journal_started":
+        if p.get("event") == "journal_started" and new:  # a copy sent again is no news
             self.journal_news.append(p)
         self.newest[jid] = max(self.newest.get(jid, 0), *seen)
 
@@ -168,7 +168,7 @@ async def deal(t: Table, rounds: int, chaos: Callable[[], Any] | None = None) ->
         await task
 
 
-async def caught_up(consumer: LiveConsumer, db: Path, timeout: float = 45) -> None:
+async def caught_up(consumer: LiveConsumer, db: Path, timeout: float = 120) -> None:
     async with asyncio.timeout(timeout):
         while True:
             jid, last, _ = truth(db)
