@@ -534,22 +534,22 @@ class TableService:
             return
         s = self._device_latest[name]
         d = s.as_dict()
-        shown = tuple(v for k, v in sorted(d.items()) if k in SHOWN)
         before = self._device_shown.get(name)
+        if before is not None and before[SHOWN.index("state")] in ("ready", "lost") and \
+                s.state in (DeviceState.CONNECTING, DeviceState.HANDSHAKING):
+            d["state"] = "lost"  # reconnecting: it is lost until it is ready again
+        shown = tuple(v for k, v in sorted(d.items()) if k in SHOWN)
         if before == shown:
             return
-        if before is not None and before[SHOWN.index("state")] == "lost" and \
-                s.state in (DeviceState.CONNECTING, DeviceState.HANDSHAKING):
-            return  # retries of a lost device: it is lost until it is ready again
         self._device_shown[name] = shown
         topic = self._device_topic(name)
+        payload = {**self._device_payload(s), "state": d["state"]}
         try:
-            self.journal.append("device", d, publish=(
-                Publish(topic, self._device_payload(s), retain=True),))
+            self.journal.append("device", d, publish=(Publish(topic, payload, retain=True),))
         except JournalError as exc:
             self._storage_failed(exc)
             self._spawn(self.publisher.publish_now(topic, out_of_band(
-                self._device_payload(s), self.cfg.table_id, self.journal.journal_id)))
+                payload, self.cfg.table_id, self.journal.journal_id)))
         self.publisher.wake()
 
     def _session_lost(self, reason: str) -> None:

@@ -17,7 +17,8 @@ from tests.keys import commands, signing
 def service(tmp_path: Path) -> TableService:
     return TableService(parse_config({
         "table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
-        "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9"},
+        "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9",
+                        "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
         "journal": {"path": str(tmp_path / "j.db")},
         "signing": signing(), "commands": commands()}))
 

@@ -25,7 +25,8 @@ def config(tmp_path: Path, accept: str | None = None) -> dict[str, Any]:
     if accept is not None:
         journal["accept_new"] = accept
     return {"table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
-            "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9"},
+            "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9",
+                        "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
             "journal": journal, "signing": signing(), "commands": commands()}
 
 
@@ -121,6 +122,9 @@ decks = 8
 [devices]
 shoe = "socket://127.0.0.1:9"
 shuffler = "socket://127.0.0.1:9"
+[devices.serials]
+shoe = "SH0001"
+shuffler = "SF0001"
 [journal]
 path = "{tmp_path / 'journal.db'}"
 [signing]

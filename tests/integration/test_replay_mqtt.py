@@ -28,7 +28,8 @@ async def table(tmp_path: Path) -> AsyncIterator[tuple[TableService, int]]:
     broker.start()
     s = TableService(parse_config({
         "table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
-        "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9"},
+        "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9",
+                        "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
         "broker": {"url": f"mqtt://127.0.0.1:{broker.port}"},
         "journal": {"path": str(tmp_path / "j.db")},
         "signing": signing(), "commands": commands()}))

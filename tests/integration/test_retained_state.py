@@ -40,6 +40,8 @@ async def test_simulate_leaves_the_table_and_its_devices_offline(tmp_path: Path)
     finally:
         broker.cleanup()
     status = left.pop("tables/sim-1/status")
+    snapshot = left.pop("tables/sim-1/snapshot")
+    assert snapshot["journal_id"] == status["journal_id"] and snapshot["msg_seq"] is None
     assert status["state"] == "offline" and status["at"] is not None  # a clean stop
     assert set(left) == {"tables/sim-1/devices/shoe", "tables/sim-1/devices/shuffler"}
     assert {d["state"] for d in left.values()} == {"offline"}
@@ -61,7 +63,8 @@ async def test_a_device_no_longer_configured_is_cleared_once(tmp_path: Path) -> 
     try:
         cfg = parse_config({
             "table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
-            "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9"},
+            "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9",
+                        "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
             "broker": {"url": f"mqtt://127.0.0.1:{broker.port}"},
             "journal": {"path": str(tmp_path / "j.db")},
             "signing": signing(), "commands": commands()})
