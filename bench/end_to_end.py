@@ -10,13 +10,14 @@ rules, so it draws while the gate is open without waiting for prompts, as a real
 dealer would.
 
 - card latency: from the simulator writing a card's last byte to the subscriber
-  receiving its ``card_drawn`` event; result latency: from the last card's last byte to
-  the subscriber receiving the result;
+  receiving its ``card`` event (contract v2: one per card); result latency: from the
+  last card's last byte to the subscriber receiving the result;
 - the floor, measured in the same run: the card frame's wire time at 115200 baud, plus
   one fsync'd journal commit, plus the same payload published at QoS 1 by a minimal
   paho-mqtt client to the same subscriber;
 - throughput (rounds/s), the drain rate of a 10,000-result backlog, the daemon's RSS,
-  its idle CPU with heartbeats running, and its start-up time to READY=1.
+  its idle CPU with heartbeats running, and its start-up time to READY=1;
+- payloads and bytes per round: what the journal stored and published, per topic.
 
 Prints a summary; writes bench/results/end_to_end.json. Medians and p99 only: this
 machine is noisy, and the dealer, simulators, broker and subscriber share its two cores
@@ -100,8 +101,9 @@ class Subscriber:
 
 
 class StampingDealer(SimDealer):
-    """Draws when the daemon asks (next_card), one card at a time, and stamps the moment
-    each card's last byte is on the line: for latency, with nothing queued behind."""
+    """Draws when the daemon asks (a card event's next, or next_card), one card at a
+    time, and stamps the moment each card's last byte is on the line: for latency, with
+    nothing queued behind."""
 
     writes: list[tuple[int, float]]
     round_ends: list[float]
@@ -202,10 +204,10 @@ def paho_floor(port: int, sub: Subscriber, payload: str, n: int) -> list[float]:
 
 
 async def drain_rate(work: Path, port: int, n: int = 10_000) -> dict[str, float]:
-    journal = Journal(work / "backlog.db")
+    signer = Signer(Ed25519PrivateKey.generate())
+    journal = Journal(work / "backlog.db", sealer=signer.seal)  # sealed once, at commit
     for i in range(n):
-        journal.record_result(f"r-{i}", {"type": "result", "n": i, "replayed": False},
-                              "bench/backlog/results")
+        journal.record_result(f"r-{i}", {"type": "result", "n": i}, "bench/backlog/results")
     journal.append("end", {}, publish=(Publish("bench/backlog/end", {"end": True}),))
     done = asyncio.Event()
     async with aiomqtt.Client("127.0.0.1", port, identifier="bench-drain-sub") as c:
@@ -218,8 +220,8 @@ async def drain_rate(work: Path, port: int, n: int = 10_000) -> dict[str, float]
 
         listener = asyncio.create_task(consume())
         pub = Publisher(journal, BrokerSettings("127.0.0.1", port, client_id="bench-drain"),
-                        "bench/backlog/status", lambda s, k: {"state": s, "session": k},
-                        signer=Signer(Ed25519PrivateKey.generate()))
+                        "bench/backlog/status",
+                        lambda s, k, _t, _a: {"state": s, "session": k}, signer=signer)
         t0 = time.perf_counter()
         task = asyncio.create_task(pub.run())
         async with asyncio.timeout(120):
@@ -255,7 +257,7 @@ async def latency_figures(sub: Subscriber, dealer: StampingDealer, work: Path, p
     out: dict[str, Any] = {}
     paced = sub.got[:sub.paced_end]
     events = [(b, t) for tp, b, t in paced if tp.endswith("/events")
-              and b.get("event") == "card_drawn"]
+              and b.get("event") in ("card", "card_drawn") and "confidence" in b]
     results = [(b, t) for tp, b, t in paced if tp.endswith("/results")]
     assert len(events) == len(dealer.writes), (len(events), len(dealer.writes))
     card_lat = []
@@ -290,6 +292,32 @@ async def latency_figures(sub: Subscriber, dealer: StampingDealer, work: Path, p
         "result_p50": round(lat["result"]["p50_ms"] / lat["floor_result"]["p50_ms"], 2),
         "result_p99": round(lat["result"]["p99_ms"] / lat["floor_result"]["p99_ms"], 2)}
     return out
+
+
+def storage(db_path: Path) -> dict[str, Any]:
+    """What the table's journal holds per round: payloads (all topics) and their bytes,
+    journal records, and the file (with its WAL) on disk."""
+    import sqlite3  # noqa: PLC0415
+
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        rounds = db.execute("SELECT count(*) FROM results").fetchone()[0]
+        n, size = db.execute("SELECT count(*), sum(length(payload)) FROM messages"
+                             ).fetchone()
+        records = db.execute("SELECT sum(length(body)) + 24 * count(*) FROM journal"
+                             ).fetchone()[0]
+        topics = dict(db.execute(
+            "SELECT substr(topic, length('tables/sim-1/') + 1) AS t, count(*) FROM messages "
+            "GROUP BY t ORDER BY 2 DESC").fetchall())
+    finally:
+        db.close()
+    files = sum(p.stat().st_size for p in db_path.parent.glob(db_path.name + "*")
+                if not p.name.endswith(".identity"))
+    return {"rounds": rounds, "payloads_per_round": round(n / rounds, 1),
+            "by_topic": {t: round(c / rounds, 2) for t, c in topics.items()},
+            "payload_bytes_per_round": round(size / rounds),
+            "record_bytes_per_round": round(records / rounds),
+            "file_bytes_per_round": round(files / rounds)}
 
 
 async def run(rounds: int, idle: float) -> dict[str, Any]:
@@ -334,6 +362,7 @@ async def run(rounds: int, idle: float) -> dict[str, Any]:
         out["idle_seconds"] = idle
         out["rss_kib_idle"] = rss_kib(daemon.pid)
         out["backlog_drain"] = await drain_rate(work, broker.port)
+        out["storage"] = storage(work / "journal.db")
     finally:
         daemon.stop()
         sub_task.cancel()
@@ -366,6 +395,11 @@ def main() -> None:
     print(f"idle CPU {out['idle_cpu_percent']}% over {args.idle:.0f} s")
     d = out["backlog_drain"]
     print(f"backlog: {d['results']} drained in {d['seconds']} s ({d['per_s']}/s)")
+    st = out["storage"]
+    print(f"per round: {st['payloads_per_round']} payloads ({st['by_topic']}), "
+          f"{st['payload_bytes_per_round']} B published, {st['record_bytes_per_round']} B "
+          f"of records, {st['file_bytes_per_round']} B of journal file "
+          f"(over {st['rounds']} rounds)")
     print(f"wrote {RESULTS}")
 
 

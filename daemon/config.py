@@ -46,7 +46,7 @@ SECTIONS = {
     "devices": {"shoe", "shuffler", "tumbler", "serials"},
     "broker": {"url", "username", "password", "password_file", "ca_file", "cert_file",
                "key_file", "allow_plaintext_remote", "client_id"},
-    "journal": {"path"},
+    "journal": {"path", "accept_new", "keep_days", "keep_rounds"},
     "mqtt": {"topic_prefix"},
     "signing": {"key_file"},
     "commands": {"principals", "max_age_seconds"},
@@ -88,6 +88,31 @@ class TableRules:
 
 
 @dataclass(frozen=True)
+class JournalPolicy:
+    """[journal]: what to do with a journal that is not the one the table had
+    (daemon/store/identity.py), and how long stored messages stay replayable."""
+
+    accept_new: str | None = None  # the operator's reason to start on another journal
+    keep_days: int = 30
+    keep_rounds: int = 100_000
+
+
+def _journal_policy(c: _Checker, j: dict[str, Any]) -> JournalPolicy:
+    accept = j.get("accept_new")
+    if accept is not None and (not isinstance(accept, str) or not accept.strip()):
+        c.problems.append("journal.accept_new: must say why (a non-empty string)")
+        accept = None
+    keep = {}
+    for key, low in (("keep_days", 1), ("keep_rounds", 100)):
+        value = j.get(key, getattr(JournalPolicy, key))
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            c.problems.append(f"journal.{key}: {value!r} must be an integer >= {low}")
+            value = getattr(JournalPolicy, key)
+        keep[key] = value
+    return JournalPolicy(accept, keep["keep_days"], keep["keep_rounds"])
+
+
+@dataclass(frozen=True)
 class TableConfig:
     table_id: str
     game: str
@@ -104,6 +129,7 @@ class TableConfig:
     card_confidence_floor: int = 80
     serials: dict[str, str] = field(default_factory=dict)  # device -> its pinned serial
     rules: TableRules = field(default_factory=TableRules)
+    journal_policy: JournalPolicy = field(default_factory=JournalPolicy)
 
 
 def _table_rules(c: _Checker, t: dict[str, Any], w: dict[str, Any],
@@ -395,7 +421,8 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
     devices, serials = _devices(c, d, game)
     broker, rules = _broker(c, b, table_id or "table"), _table_rules(
         c, t, c.section("dice_watch"), game)
-    journal = c.string(j, "journal", "path", default="/var/lib/tabled/journal.db")
+    journal, policy = (c.string(j, "journal", "path", default="/var/lib/tabled/journal.db"),
+                       _journal_policy(c, j))
     prefix, floor = (c.string(m, "mqtt", "topic_prefix", default="tables"),
                      _confidence_floor(c, t))
     if prefix and any(ch in prefix for ch in "#+") :
@@ -405,7 +432,8 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
     assert table_id and game_id and layout and broker and journal and prefix and signer
     return TableConfig(table_id, game_id, layout, decks, devices, broker, Path(journal),
                        prefix.rstrip("/"), signer, principals, max_age,
-                       card_confidence_floor=floor, serials=serials, rules=rules)
+                       card_confidence_floor=floor, serials=serials, rules=rules,
+                       journal_policy=policy)
 
 
 def _confidence_floor(c: _Checker, t: dict[str, Any]) -> int:

@@ -3,7 +3,8 @@
 One shape for every game (schema ``daemon/mqtt/schemas/result.schema.json``):
 identification, status, the game-specific outcome, and every offered bet's result.
 A void round carries ``void_reason`` (code and clause) and returns every bet. The
-journal adds ``round_id`` and ``seq`` when it records the result.
+journal adds ``round_id`` and ``seq`` when it records the result, and ``journal_id`` and
+``msg_seq`` when it seals it (``daemon/mqtt/envelope.py``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from daemon.games.model import GameRules, Irregularity
 from daemon.games.outcome import BetResult, Result
 from daemon.games.settle import settle_coup, settle_throw
 from daemon.games.tai_sai import Throw
+from daemon.mqtt.envelope import schema_id
 
-SCHEMA_ID = "tabled/result/1"
-CORRECTION_SCHEMA_ID = "tabled/correction/1"
+SCHEMA_ID = schema_id("result")
+CORRECTION_SCHEMA_ID = schema_id("correction")
 
 # The clause that returns every bet of a void round, per game.
 VOID_RETURNS = {"tiger-buffalo": "5.16", "tiger-buffalo-insurance-plus": "5.16",
@@ -50,7 +52,7 @@ def _base(ctx: RoundContext, status: str, settled_at: float) -> dict[str, Any]:
         "type": "result", "schema": SCHEMA_ID, "table": ctx.table, "game": ctx.game.id,
         "layout": ctx.layout, "shoe_id": ctx.shoe_id, "shuffle_id": ctx.shuffle_id,
         "status": status, "opened_at": iso(ctx.opened_at), "closed_at": iso(ctx.closed_at),
-        "settled_at": iso(settled_at), "replayed": False,
+        "settled_at": iso(settled_at),
     }
 
 
@@ -120,5 +122,5 @@ def correction_result(table: str, game: GameRules[Any], layout: str, corrects: s
         "by": by,
         "bets": [BetResult(name, Result.PUSH, None, "returned: the round is void", clause)
                  .as_dict() for name in game.offered_names(layout)],
-        "settled_at": iso(settled_at), "replayed": False,
+        "settled_at": iso(settled_at),
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import ssl
 import time
@@ -33,7 +34,10 @@ from daemon.commands import (
 from daemon.config import BrokerConfig, TableConfig
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.games import get_game
+from daemon.mqtt import card_event, replay
+from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
+from daemon.mqtt.snapshot import TableView
 from daemon.results import iso
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import (
@@ -47,6 +51,8 @@ from daemon.round.effects import (
 from daemon.round.lifecycle import RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
+from daemon.store import identity
+from daemon.store.identity import Identity, JournalIdentityError
 from daemon.store.journal import Journal, JournalError, Publish
 from daemon.takeover import SessionWatch
 from firmware_protocols import shoe, shuffler, tumbler
@@ -61,6 +67,15 @@ DEVICES: dict[str, tuple[Catalogue, DeviceKind]] = {
     "shuffler": (shuffler.CATALOGUE, DeviceKind.SHUFFLER),
     "tumbler": (tumbler.CATALOGUE, DeviceKind.TUMBLER),
 }
+
+
+DEVICE_DEBOUNCE = 0.5  # s a device state must hold before it is shown
+# What a change of makes a device state news (not detail, decode_errors): a new
+# handshake (sessions) is, so a reboot quicker than the debounce still shows.
+SHOWN = ("fault", "firmware", "model", "protocol_version", "serial", "sessions", "state",
+         "url")
+IDENTITY_EVERY = 5.0  # s between updates of the identity file (identity.py)
+SNAPSHOT_EVERY = 0.2  # s: the retained snapshot follows the table at most this often
 
 
 def tls_context(b: BrokerConfig) -> ssl.SSLContext | None:
@@ -81,9 +96,17 @@ class TableService:
         self.game = get_game(cfg.game)
         base = f"{cfg.topic_prefix}/{cfg.table_id}"
         self.topics = {name: f"{base}/{name}" for name in
-                       ("status", "events", "results", "alerts", "replies")}
+                       ("status", "events", "results", "alerts", "replies", "snapshot")}
         self.cmd_prefix = f"{base}/cmd/"
-        self.journal = Journal(cfg.journal_path)
+        self.replay_request = f"{base}/replay/request"
+        self.journal, self._announce = self._open_journal()
+        # What a consumer that saw every message knows: kept with the journal.
+        self.view = TableView.loads(self.journal.get_meta("snapshot"))
+        self.journal.watch = self._fold
+        self._snapshot_due = False
+        self._replays = replay.Bucket(replay.RATE, replay.BURST)
+        self._busy = replay.Bucket(1.0, 1.0)
+        self.replays_dropped = 0
         self.table = self._new_table()
         # Set while the journal cannot be written: no round advances, nothing is acted on.
         self.storage_error: str | None = None
@@ -93,9 +116,11 @@ class TableService:
             self.journal,
             BrokerSettings(b.host, b.port, b.username, b.password, tls_context(b), b.client_id),
             self.topics["status"], self._status, self._retained,
-            subscriptions=(f"{self.cmd_prefix}+",), on_message=self._on_mqtt,
+            subscriptions=(f"{self.cmd_prefix}+", self.replay_request),
+            on_message=self._on_mqtt,
             signer=cfg.signer, on_journal_error=self._storage_failed,
-            on_lost=self._session_lost)
+            on_lost=self._session_lost, on_stop=self._last_words, cleared=self._cleared,
+            on_cleared=self._was_cleared)
         self.session_watch = SessionWatch(clock, b.client_id)
         self.authority = CommandAuthority(cfg.table_id, cfg.principals, cfg.command_max_age,
                                           clock)
@@ -110,8 +135,50 @@ class TableService:
             for name, url in cfg.devices.items() if name in DEVICES
         }
         self._tasks: set[asyncio.Task[None]] = set()
+        self._device_latest: dict[str, DeviceStatus] = {}
+        self._device_shown: dict[str, tuple[Any, ...]] = {}
+        self.stopping = False
         self._handlers = self._device_handlers()
         self.recovered = asyncio.Event()  # the journal is read and any open round resolved
+
+    def _open_journal(self) -> tuple[Journal, dict[str, Any] | None]:
+        """Open the journal this table had, or refuse (identity.py); the announcement
+        of a new journal, if it is one."""
+        cfg = self.cfg
+        path = identity.identity_path(cfg.journal_path)
+        known = identity.read(path)
+        exists = cfg.journal_path.exists()
+        accept = cfg.journal_policy.accept_new
+        if known is not None and not exists and accept is None:
+            raise JournalIdentityError(f"{identity.problem(known, False, None)}. "
+                                       f"{identity.HOW}")
+        journal = Journal(cfg.journal_path, sealer=cfg.signer.seal, clock=self.clock)
+        found = Identity(journal.journal_id, journal.last_msg_seq(), journal.last_seq())
+        why = identity.problem(known, exists, found)
+        if why is not None and accept is None:
+            journal.close()
+            raise JournalIdentityError(f"{why}. {identity.HOW}")
+        announce = None
+        if why is not None:
+            assert known is not None
+            if known.journal_id == journal.journal_id:  # an older copy: its history broke
+                journal.new_identity()
+            announce = {"why": why, "accepted": accept,
+                        "previous_journal_id": known.journal_id}
+        elif journal.created:
+            announce = {"why": "a new journal", "accepted": None,
+                        "previous_journal_id": None if known is None else known.journal_id}
+        self._identity_path = path
+        return journal, announce
+
+    def save_identity(self) -> None:
+        """What the table has published from, for the next start to compare."""
+        j = self.journal
+        try:
+            identity.write(self._identity_path,
+                           Identity(j.journal_id, j.last_msg_seq(), j.last_seq()))
+        except OSError as exc:
+            log.error("cannot write %s: %s", self._identity_path, exc)
 
     def _new_table(self) -> RoundLifecycle:
         if self.game.kind == "baccarat":
@@ -130,22 +197,156 @@ class TableService:
 
     # -- payloads -----------------------------------------------------------------------
 
-    def _status(self, state: str, session: int) -> Mapping[str, Any]:
-        return {"type": "status", "state": state, "session": session,
-                "table": self.cfg.table_id, "game": self.cfg.game, "layout": self.cfg.layout,
-                "version": __version__, "at": iso(self.clock())}
+    def _status(self, state: str, session: int, started: float, with_at: bool = True
+                ) -> Mapping[str, Any]:
+        return out_of_band({
+            "type": "status", "state": state, "session": session,
+            "session_started_at": iso(started), "at": iso(self.clock()) if with_at else None,
+            "game": self.cfg.game, "layout": self.cfg.layout, "version": __version__},
+            self.cfg.table_id, self.journal.journal_id)
+
+    def _device_topic(self, name: str) -> str:
+        return f"{self.cfg.topic_prefix}/{self.cfg.table_id}/devices/{name}"
 
     def _device_payload(self, s: DeviceStatus) -> dict[str, Any]:
-        return {"type": "device", "at": iso(self.clock()), **s.as_dict()}
+        return stamp({"type": "device", "at": iso(self.clock()), **s.as_dict()},
+                     self.cfg.table_id)
 
-    def _retained(self) -> list[tuple[str, Mapping[str, Any]]]:
-        return [(f"{self.cfg.topic_prefix}/{self.cfg.table_id}/devices/{n}",
-                 self._device_payload(d.status)) for n, d in self.drivers.items()]
+    def _retained(self) -> list[tuple[str, str | Mapping[str, Any]]]:
+        """What a broker that lost its retained messages needs: the stored device
+        states, and the snapshot."""
+        topics = [self._device_topic(n) for n in self.drivers]
+        out: list[tuple[str, str | Mapping[str, Any]]] = list(
+            self.journal.latest_sent(topics).items())
+        out.append((self.topics["snapshot"], self._snapshot()))
+        return out
+
+    # -- catch-up: the snapshot and replays ------------------------------------------------
+
+    def _fold(self, topic: str, payload: dict[str, Any]) -> None:
+        """Every stored message, inside its transaction: the snapshot moves with it."""
+        self.view.fold(payload)
+        self.journal.set_meta("snapshot", self.view.dumps())
+        self._snapshot_due = True
+
+    def _snapshot(self) -> dict[str, Any]:
+        return out_of_band({**self.view.body(self.table.state), "at": iso(self.clock()),
+                            "first_msg_seq": self.journal.first_msg_seq()},
+                           self.cfg.table_id, self.journal.journal_id)
+
+    async def _keep_snapshot(self, every: float = SNAPSHOT_EVERY) -> None:
+        """The retained snapshot, at most every ``every`` seconds while things change."""
+        while True:
+            await asyncio.sleep(every)
+            if self._snapshot_due and self.storage_error is None:
+                self._snapshot_due = False
+                await self.publisher.publish_now(self.topics["snapshot"], self._snapshot(),
+                                                 retain=True)
+
+    async def _serve_replay(self, payload: bytes) -> None:
+        reply_to = replay.reply_to_of(payload)
+        answer = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/replay/to/{reply_to}"
+        if not self._replays.take():
+            if reply_to is not None and self._busy.take():
+                await self._replay_marker(answer, payload, error=(
+                    "busy", f"at most {replay.RATE:g} replay requests a second; try again"))
+            else:
+                self.replays_dropped += 1
+            return
+        try:
+            req = replay.parse(payload)
+        except replay.ReplayError as exc:
+            if reply_to is None:
+                self.replays_dropped += 1
+                log.warning("replay request dropped: %s", exc)
+                return
+            await self._replay_marker(answer, payload, error=(exc.code, str(exc)))
+            return
+        if req.journal_id is not None and req.journal_id != self.journal.journal_id:
+            await self._replay_marker(answer, payload, error=(
+                "other_journal", f"this table's journal is {self.journal.journal_id}, not "
+                f"{req.journal_id}: its msg_seq numbers mean other messages"))
+            return
+        newest = self.journal.last_msg_seq()
+        last = newest if req.last is None else min(req.last, newest)
+        base = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/"
+        patterns = tuple(base + ("devices/%" if t == "devices" else t) for t in req.topics)
+        first = max(req.first, self.journal.first_msg_seq())  # older: pruned, or not ours
+        rows = self.journal.messages(first, last, replay.MAX_MESSAGES, patterns)
+        size, sent = 0, 0
+        for row in rows:
+            size += len(row.payload)
+            if sent and size > replay.MAX_BYTES:
+                break
+            sent += 1
+        rows = rows[:sent]
+        cut = len(rows) == replay.MAX_MESSAGES or size > replay.MAX_BYTES
+        for row in rows:  # the stored bytes; paho keeps their order on one connection
+            if not await self.publisher.publish_now(answer, row.payload):
+                return  # no connection: the requester asks again
+        covered = rows[-1].id if cut else last
+        await self._replay_marker(answer, payload, req=req, count=len(rows),
+                                  covered=covered, more=cut)
+
+    async def _replay_marker(self, topic: str, payload: bytes, *,
+                             req: replay.ReplayRequest | None = None,
+                             error: tuple[str, str] | None = None, count: int = 0,
+                             covered: int | None = None, more: bool = False) -> None:
+        try:
+            rid = json.loads(payload).get("id")
+        except (ValueError, UnicodeDecodeError, AttributeError):
+            rid = None
+        await self.publisher.publish_now(topic, out_of_band({
+            "type": "replay", "id": rid if isinstance(rid, str) and len(rid) <= 64 else None,
+            "from_msg_seq": None if req is None else req.first, "to_msg_seq": covered,
+            "count": count, "next_msg_seq": None if not more or covered is None
+            else covered + 1, "first_available": self.journal.first_msg_seq(),
+            "last_msg_seq": self.journal.last_msg_seq(), "at": iso(self.clock()),
+            "error": None if error is None else {"code": error[0], "message": error[1]}},
+            self.cfg.table_id, self.journal.journal_id))
+
+    async def _keep_retention(self, every: float = 3600.0) -> None:
+        policy = self.cfg.journal_policy
+        while True:
+            try:
+                gone = self.journal.prune(policy.keep_days, policy.keep_rounds)
+            except JournalError as exc:
+                log.error("retention: %s", exc)
+            else:
+                if gone:
+                    log.info("retention: %d stored messages pruned", gone)
+            await asyncio.sleep(every)
+
+    def _cleared(self) -> list[str]:
+        """Device topics of devices this table does not have any more, whose retained
+        state it published and has not yet cleared."""
+        gone = [self._device_topic(n) for n in DEVICES if n not in self.drivers]
+        return [t for t, p in self.journal.latest_sent(gone).items()
+                if self.journal.get_meta(f"cleared:{t}") != str(json.loads(p)["msg_seq"])]
+
+    def _was_cleared(self, topic: str) -> None:
+        last = self.journal.latest_sent([topic]).get(topic)
+        if last is not None:
+            self.journal.set_meta(f"cleared:{topic}", str(json.loads(last)["msg_seq"]))
+
+    def _last_words(self) -> None:
+        """A clean stop: every device is shown offline with the table, and the identity
+        file is brought up to date."""
+        self.stopping = True  # later device news is not shown: the table is offline
+        if self.storage_error is None:
+            with self.journal.batch():
+                for name, d in self.drivers.items():
+                    body = {**self._device_payload(d.status), "state": "offline",
+                            "detail": "the table stopped"}
+                    self.journal.append("device", {"name": name, "state": "offline"},
+                                        publish=(Publish(self._device_topic(name), body,
+                                                         retain=True),))
+        self.save_identity()
 
     def _event(self, kind: str, body: Mapping[str, Any], round_id: str | None
                ) -> dict[str, Any]:
-        return {"type": "event", "event": kind, "table": self.cfg.table_id,
-                "round_id": round_id, "at": iso(self.clock()), "replayed": False, **body}
+        return stamp({"type": "event", "event": kind, "round_id": round_id,
+                      "at": iso(self.clock()), **body}, self.cfg.table_id)
 
     # -- applying effects ---------------------------------------------------------------
 
@@ -165,10 +366,11 @@ class TableService:
     def _record(self, effects: list[Effect]) -> list[DeviceCommand]:
         """Journal the effects (inside the caller's batch); the device commands to send
         once that batch is committed."""
-        for e in effects:
+        events = card_event.plan(effects)
+        for i, e in enumerate(effects):
             round_id = getattr(e, "round_id", None)
             with structlog.contextvars.bound_contextvars(round_id=round_id):
-                self._apply_one(e)
+                self._apply_one(e, events.get(i))
         return [e for e in effects if isinstance(e, DeviceCommand)]
 
     def _send(self, commands: list[DeviceCommand]) -> None:
@@ -184,12 +386,17 @@ class TableService:
         if self.storage_error is not None:
             return
         self.storage_error = str(exc)
+        try:  # what was folded in but rolled back is not in the snapshot either
+            self.view = TableView.loads(self.journal.get_meta("snapshot"))
+        except Exception:  # an unreadable file: the rebuild in _probe_storage reloads it
+            log.exception("the snapshot cannot be reloaded from the journal")
         log.error("journal unavailable: %s; the table accepts no rounds until it can be "
                   "written again", exc)
-        alert = {"type": "alert", "table": self.cfg.table_id, "round_id": None,
-                 "at": iso(self.clock()), "replayed": False, "code": "journal_unavailable",
-                 "clause": "", "detail": f"{exc}; the table accepts no rounds until the "
-                                         "journal can be written"}
+        alert = out_of_band({"type": "alert", "round_id": None, "at": iso(self.clock()),
+                             "code": "journal_unavailable", "clause": "",
+                             "detail": f"{exc}; the table accepts no rounds until the "
+                                       "journal can be written"},
+                            self.cfg.table_id, self.journal.journal_id)
         self._spawn(self.publisher.publish_now(self.topics["alerts"], alert))
         if "shoe" in self.drivers:  # no card may be drawn that cannot be recorded
             self._spawn(self._send_unrecorded(DeviceCommand("shoe", shoe.LockGate(0, True))))
@@ -218,27 +425,30 @@ class TableService:
             self._handlers = self._device_handlers()
             self.storage_error = None
             self.dropped_while_failed = 0
+            self.view = TableView.loads(self.journal.get_meta("snapshot"))
             self.apply(restore(self.table, records))
 
-    def _apply_one(self, e: Effect) -> None:
+    def _apply_one(self, e: Effect, event: card_event.Published = None) -> None:
         if isinstance(e, Record):
-            self.journal.append(e.kind, e.body, round_id=e.round_id, publish=(
-                Publish(self.topics["events"], self._event(e.kind, e.body, e.round_id)),))
+            # Journalled as recorded; published as planned (one event per card).
+            self.journal.append(e.kind, e.body, round_id=e.round_id, publish=() if event
+                                is None else (Publish(self.topics["events"], self._event(
+                                    event[0], event[1], e.round_id)),))
             slog.info(e.kind, **e.body)
         elif isinstance(e, Alert):
             body = {"code": e.code, "clause": e.clause, "detail": e.detail}
             self.journal.append("alert", body, round_id=e.round_id, publish=(Publish(
-                self.topics["alerts"], {"type": "alert", "table": self.cfg.table_id,
-                                        "round_id": e.round_id, "at": iso(self.clock()),
-                                        "replayed": False, **body}),))
+                self.topics["alerts"], stamp({"type": "alert", "round_id": e.round_id,
+                                              "at": iso(self.clock()), **body},
+                                             self.cfg.table_id)),))
             log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
         elif isinstance(e, RoundResult):
             final = self.journal.record_result(e.round_id, e.payload, self.topics["results"])
             slog.info("result", seq=final["seq"], status=final["status"],
                       winner=final.get("winner"), total=final.get("total"))
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+    def _spawn(self, coro: Any, name: str | None = None) -> None:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -311,13 +521,41 @@ class TableService:
         if s.state is DeviceState.READY and self.storage_error is None:
             for c in self.table.device_ready(s.name):
                 self._spawn(self._device_command(c))
-        topic = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/devices/{s.name}"
+        # Debounced: a device that flaps (a shoe unplugged retries every few hundred ms)
+        # is shown in its settled state, once, and only when what is shown changes. Ready
+        # is shown at once, so it comes before what the device does next (its gate).
+        first = s.name not in self._device_latest
+        self._device_latest[s.name] = s
+        if first or s.state is DeviceState.READY:
+            self._show_device_now(s.name)
+        elif not any(t.get_name() == f"device:{s.name}" for t in self._tasks):
+            self._spawn(self._show_device(s.name, DEVICE_DEBOUNCE), name=f"device:{s.name}")
+
+    async def _show_device(self, name: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self._show_device_now(name)
+
+    def _show_device_now(self, name: str) -> None:
+        if self.stopping:
+            return
+        s = self._device_latest[name]
+        d = s.as_dict()
+        before = self._device_shown.get(name)
+        if before is not None and before[SHOWN.index("state")] in ("ready", "lost") and \
+                s.state in (DeviceState.CONNECTING, DeviceState.HANDSHAKING):
+            d["state"] = "lost"  # reconnecting: it is lost until it is ready again
+        shown = tuple(v for k, v in sorted(d.items()) if k in SHOWN)
+        if before == shown:
+            return
+        self._device_shown[name] = shown
+        topic = self._device_topic(name)
+        payload = {**self._device_payload(s), "state": d["state"]}
         try:
-            self.journal.append("device", s.as_dict(), publish=(
-                Publish(topic, self._device_payload(s), retain=True),))
+            self.journal.append("device", d, publish=(Publish(topic, payload, retain=True),))
         except JournalError as exc:
             self._storage_failed(exc)
-            self._spawn(self.publisher.publish_now(topic, self._device_payload(s)))
+            self._spawn(self.publisher.publish_now(topic, out_of_band(
+                payload, self.cfg.table_id, self.journal.journal_id)))
         self.publisher.wake()
 
     def _session_lost(self, reason: str) -> None:
@@ -326,6 +564,9 @@ class TableService:
             self.apply([Alert("mqtt_session_taken_over", "", detail)])
 
     async def _on_mqtt(self, topic: str, payload: bytes) -> None:
+        if topic == self.replay_request:
+            self._spawn(self._serve_replay(payload))
+            return
         if not topic.startswith(self.cmd_prefix):
             return
         self.execute(topic[len(self.cmd_prefix):], payload)
@@ -373,8 +614,7 @@ class TableService:
                     commands = self._record(effects)
                     answer = reply(cmd.id, cmd.name, ok=True, state=t.state,
                                    round_id=self._open_round())
-                    self.journal.append("reply", answer, publish=(
-                        Publish(self.topics["replies"], answer),))
+                    self.journal.append("reply", answer, publish=(self._reply(answer),))
             except JournalError as exc:
                 self._storage_failed(exc)
                 # The table in memory may have moved; it is rebuilt from the journal when
@@ -399,13 +639,13 @@ class TableService:
                 self.journal.append(REFUSED, {"name": cmd.name, "id": cmd.id, "by": who,
                                               "issued_at": cmd.body["issued_at"],
                                               "code": exc.code, **cmd.args})
-                self.journal.append("reply", answer,
-                                    publish=(Publish(self.topics["replies"], answer),))
+                self.journal.append("reply", answer, publish=(self._reply(answer),))
                 if exc.code == "denied":
                     self._record([Alert("command_denied", "", f"{cmd.name} ({cmd.id}): {exc}")])
         except JournalError as err:
             self._storage_failed(err)
-            self._spawn(self.publisher.publish_now(self.topics["replies"], answer))
+            self._spawn(self.publisher.publish_now(self.topics["replies"], out_of_band(
+                answer, self.cfg.table_id, self.journal.journal_id)))
         else:
             self.publisher.wake()
         return answer
@@ -421,35 +661,56 @@ class TableService:
             if more is not None:
                 self.apply([Alert("command_denied", "",
                                   f"{exc.name} ({exc.command_id}): {exc}{more}")])
-        if self.untrusted.may_reply():
-            self._spawn(self.publisher.publish_now(self.topics["replies"], answer))
+        if self.untrusted.may_reply():  # not journalled, so not numbered
+            self._spawn(self.publisher.publish_now(self.topics["replies"], out_of_band(
+                answer, self.cfg.table_id, self.journal.journal_id)))
         return answer
 
     def _answer(self, answer: dict[str, Any]) -> None:
         if self.storage_error is None:
             try:
-                self.journal.append("reply", answer,
-                                    publish=(Publish(self.topics["replies"], answer),))
+                self.journal.append("reply", answer, publish=(self._reply(answer),))
             except JournalError as exc:
                 self._storage_failed(exc)
             else:
                 self.publisher.wake()
                 return
-        self._spawn(self.publisher.publish_now(self.topics["replies"], answer))
+        self._spawn(self.publisher.publish_now(self.topics["replies"], out_of_band(
+            answer, self.cfg.table_id, self.journal.journal_id)))
+
+    def _reply(self, answer: Mapping[str, Any]) -> Publish:
+        return Publish(self.topics["replies"], stamp(answer, self.cfg.table_id))
 
     # -- running --------------------------------------------------------------------------
 
     async def run(self) -> None:
         records = self.journal.records()
         self.authority.remember_journal(records)
-        self.journal.append("started", {"version": __version__, "table": self.cfg.table_id})
+        self.begin()
         # Technical interruption: rebuild from the journal and resolve an open round.
         self.apply(restore(self.table, records))
         self.recovered.set()
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self.publisher.run())
+            tg.create_task(self._keep_identity())
+            tg.create_task(self._keep_snapshot())
+            tg.create_task(self._keep_retention())
             for d in self.drivers.values():
                 tg.create_task(d.run())
+
+    def begin(self) -> None:
+        """Journal the start; announce a new journal; say which journal this table has."""
+        self.journal.append("started", {"version": __version__, "table": self.cfg.table_id,
+                                        "journal_id": self.journal.journal_id})
+        if self._announce is not None:  # consumers learn of a new journal_id from it
+            self.apply([Record("journal_started", self._announce, None)])
+            self._announce = None
+        self.save_identity()
+
+    async def _keep_identity(self, every: float = IDENTITY_EVERY) -> None:
+        while True:
+            await asyncio.sleep(every)
+            self.save_identity()
 
     async def devices_ready(self, timeout: float) -> None:
         async with asyncio.timeout(timeout):

@@ -1,9 +1,9 @@
 """A simulated dealer: works the table through the daemon's MQTT contract.
 
 It sends commands on ``cmd/*`` as a table-management system would, follows the
-daemon's ``next_card`` prompts, draws from the simulated shoe, and loads the shoe with
-the shuffler's certified order, so every byte goes through the real ports and every
-decision through the real daemon.
+daemon's prompts for the next card (``prompt``), draws from the simulated shoe, and
+loads the shoe with the shuffler's certified order, so every byte goes through the
+real ports and every decision through the real daemon.
 """
 
 from __future__ import annotations
@@ -33,6 +33,17 @@ from hil.tumbler import TumblerSim
 
 CUT_CARD_FROM_END = 14
 BACKLOG = 512  # about fifteen rounds of messages
+
+
+def prompt(t: str, b: dict[str, Any], *events: str) -> bool:
+    """What a dealer acts on: a result, one of ``events``, or the card the rules require
+    next (contract v2: a card event's ``next``, or a ``next_card`` that follows no card)."""
+    if t == "results":
+        return True
+    ev = b.get("event") if t == "events" else None
+    return ev == "next_card" or (ev == "card" and b.get("next") is not None) or ev in events
+
+
 COMMAND_FAULTS = ("void", "confirm_order", "reset_device", "squeeze")  # SimDealer.give
 
 
@@ -243,10 +254,7 @@ class SimDealer:
             raise RuntimeError(f"close_betting refused: {closed}")
         while True:
             body = await self._expect(
-                lambda t, b: (t == "events" and b.get("event") in ("next_card",
-                                                                  "insurance_offered",
-                                                                  "result_held"))
-                or t == "results")
+                lambda t, b: prompt(t, b, "insurance_offered", "result_held"))
             if "seq" in body:  # the result of this round
                 return body
             if body["event"] == "result_held":  # the Pit's word (D17, D18)
@@ -291,10 +299,8 @@ class SimDealer:
                 raise RuntimeError(f"close_betting refused: {closed}")
         while True:
             try:
-                body = await self._expect(
-                    lambda t, b: (t == "events" and b.get("event") in ("next_card",
-                                                                      "result_held"))
-                    or t == "results", timeout=patience)
+                body = await self._expect(lambda t, b: prompt(t, b, "result_held"),
+                                          timeout=patience)
             except TimeoutError:
                 # Its hold may have gone by too: refused unless a result waits (D17).
                 await self.command("confirm_order")

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.signing import Keyring, SignatureError, private_key_pem, public_key_text
 from hil.broker import Mosquitto
-from hil.dealer import COMMAND_FAULTS, SimDealer
+from hil.dealer import COMMAND_FAULTS, SimDealer, prompt
 from hil.process import DaemonProcess
 from hil.runner import Report, RoundReport, check
 from hil.scenario import Rig, Round, Scenario
@@ -50,10 +50,8 @@ class OperatorDealer(SimDealer):
         n = 0
         while True:
             body = self.take_result() or await self._expect(
-                lambda t, b: (t == "events" and b.get("event") in ("next_card",
-                                                                  "insurance_offered",
-                                                                  "result_held"))
-                or t == "results", OPERATOR_TIMEOUT)
+                lambda t, b: prompt(t, b, "insurance_offered", "result_held"),
+                OPERATOR_TIMEOUT)
             if "seq" in body:
                 return body
             if body["event"] == "result_held":
@@ -76,7 +74,8 @@ class OperatorDealer(SimDealer):
                 continue  # the prompt answered by the command's own
             card = r.cards[n] if n < len(r.cards) else "any"
             n += 1
-            self.say(f"draw card {n} of the round ({body.get('needed')}): expected {card}")
+            needed = body.get("needed") or body.get("next")
+            self.say(f"draw card {n} of the round ({needed}): expected {card}")
 
     async def _commanded(self, r: Round, n: int) -> bool:
         """The faults that are commands (a void, a reset), after the round's n-th card:

@@ -22,7 +22,7 @@ from daemon.games import get_game
 from daemon.games.cards import parse_cards
 from daemon.games.settle import settle_cards
 from hil.broker import Mosquitto
-from hil.dealer import COMMAND_FAULTS, SimDealer
+from hil.dealer import COMMAND_FAULTS, SimDealer, prompt
 from hil.faults import LineFaults
 from hil.process import DaemonProcess
 from hil.rig import SimRig
@@ -164,10 +164,7 @@ class ScriptedDealer(SimDealer):
         await self._after(r, 0)
         while True:
             body = self.take_result() or await self._expect(
-                lambda t, b: (t == "events" and b.get("event") in ("next_card",
-                                                                  "insurance_offered",
-                                                                  "result_held"))
-                or t == "results")
+                lambda t, b: prompt(t, b, "insurance_offered", "result_held"))
             if "seq" in body:
                 return body
             if body["event"] == "result_held":
@@ -237,8 +234,10 @@ class ScriptedDealer(SimDealer):
         self.shoe_port.kick()
 
     async def _recorded(self, draw_no: int) -> None:
-        await self._expect(lambda t, b: t == "events" and b.get("event") == "card_drawn"
-                           and b.get("draw_no") == draw_no)
+        body = await self._expect(lambda t, b: t == "events" and b.get("event") in (
+            "card_drawn", "card") and b.get("draw_no") == draw_no)
+        if prompt("events", body):  # it also asks for the next card: still to answer
+            self._backlog.append(("events", body))
 
     async def _draw_with(self, faults: list[Fault]) -> int | None:
         assert self.shoe and self.shoe_port

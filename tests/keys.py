@@ -15,7 +15,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.authority import sign_command
-from daemon.signing import Keyring, private_key_pem, public_key_text
+from daemon.signing import Keyring, Signer, private_key_pem, public_key_text
 
 TABLE_KEY = Ed25519PrivateKey.generate()
 SUPERVISOR_KEY = Ed25519PrivateKey.generate()
@@ -40,3 +40,12 @@ def signed(table: str, name: str, command_id: str, *, key: Ed25519PrivateKey = S
            at: float | None = None, **args: str) -> bytes:
     return json.dumps(sign_command(key, table, name, command_id,
                                    time.time() if at is None else at, **args)).encode()
+
+
+TABLE_SIGNER = Signer(TABLE_KEY)
+
+
+def sealed(payload: dict[str, Any], msg_seq: int = 1,
+           journal_id: str = "0123456789abcdef") -> dict[str, Any]:
+    """A payload as the journal seals it (contract v2 envelope and signature)."""
+    return TABLE_SIGNER.sign({**payload, "journal_id": journal_id, "msg_seq": msg_seq})

@@ -3,14 +3,15 @@
 aiomqtt drops unacknowledged publishes when a connection ends, so tabled never relies
 on it to keep anything: an outbox entry is marked delivered only after ``publish``
 returns, which for QoS 1 is when the broker's PUBACK arrived. Whatever was not
-acknowledged is sent again after a reconnect or a restart (at least once; consumers
-de-duplicate by ``seq``). Entries that waited through an outage or a restart carry
-``"replayed": true``: those pending when the process started, and those created before
-a connection that followed a failure.
+acknowledged is sent again after a reconnect or a restart (at least once): the stored
+bytes, sealed once at commit, so a copy is identical and consumers de-duplicate by
+``msg_seq``.
 
-Each connection is a session with a counter from the journal (like Sparkplug's bdSeq).
-The retained status is "online" with that counter (birth), and the will is "offline"
-with the same counter, so a late will is told apart from the current session.
+Each session has a counter from the journal (like Sparkplug's bdSeq), used up only
+when a connection is made. The retained status is "online" with that counter (birth),
+and the will is "offline" with the same counter and the time the session started, so a
+late will is told apart from the current session. A clean stop sends what is queued,
+then "offline", and waits (bounded) for the broker to take it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import json
 import logging
 import socket
 import ssl
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,31 +81,42 @@ class Publisher:
     journal: Journal
     broker: BrokerSettings
     status_topic: str
-    status: Callable[[str, int], Mapping[str, Any]]  # (state, session) -> status payload
-    retained: Callable[[], list[tuple[str, Mapping[str, Any]]]] = list  # republished on connect
+    # (state, session, session started, with a time) -> the status payload
+    status: Callable[[str, int, float, bool], Mapping[str, Any]]
+    # republished on connect: a stored (sealed) text, or a payload to sign
+    retained: Callable[[], list[tuple[str, str | Mapping[str, Any]]]] = list
     subscriptions: tuple[str, ...] = ()
     on_message: Callable[[str, bytes], Awaitable[None]] | None = None  # commands in
-    signer: Signer | None = None  # signs every payload as it goes on the wire
+    signer: Signer | None = None  # signs what is not in the journal: status, will, news
     on_journal_error: Callable[[JournalError], None] = lambda exc: None
     on_lost: Callable[[str], None] = lambda reason: None  # an established session ended
+    on_stop: Callable[[], None] = lambda: None  # queue the last words (devices offline)
+    cleared: Callable[[], list[str]] = list  # retained topics to empty on connect
+    on_cleared: Callable[[str], None] = lambda topic: None
     stats: PublisherStats = field(default_factory=PublisherStats)
 
     def __post_init__(self) -> None:
         self._wake = asyncio.Event()
         self._stopping = False
+        self._stopped = asyncio.Event()
+        self._ran = False
         # Outbox ids at or below this mark lived through a restart or an outage.
         self._replay_upto = self.journal.max_outbox_id(pending_only=True)
         self._disrupted = False
         self._client: aiomqtt.Client | None = None
 
-    async def publish_now(self, topic: str, body: Mapping[str, Any]) -> bool:
-        """Publish at once, bypassing the outbox: only for news the journal cannot hold
-        (it has failed). Best effort: False when there is no connection."""
+    async def publish_now(self, topic: str, body: Mapping[str, Any] | str, *,
+                          retain: bool = False) -> bool:
+        """Publish at once, bypassing the outbox: for what the journal does not number
+        (news while it has failed, the snapshot, replay answers). A text is sent as it
+        is (a stored message); a payload is signed. Best effort: False when there is no
+        connection."""
         client = self._client
         if client is None:
             return False
         try:
-            await client.publish(topic, self._wire(body), qos=1)
+            await client.publish(topic, body if isinstance(body, str) else self._wire(body),
+                                 qos=1, retain=retain)
         except aiomqtt.MqttError as exc:
             log.warning("could not publish to %s directly: %s", topic, exc)
             return False
@@ -113,12 +126,28 @@ class Publisher:
         """New outbox entries exist."""
         self._wake.set()
 
-    async def stop(self) -> None:
-        """Publish a clean "offline" and disconnect (a kill leaves that to the will)."""
+    async def stop(self, timeout: float = 3.0) -> None:
+        """Send what is queued, publish a clean "offline" and disconnect (a kill leaves
+        that to the will). Returns when the broker has the "offline", or after
+        ``timeout`` (no connection: the will, or the next start, says it)."""
+        if not self._stopping:
+            with contextlib.suppress(JournalError):
+                self.on_stop()
         self._stopping = True
         self._wake.set()
+        if self._ran and self.stats.connected:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._stopped.wait()
 
     async def run(self) -> None:
+        self._ran = True
+        try:
+            await self._run()
+        finally:
+            self._stopped.set()
+
+    async def _run(self) -> None:
         backoff = self.broker.backoff_initial
         while not self._stopping:
             session = self.journal.next_session()
@@ -147,13 +176,15 @@ class Publisher:
             return self.signer.seal(body)
         return json.dumps(dict(body), separators=(",", ":"), sort_keys=True)
 
-    def _payload(self, state: str, session: int) -> str:
-        return self._wire(self.status(state, session))
+    def _payload(self, state: str, session: int, started: float, at: bool = True) -> str:
+        return self._wire(self.status(state, session, started, at))
 
     async def _session(self, session: int) -> None:
         b = self.broker
-        will = aiomqtt.Will(self.status_topic, self._payload("offline", session), qos=1,
-                            retain=True)
+        started = time.time()
+        # The will's time is when the broker sends it, which nobody here knows: null.
+        will = aiomqtt.Will(self.status_topic, self._payload("offline", session, started,
+                                                             at=False), qos=1, retain=True)
         client = aiomqtt.Client(
             b.host, b.port, username=b.username, password=b.password, identifier=b.client_id,
             will=will, keepalive=b.keepalive, tls_context=b.tls, timeout=b.publish_timeout,
@@ -163,18 +194,21 @@ class Publisher:
             for topic in self.subscriptions:
                 await client.subscribe(topic, qos=1)
             self._client = client
+            with contextlib.suppress(JournalError):  # the storage alarm says it elsewhere
+                self.journal.session_started(session)
             try:
-                await self._run_session(client, session)
+                await self._run_session(client, session, started)
             finally:
                 self._client = None
 
-    async def _run_session(self, client: aiomqtt.Client, session: int) -> None:
+    async def _run_session(self, client: aiomqtt.Client, session: int, started: float
+                           ) -> None:
         async with asyncio.TaskGroup() as tg:
             # aiomqtt's publish() does not notice a dropped connection until its timeout;
             # the message iterator does, at once. When the watcher raises, the TaskGroup
             # cancels the publishing side, and the outbox keeps what was not acknowledged.
             watcher = tg.create_task(self._watch(client))
-            await self._publish_session(client, session)
+            await self._publish_session(client, session, started)
             watcher.cancel()
 
     async def _watch(self, client: aiomqtt.Client) -> None:
@@ -193,7 +227,8 @@ class Publisher:
             except Exception:  # a handler bug must not drop the broker connection
                 log.exception("handling a message on %s failed", message.topic)
 
-    async def _publish_session(self, client: aiomqtt.Client, session: int) -> None:
+    async def _publish_session(self, client: aiomqtt.Client, session: int, started: float
+                               ) -> None:
         with contextlib.suppress(JournalError):
             self.journal.append("mqtt_connected", {"session": session,
                                                    "host": self.broker.host,
@@ -203,10 +238,17 @@ class Publisher:
             self._disrupted = False
         self.stats.connects += 1
         self.stats.connected = True
-        await client.publish(self.status_topic, self._payload("online", session), qos=1,
-                             retain=True)
+        await client.publish(self.status_topic, self._payload("online", session, started),
+                             qos=1, retain=True)
+        for topic in self.cleared():  # an empty retained message deletes the retained one
+            await client.publish(topic, b"", qos=1, retain=True)
+            with contextlib.suppress(JournalError):
+                self.on_cleared(topic)
+        # A broker restarted without persistence lost what was retained: send again the
+        # latest stored message of each retained topic, unless a newer one is queued.
         for topic, payload in self.retained():
-            await client.publish(topic, self._wire(payload), qos=1, retain=True)
+            await client.publish(topic, payload if isinstance(payload, str)
+                                 else self._wire(payload), qos=1, retain=True)
         while not self._stopping:
             try:
                 await self._drain(client)
@@ -225,8 +267,11 @@ class Publisher:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
                     await self._wake.wait()
-        await client.publish(self.status_topic, self._payload("offline", session), qos=1,
-                             retain=True)
+        with contextlib.suppress(JournalError):  # the last words, queued by on_stop
+            async with asyncio.timeout(self.broker.publish_timeout):
+                await self._drain(client)
+        await client.publish(self.status_topic, self._payload("offline", session, started),
+                             qos=1, retain=True)
         self.stats.connected = False
 
     async def _drain(self, client: aiomqtt.Client) -> None:
@@ -268,13 +313,6 @@ class Publisher:
             raise aiomqtt.MqttError(f"publish failed: {error!r}")
 
     def _outgoing(self, entry: OutboxEntry) -> str:
-        payload = entry.payload
-        replay = entry.id <= self._replay_upto or bool(entry.attempts)
-        if replay or self.signer is not None:
-            # Signed on the way out, so "replayed" is covered by the signature too.
-            body = json.loads(payload)
-            if replay and "replayed" in body:
-                body["replayed"] = True
-                self.stats.replayed += 1
-            payload = self._wire(body)
-        return payload
+        if entry.id <= self._replay_upto or entry.attempts:
+            self.stats.replayed += 1  # sent again: the same bytes, the same msg_seq
+        return entry.payload

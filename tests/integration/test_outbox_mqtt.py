@@ -23,8 +23,10 @@ from hil.broker import Mosquitto
 TOPIC = "tables/t1"
 
 
-def status(state: str, session: int) -> Mapping[str, Any]:
-    return {"state": state, "session": session, "table": "t1"}
+def status(state: str, session: int, started: float, with_at: bool = True
+           ) -> Mapping[str, Any]:
+    return {"state": state, "session": session, "table": "t1", "started": int(started),
+            "at": with_at}
 
 
 class Subscriber:
@@ -81,7 +83,7 @@ def make_publisher(journal: Journal, port: int) -> Publisher:
 
 
 def result(n: int) -> dict[str, Any]:
-    return {"status": "valid", "replayed": False, "n": n}
+    return {"status": "valid", "n": n}
 
 
 async def until(cond: Callable[[], bool], timeout: float = 15) -> None:
@@ -101,7 +103,9 @@ async def test_results_are_delivered_in_order_once_acknowledged(tmp_path: Path, 
     await until(lambda: len(sub.of(f"{TOPIC}/results")) == 30)
     got = sub.of(f"{TOPIC}/results")
     assert [r["seq"] for r in got] == list(range(1, 31))
-    assert not any(r["replayed"] for r in got)
+    assert [r["msg_seq"] for r in got] == list(range(1, 31))
+    assert {r["journal_id"] for r in got} == {journal.journal_id}
+    assert pub.stats.replayed == 0
     assert journal.pending_count() == 0
     await pub.stop()
     await task
@@ -128,7 +132,11 @@ async def test_broker_outage_loses_nothing_and_keeps_order(tmp_path: Path, broke
     seqs = [r["seq"] for r in got]
     assert sorted(set(seqs)) == list(range(1, 52))  # nothing lost
     assert seqs == sorted(seqs)  # order holds (at-least-once: a re-send may repeat a seq)
-    assert all(r["replayed"] for r in got if r["seq"] > 1)
+    # a copy sent again is the stored message, byte for byte: one body per msg_seq
+    by_msg: dict[int, dict[str, Any]] = {}
+    for r in got:
+        assert by_msg.setdefault(r["msg_seq"], r) == r
+    assert pub.stats.replayed >= 50  # they waited through the outage
     kinds = [r.kind for r in journal.records() if r.kind.startswith("mqtt_")]
     assert kinds == ["mqtt_connected", "mqtt_disconnected", "mqtt_connected"]
     await pub.stop()
@@ -145,7 +153,7 @@ async def test_pending_results_are_replayed_after_a_restart(tmp_path: Path, brok
     pub = make_publisher(journal, broker.port)
     task = asyncio.create_task(pub.run())
     await until(lambda: len(sub.of(f"{TOPIC}/results")) == 10)
-    assert all(r["replayed"] for r in sub.of(f"{TOPIC}/results"))
+    assert pub.stats.replayed == 10
     await pub.stop()
     await task
 
@@ -157,7 +165,8 @@ from daemon.store.journal import Journal
 from daemon.mqtt.publisher import Publisher, BrokerSettings
 j = Journal({db!r})
 p = Publisher(j, BrokerSettings(port={port}, client_id="tabled-t1", keepalive=2),
-              "tables/t1/status", lambda s, n: {{"state": s, "session": n}})
+              "tables/t1/status", lambda s, n, t, a: {{"state": s, "session": n,
+                                                       "started": int(t), "with_at": a}})
 asyncio.run(p.run())
 """
 
@@ -173,7 +182,41 @@ async def test_sigkill_leaves_an_offline_will_with_the_same_session(tmp_path: Pa
         online = [s for s in sub.of(f"{TOPIC}/status") if s["state"] == "online"][-1]
         os.kill(proc.pid, signal.SIGKILL)
         await until(lambda: sub.of(f"{TOPIC}/status")[-1]["state"] == "offline")
-        assert sub.of(f"{TOPIC}/status")[-1]["session"] == online["session"]
+        will = sub.of(f"{TOPIC}/status")[-1]
+        assert will["session"] == online["session"]
+        # the will says when its session started; its own time is the broker's to know
+        assert will["started"] == online["started"] and will["with_at"] is False
     finally:
         proc.kill()
         proc.wait()
+
+
+async def test_session_counts_sessions_not_failed_connection_attempts(
+        tmp_path: Path, broker: Mosquitto, sub: Subscriber) -> None:
+    journal = Journal(tmp_path / "j.db")
+    broker.stop()
+    pub = make_publisher(journal, broker.port)
+    task = asyncio.create_task(pub.run())
+    await until(lambda: pub.stats.errors >= 3)  # three refused attempts
+    broker.start()
+    await until(lambda: any(s["state"] == "online" for s in sub.of(f"{TOPIC}/status")))
+    assert [s["session"] for s in sub.of(f"{TOPIC}/status")] == [1]
+    await pub.stop()
+    await task
+    assert journal.next_session() == 2
+
+
+async def test_a_stop_followed_at_once_by_a_cancel_still_leaves_offline(
+        tmp_path: Path, broker: Mosquitto, sub: Subscriber) -> None:
+    """What tabled simulate does: stop(), then cancel the task. v1 cancelled before the
+    "offline" went out, leaving "online" retained."""
+    journal = Journal(tmp_path / "j.db")
+    pub = make_publisher(journal, broker.port)
+    task = asyncio.create_task(pub.run())
+    await until(lambda: pub.stats.connected)
+    await pub.stop()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await until(lambda: bool(sub.of(f"{TOPIC}/status")) and
+                sub.of(f"{TOPIC}/status")[-1]["state"] == "offline", timeout=5)

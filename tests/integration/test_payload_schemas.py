@@ -13,6 +13,7 @@ import aiomqtt
 import jsonschema
 
 from daemon.config import parse_config
+from daemon.mqtt.envelope import out_of_band
 from daemon.round.effects import Alert
 from daemon.service import TableService
 from daemon.signing import Keyring, load_private_key
@@ -27,7 +28,8 @@ def schema(name: str) -> jsonschema.Draft202012Validator:
 
 
 SCHEMAS = {name: schema(name) for name in
-           ("status", "device", "event", "result", "alert", "reply", "command")}
+           ("status", "device", "event", "result", "alert", "reply", "command", "snapshot",
+            "replay")}
 
 
 def schema_for(topic: str) -> str:
@@ -36,8 +38,10 @@ def schema_for(topic: str) -> str:
         return "device"
     if part.startswith("cmd/"):
         return "command"
+    if part.startswith("replay/to/"):
+        return "replay"
     return {"status": "status", "events": "event", "results": "result", "alerts": "alert",
-            "replies": "reply"}[part]
+            "replies": "reply", "snapshot": "snapshot"}[part]
 
 
 async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> None:
@@ -63,16 +67,36 @@ async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> Non
     table_key = load_private_key(tmp_path / "signing.pem")
     ring = Keyring.of([table_key.public_key()])
     kinds = set()
+    numbered: dict[int, dict[str, Any]] = {}
     for topic, payload in seen:
         if "/cmd/" not in topic:  # everything the table publishes is signed by it
             ring.verify(payload)
         name = schema_for(topic)
         SCHEMAS[name].validate(payload)
         kinds.add(name)
-    assert {"status", "device", "event", "result", "reply", "command"} <= kinds
-    events = {p["event"] for t, p in seen if t.endswith("/events")}
+        if name != "command":
+            assert payload["schema"] == f"tabled/{name}/2" and payload["table"] == "sim-1"
+        if payload.get("msg_seq") is not None:  # a re-sent copy is the same message
+            assert numbered.setdefault(payload["msg_seq"], payload) == payload
+    # one journal numbered every message, on every topic, with no gap
+    assert {p["journal_id"] for _, p in seen if "journal_id" in p} == {
+        next(p["journal_id"] for _, p in seen if "journal_id" in p)}
+    assert sorted(numbered) == list(range(1, max(numbered) + 1))
+    assert {"status", "device", "event", "result", "reply", "command", "snapshot"} <= kinds
+    events = [p for t, p in seen if t.endswith("/events")]
     assert {"shuffle_certified", "shoe_loaded", "betting_opened", "betting_closed",
-            "next_card", "card", "card_drawn"} <= events
+            "next_card", "card"} <= {p["event"] for p in events}
+    # One event per card (issue 15: v1 sent card_drawn, card and next_card): the draw as
+    # read, its hand and position, and the card required next; a deal's first prompt and
+    # an insurance window's are the only next_card events left.
+    cards = [p for p in events if p["event"] == "card"]
+    assert not [p for p in events if p["event"] == "card_drawn"]
+    assert all({"confidence", "hand", "position", "next"} <= set(p) for p in cards)
+    results = [p for t, p in seen if t.endswith("/results")]
+    assert len(cards) == sum(len(r["cards"]) for r in results)
+    prompts = [p for p in events if p["event"] == "next_card"]
+    assert len(prompts) <= len(results) + sum(p["event"] == "insurance_offered"
+                                              for p in events)
 
 
 async def test_alert_and_error_reply_payloads(tmp_path: Path) -> None:
@@ -95,11 +119,13 @@ async def test_alert_and_error_reply_payloads(tmp_path: Path) -> None:
                                                        round_id="t1-none"))]
     # Replies to unauthenticated input go out directly (not journalled): checked here.
     published = [(e.topic, json.loads(e.payload)) for e in service.journal.pending()]
-    published += [("tables/t1/replies", a) for a in answers[1:3]]
+    published += [("tables/t1/replies", json.loads(service.publisher._wire(out_of_band(
+        a, "t1", service.journal.journal_id)))) for a in answers[1:3]]  # as publish_now sends
     names = [schema_for(t) for t, _ in published]
     assert names.count("alert") == 3 and names.count("reply") == 4
-    for topic, payload in published:
-        wire = json.loads(service.publisher._wire(payload))
+    for topic, wire in published:  # the stored bytes are what goes on the wire
         assert TABLE_KEYRING.verify(wire) == service.cfg.signer.kid
         SCHEMAS[schema_for(topic)].validate(wire)
+    numbered = [p["msg_seq"] for _, p in published if p["msg_seq"] is not None]
+    assert numbered == list(range(1, len(numbered) + 1))
     assert service.cfg.signer.key.public_key() == TABLE_KEY.public_key()

@@ -131,10 +131,10 @@ class Secured:
         return [k for (k,) in self._query("SELECT kind FROM journal ORDER BY id")]
 
     def stored(self) -> tuple[int, int]:
-        """(rows, bytes) of everything the journal and its outbox hold."""
+        """(rows, bytes) of everything the journal and its stored messages hold."""
         (j_rows, j_bytes), = self._query("SELECT count(*), sum(length(body)) FROM journal")
         (o_rows, o_bytes), = self._query("SELECT count(*), sum(length(topic) + "
-                                         "length(payload)) FROM outbox")
+                                         "length(payload)) FROM messages")
         return j_rows + o_rows, j_bytes + o_bytes
 
     def _query(self, sql: str) -> list[tuple[Any, ...]]:

@@ -18,7 +18,9 @@ from daemon.games.baccarat import deal
 from daemon.games.cards import RANKS, SUITS, Card
 from daemon.games.tai_sai import Throw
 from daemon.results import VOID_RETURNS, RoundContext, baccarat_result, tai_sai_result, void_result
+from daemon.signing import Keyring
 from daemon.store.journal import Journal
+from tests.keys import TABLE_SIGNER, sealed
 
 SCHEMA = json.loads((files("daemon.mqtt") / "schemas" / "result.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA,
@@ -32,7 +34,7 @@ def ctx(game_id: str, layout: str) -> RoundContext:
 
 
 def published(payload: dict[str, Any]) -> dict[str, Any]:
-    return {**payload, "round_id": "r-1", "seq": 1}
+    return sealed({**payload, "round_id": "r-1", "seq": 1})
 
 
 def complete(seq: list[Card]) -> list[Card]:
@@ -94,15 +96,22 @@ def test_insurance_windows_are_in_the_result() -> None:
                     "window": "player_third_card"}]
 
 
-def test_journal_adds_round_id_and_seq(tmp_path: Path) -> None:
+def test_journal_adds_round_id_seq_and_the_envelope_and_seals_it_once(tmp_path: Path) -> None:
     from daemon.games.cards import parse_cards  # noqa: PLC0415
 
-    j = Journal(tmp_path / "j.db")
+    j = Journal(tmp_path / "j.db", sealer=TABLE_SIGNER.seal)
     payload = baccarat_result(ctx("tiger-baccarat", "A"),
                               deal(parse_cards(["9S", "2H", "KH", "3D"])), 1_764_000_031.0)
     final = j.record_result("r-42", payload, "tables/bac-07/results")
-    VALIDATOR.validate(final)
-    assert json.loads(j.pending()[0].payload) == final
+    stored = j.pending()[0].payload
+    wire = json.loads(stored)
+    VALIDATOR.validate(wire)
+    Keyring.of([TABLE_SIGNER.key.public_key()]).verify(wire)
+    assert {k: v for k, v in wire.items() if k not in ("sig", "journal_id", "msg_seq")} == final
+    assert (wire["journal_id"], wire["msg_seq"], wire["seq"]) == (j.journal_id, 1, 1)
+    # the journal's record and the published bytes are one build: the same seq, round, body
+    assert j.records()[-1].body == final
+    assert j.messages(1, 1, 10)[0].payload == stored
 
 
 @pytest.mark.parametrize("mutate", [
@@ -112,6 +121,12 @@ def test_journal_adds_round_id_and_seq(tmp_path: Path) -> None:
     lambda p: p["cards"].append({"card": "1S", "hand": "player", "position": 1}),
     lambda p: p.pop("winner"),
     lambda p: p.update(settled_at="yesterday"),
+    # contract v2: every payload is signed, numbered and says its journal and schema
+    lambda p: p.pop("sig"),
+    lambda p: p.pop("msg_seq"),
+    lambda p: p.pop("journal_id"),
+    lambda p: p.update(schema="tabled/result/1"),
+    lambda p: p.update(replayed=True),  # v1's flag: a re-sent copy is now byte-identical
 ])
 def test_the_schema_rejects_bad_results(mutate: Any) -> None:
     from daemon.games.cards import parse_cards  # noqa: PLC0415

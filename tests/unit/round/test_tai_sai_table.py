@@ -14,6 +14,7 @@ from daemon.games import get_game
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, RoundResult
 from daemon.round.tai_sai import TaiSaiTable
 from firmware_protocols import tumbler as tp
+from tests.keys import sealed
 
 SCHEMA = json.loads((files("daemon.mqtt") / "schemas" / "result.schema.json").read_text())
 
@@ -38,7 +39,7 @@ def throw(t: TaiSaiTable, dice: tuple[int, int, int], tumbles: int = 3,
 
 def result(effects: list[Any]) -> dict[str, Any]:
     [r] = [e.payload for e in effects if isinstance(e, RoundResult)]
-    jsonschema.validate({**r, "seq": 1, "round_id": "r1"}, SCHEMA)
+    jsonschema.validate(sealed({**r, "seq": 1, "round_id": "r1"}), SCHEMA)
     return r
 
 

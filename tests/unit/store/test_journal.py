@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -48,11 +49,13 @@ def test_outbox_order_and_delivery(tmp_path: Path) -> None:
     assert j.max_outbox_id(pending_only=True) == ids[-1]
 
 
-def test_session_counter_survives_reopen(tmp_path: Path) -> None:
+def test_session_counts_sessions_not_connection_attempts(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.db")
-    assert [j.next_session(), j.next_session()] == [1, 2]
+    assert [j.next_session(), j.next_session()] == [1, 1]  # two failed attempts
+    j.session_started(1)
+    assert j.next_session() == 2
     j.close()
-    assert Journal(tmp_path / "j.db").next_session() == 3
+    assert Journal(tmp_path / "j.db").next_session() == 2
 
 
 def test_disk_full_is_a_clear_error_and_records_nothing(tmp_path: Path) -> None:
@@ -78,9 +81,9 @@ def test_corrupt_file_is_refused_with_its_path(tmp_path: Path) -> None:
 
 def test_a_journal_from_a_newer_release_is_refused(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.db")
-    j.set_meta("schema_version", "2")
+    j.set_meta("schema_version", "3")
     j.close()
-    with pytest.raises(JournalError, match="has format 2; this release understands format 1"):
+    with pytest.raises(JournalError, match="has format 3; this release understands format 2"):
         Journal(tmp_path / "j.db")
 
 
@@ -102,7 +105,7 @@ def test_delivery_marks_skip_the_fsync_and_nothing_else_does(tmp_path: Path) -> 
     seen: list[str] = []
     j._db.set_trace_callback(seen.append)
     j.mark_delivered(j.pending()[0].id)
-    updates = [i for i, s in enumerate(seen) if s.startswith("UPDATE outbox")]
+    updates = [i for i, s in enumerate(seen) if s.startswith("DELETE FROM unsent")]
     assert seen.index("PRAGMA synchronous=NORMAL") < updates[0] < \
         seen.index("PRAGMA synchronous=FULL")
     seen.clear()
@@ -129,4 +132,81 @@ def test_delivery_marks_survive_a_killed_process(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", child], check=False, timeout=60,
                           cwd=Path(__file__).resolve().parents[3])
     assert proc.returncode == -signal.SIGKILL
-    assert [e.payload for e in Journal(path).pending()] == ['{"n":2}']
+    assert [json.loads(e.payload)["n"] for e in Journal(path).pending()] == [2]
+
+
+def test_msg_seq_is_contiguous_over_topics_and_a_rollback_gives_numbers_back(
+        tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    j.append("e", {}, publish=(Publish("t/events", {"n": 1}), Publish("t/alerts", {"n": 2})))
+    with pytest.raises(DuplicateResultError), j.batch():
+        j.record_result("r1", {}, "t/results")
+        j.record_result("r1", {}, "t/results")
+    j.record_result("r2", {}, "t/results")
+    got = [json.loads(e.payload) for e in j.pending()]
+    assert [(p["msg_seq"], p["journal_id"]) for p in got] == [
+        (1, j.journal_id), (2, j.journal_id), (3, j.journal_id)]
+    assert got[-1]["seq"] == 1  # the rolled-back result took no seq either
+
+
+def test_delivered_messages_leave_the_outbox_and_stay_replayable(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.db")
+    for n in range(4):
+        j.append("e", {}, publish=(Publish("t/events" if n % 2 else "t/results", {"n": n}),))
+    j.mark_delivered(1, 2, 3)
+    assert j._db.execute("SELECT count(*) FROM unsent").fetchone()[0] == 1
+    assert [e.id for e in j.messages(1, 4, 10)] == [1, 2, 3, 4]
+    assert [e.id for e in j.messages(1, 4, 10, ("t/results",))] == [1, 3]
+    assert [e.id for e in j.messages(2, 4, 1)] == [2]
+
+
+def test_retention_prunes_old_messages_but_not_unsent_nor_the_last_retained(
+        tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    j = Journal(tmp_path / "j.db", clock=lambda: now[0])
+    j.append("d", {}, publish=(Publish("t/devices/shoe", {"s": "ready"}, retain=True),))
+    for n in range(10):
+        j.record_result(f"r{n}", {}, "t/results")
+        now[0] += 3600
+    j.mark_delivered(*range(1, 10))  # 10 and 11 are not delivered yet
+    now[0] += 40 * 86400
+    assert j.prune(keep_days=30, keep_rounds=100) == 8  # 2..9: the rest must stay
+    assert [e.id for e in j.messages(1, 99, 99)] == [1, 10, 11]
+    assert j.first_msg_seq() == 1 and j.last_msg_seq() == 11
+    j.record_result("late", {}, "t/results")
+    assert json.loads(j.pending()[-1].payload)["msg_seq"] == 12  # never reused
+
+
+def test_retention_by_rounds(tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    j = Journal(tmp_path / "j.db", clock=lambda: now[0])
+    for n in range(10):
+        j.record_result(f"r{n}", {}, "t/results")
+        now[0] += 1
+        j.append("e", {}, publish=(Publish("t/events", {"after": n}),))  # the next round's
+    j.mark_delivered(*range(1, 21))
+    assert j.prune(keep_days=30, keep_rounds=3) == 13  # all but what the last 3 rounds published
+    assert [e.id for e in j.messages(1, 99, 99)] == [14, 15, 16, 17, 18, 19, 20]
+
+
+def test_a_format_1_journal_is_upgraded_and_its_pending_payloads_numbered(
+        tmp_path: Path) -> None:
+    import sqlite3  # noqa: PLC0415
+
+    path = tmp_path / "j.db"
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema_version', '1'), ('session', '7');
+        CREATE TABLE outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL,
+            payload TEXT NOT NULL, qos INTEGER NOT NULL, retain INTEGER NOT NULL,
+            created_at REAL NOT NULL, delivered_at REAL, attempts INTEGER NOT NULL DEFAULT 0);
+        INSERT INTO outbox(topic, payload, qos, retain, created_at, delivered_at) VALUES
+            ('t/results', '{"seq":1,"replayed":false}', 1, 0, 1, 2),
+            ('t/results', '{"seq":2,"replayed":false}', 1, 0, 1, NULL);
+    """)
+    db.close()
+    j = Journal(path)
+    [pending] = [json.loads(e.payload) for e in j.pending()]
+    assert pending == {"seq": 2, "journal_id": j.journal_id, "msg_seq": 1}
+    assert j.get_meta("schema_version") == "2" and j.next_session() == 8

@@ -1,0 +1,122 @@
+"""Replay requests: a consumer that missed messages asks for them again, from the journal.
+
+Request, on ``{prefix}/{table}/replay/request`` (unsigned: read-only consumers have no
+key, and everything sent back is the table's own signed messages)::
+
+    {"id": "any 1-64 chars", "reply_to": "name", "from_msg_seq": 120,
+     "to_msg_seq": 180, "topics": ["results"], "journal_id": "..."}
+
+``to_msg_seq``, ``topics`` (any of events, results, alerts, replies, devices) and
+``journal_id`` (the journal the requester knows) are optional. The answer goes to
+``{prefix}/{table}/replay/to/{reply_to}``: the stored messages, byte for byte as first
+published (same ``msg_seq``, same signature), in order, then one signed ``replay``
+marker that says what was sent and where to continue.
+
+Bounds, so that no requester can make the table work for it more than this: at most
+``MAX_MESSAGES`` messages and ``MAX_BYTES`` bytes per answer (``next_msg_seq`` says
+where to continue); requests are taken at ``RATE`` per second with bursts of ``BURST``,
+for all requesters together; one that comes faster is answered ``busy`` (at most one
+such answer a second; the rest are dropped). A request that cannot be answered (not
+JSON, no valid ``reply_to``) is dropped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from daemon.errors import TabledError
+
+MAX_REQUEST = 1024  # bytes
+MAX_MESSAGES = 500
+MAX_BYTES = 512 * 1024
+RATE, BURST = 2.0, 5.0
+TOPICS = ("events", "results", "alerts", "replies", "devices")
+NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class ReplayError(TabledError, ValueError):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class ReplayRequest:
+    id: str
+    reply_to: str
+    first: int
+    last: int | None
+    topics: tuple[str, ...]
+    journal_id: str | None
+
+
+def reply_to_of(payload: bytes) -> str | None:
+    """Where a refusal can go, if anywhere."""
+    try:
+        body = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    name = body.get("reply_to") if isinstance(body, dict) else None
+    return name if isinstance(name, str) and NAME.match(name) else None
+
+
+def parse(payload: bytes) -> ReplayRequest:
+    if len(payload) > MAX_REQUEST:
+        raise ReplayError("bad_request", f"a request has at most {MAX_REQUEST} bytes")
+    try:
+        body = json.loads(payload)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ReplayError("bad_request", f"not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise ReplayError("bad_request", "a request is a JSON object")
+    unknown = set(body) - {"id", "reply_to", "from_msg_seq", "to_msg_seq", "topics",
+                           "journal_id"}
+    if unknown:
+        raise ReplayError("bad_request", f"unknown fields: {', '.join(sorted(unknown))}")
+    rid, reply_to = body.get("id"), body.get("reply_to")
+    if not isinstance(rid, str) or not 0 < len(rid) <= 64:
+        raise ReplayError("bad_request", "id: a string of 1-64 characters")
+    if not isinstance(reply_to, str) or not NAME.match(reply_to):
+        raise ReplayError("bad_request", "reply_to: 1-64 of A-Z a-z 0-9 _ -")
+    first, last = body.get("from_msg_seq"), body.get("to_msg_seq")
+    for name, v in (("from_msg_seq", first), ("to_msg_seq", last)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ReplayError("bad_request", f"{name}: an integer >= 1")
+    if first is None:
+        raise ReplayError("bad_request", "from_msg_seq: missing")
+    if last is not None and last < first:
+        raise ReplayError("bad_request", "to_msg_seq is before from_msg_seq")
+    topics = body.get("topics", list(TOPICS))
+    if not isinstance(topics, list) or not topics or not set(topics) <= set(TOPICS):
+        raise ReplayError("bad_request", f"topics: a non-empty list of {', '.join(TOPICS)}")
+    jid = body.get("journal_id")
+    if jid is not None and not isinstance(jid, str):
+        raise ReplayError("bad_request", "journal_id: a string")
+    return ReplayRequest(rid, reply_to, first, last, tuple(topics), jid)
+
+
+@dataclass
+class Bucket:
+    """A token bucket: ``rate`` per second, at most ``burst`` at once."""
+
+    rate: float
+    burst: float
+    clock: Any = time.monotonic
+    tokens: float = field(init=False)
+    at: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tokens, self.at = self.burst, self.clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False

@@ -1,0 +1,128 @@
+"""Replay requests through a real Mosquitto: the stored bytes come back in order, the
+answer is bounded and says where to continue, and nobody can make the table do more
+than its bound; the retained snapshot says what it covers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from daemon.config import parse_config
+from daemon.mqtt import replay
+from daemon.service import TableService
+from daemon.store.journal import Publish
+from hil.broker import Mosquitto
+from tests.keys import TABLE_KEYRING, commands, signing
+
+
+@pytest.fixture
+async def table(tmp_path: Path) -> AsyncIterator[tuple[TableService, int]]:
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    s = TableService(parse_config({
+        "table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
+        "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9",
+                        "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
+        "broker": {"url": f"mqtt://127.0.0.1:{broker.port}"},
+        "journal": {"path": str(tmp_path / "j.db")},
+        "signing": signing(), "commands": commands()}))
+    s.begin()
+    for n in range(700):  # 700 numbered messages on two topics (1 is journal_started)
+        topic = s.topics["results" if n % 10 == 0 else "events"]
+        body = {"type": "event", "event": "tumble", "n": n}
+        s.journal.append("e", {}, publish=(Publish(topic, body),))
+    tasks = [asyncio.create_task(s.publisher.run()), asyncio.create_task(s._keep_snapshot())]
+    try:
+        async with asyncio.timeout(30):  # subscribed (requests are heard) and drained
+            while not s.publisher.stats.connected or s.journal.pending_count():
+                await asyncio.sleep(0.05)
+        yield s, broker.port
+    finally:
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        broker.cleanup()
+
+
+async def ask(port: int, requests: list[bytes], markers: int, name: str = "me",
+              timeout: float = 20) -> tuple[list[bytes], list[dict[str, Any]]]:
+    """Publish the requests; collect the answer until ``markers`` markers came."""
+    raw: list[bytes] = []
+    marks: list[dict[str, Any]] = []
+    async with aiomqtt.Client("127.0.0.1", port) as c:
+        await c.subscribe(f"tables/t1/replay/to/{name}", qos=1)
+        for r in requests:
+            await c.publish("tables/t1/replay/request", r, qos=1)
+        async with asyncio.timeout(timeout):
+            async for m in c.messages:
+                body = json.loads(bytes(m.payload))
+                TABLE_KEYRING.verify(body)
+                if body["type"] == "replay":
+                    marks.append(body)
+                    if len(marks) == markers:
+                        break
+                else:
+                    raw.append(bytes(m.payload))
+    return raw, marks
+
+
+def req(first: int, **kw: Any) -> bytes:
+    return json.dumps({"id": f"q{first}", "reply_to": "me", "from_msg_seq": first,
+                       **kw}).encode()
+
+
+async def test_a_replay_is_the_stored_bytes_bounded_and_continued(
+        table: tuple[TableService, int]) -> None:
+    s, port = table
+    raw, [mark] = await ask(port, [req(1)], 1)
+    assert len(raw) == replay.MAX_MESSAGES
+    stored = [e.payload.encode() for e in s.journal.messages(1, 10**6, 10**6)]
+    assert raw == stored[:replay.MAX_MESSAGES]  # byte for byte, in order
+    assert (mark["to_msg_seq"], mark["next_msg_seq"], mark["count"]) == (500, 501, 500)
+    assert mark["error"] is None and mark["msg_seq"] is None
+    raw, [mark] = await ask(port, [req(501)], 1)
+    assert raw == stored[500:] and mark["next_msg_seq"] is None
+    assert mark["to_msg_seq"] == mark["last_msg_seq"] == s.journal.last_msg_seq()
+    raw, [mark] = await ask(port, [req(1, topics=["results"], to_msg_seq=300)], 1)
+    assert [json.loads(r)["n"] for r in raw] == list(range(0, 299, 10))
+
+
+async def test_requests_beyond_the_bound_are_answered_busy_or_dropped(
+        table: tuple[TableService, int]) -> None:
+    s, port = table
+    flood = [req(690, id=f"f{i}") for i in range(40)]
+    _, marks = await ask(port, flood, 6, timeout=5)  # 5 served (the burst), 1 busy
+    codes = [m["error"]["code"] if m["error"] else "ok" for m in marks]
+    assert codes.count("ok") == replay.BURST and codes.count("busy") == 1
+    await asyncio.sleep(1.5)
+    assert s.replays_dropped >= 30  # the rest: no answer, no work
+
+
+async def test_bad_and_foreign_journal_requests(table: tuple[TableService, int]) -> None:
+    s, port = table
+    _, marks = await ask(port, [req(0), req(5, journal_id="0000000000000000")], 2)
+    assert [m["error"]["code"] for m in marks] == ["bad_request", "other_journal"]
+    assert s.journal.journal_id in marks[1]["error"]["message"]
+
+
+async def test_the_retained_snapshot_says_what_it_covers(
+        table: tuple[TableService, int]) -> None:
+    s, port = table
+    async with aiomqtt.Client("127.0.0.1", port) as c:
+        await c.subscribe("tables/t1/snapshot", qos=1)
+        async with asyncio.timeout(10):
+            async for m in c.messages:
+                snap = json.loads(bytes(m.payload))
+                break
+    TABLE_KEYRING.verify(snap)
+    assert snap["as_of_msg_seq"] == s.journal.last_msg_seq() == 701
+    assert snap["state"] == "idle" and snap["shoe"] is None and snap["first_msg_seq"] == 1

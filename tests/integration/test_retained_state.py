@@ -1,0 +1,90 @@
+"""Retained state after the table stops (issue 15): what a consumer that connects later
+reads must agree with itself -- the table offline, its devices offline, nothing else."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from hil.broker import Mosquitto
+from hil.simulate import simulate
+
+
+async def retained(port: int, pattern: str) -> dict[str, dict[str, Any]]:
+    """What a consumer connecting now is given: the retained messages only."""
+    out: dict[str, dict[str, Any]] = {}
+    async with aiomqtt.Client("127.0.0.1", port) as client:
+        await client.subscribe(pattern, qos=1)
+        try:
+            async with asyncio.timeout(1.0):
+                async for m in client.messages:
+                    assert m.retain
+                    out[str(m.topic)] = json.loads(bytes(m.payload))
+        except TimeoutError:
+            pass
+    return out
+
+
+async def test_simulate_leaves_the_table_and_its_devices_offline(tmp_path: Path) -> None:
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    try:
+        await simulate("tiger-buffalo", "P", 8, 3, workdir=tmp_path, speed=50,
+                       broker=("127.0.0.1", broker.port), out=io.StringIO())
+        left = await retained(broker.port, "tables/sim-1/#")
+    finally:
+        broker.cleanup()
+    status = left.pop("tables/sim-1/status")
+    snapshot = left.pop("tables/sim-1/snapshot")
+    assert snapshot["journal_id"] == status["journal_id"] and snapshot["msg_seq"] is None
+    assert status["state"] == "offline" and status["at"] is not None  # a clean stop
+    assert set(left) == {"tables/sim-1/devices/shoe", "tables/sim-1/devices/shuffler"}
+    assert {d["state"] for d in left.values()} == {"offline"}
+    assert len({d["msg_seq"] for d in left.values()}) == 2
+    for payload in [status, *left.values()]:
+        assert payload["journal_id"] == status["journal_id"]
+        assert payload["table"] == "sim-1"
+
+
+async def test_a_device_no_longer_configured_is_cleared_once(tmp_path: Path) -> None:
+    """v1 left a removed device's topic retained forever (signed with an old key)."""
+    from daemon.config import parse_config  # noqa: PLC0415
+    from daemon.service import TableService  # noqa: PLC0415
+    from daemon.store.journal import Publish  # noqa: PLC0415
+    from tests.keys import commands, signing  # noqa: PLC0415
+
+    broker = Mosquitto(tmp_path, persistent=True)
+    broker.start()
+    try:
+        cfg = parse_config({
+            "table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
+            "devices": {"shoe": "socket://127.0.0.1:9", "shuffler": "socket://127.0.0.1:9",
+                        "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
+            "broker": {"url": f"mqtt://127.0.0.1:{broker.port}"},
+            "journal": {"path": str(tmp_path / "j.db")},
+            "signing": signing(), "commands": commands()})
+        s = TableService(cfg)
+        # This table once had a tumbler, and its state is retained at the broker.
+        s.journal.append("device", {}, publish=(Publish(
+            "tables/t1/devices/tumbler", {"type": "device", "name": "tumbler"},
+            retain=True),))
+        s.journal.mark_delivered(1)  # long ago
+        async with aiomqtt.Client("127.0.0.1", broker.port) as c:
+            await c.publish("tables/t1/devices/tumbler", b'{"old": 1}', qos=1, retain=True)
+        task = asyncio.create_task(s.publisher.run())
+        async with asyncio.timeout(10):
+            while not s.publisher.stats.connected or s.journal.pending_count():
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        left = await retained(broker.port, "tables/t1/devices/#")
+        assert "tables/t1/devices/tumbler" not in left
+        assert s._cleared() == []  # done: not cleared again on every connection
+        await s.publisher.stop()
+        await task
+    finally:
+        broker.cleanup()

@@ -1,0 +1,49 @@
+"""Replay requests come from anyone the broker lets publish: every field is checked,
+and the rate is bounded for all requesters together."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from daemon.mqtt import replay
+
+
+def req(**kw: object) -> bytes:
+    body = {"id": "q1", "reply_to": "display-7", "from_msg_seq": 10, **kw}
+    return json.dumps({k: v for k, v in body.items() if v is not None}).encode()
+
+
+def test_a_good_request() -> None:
+    r = replay.parse(req(to_msg_seq=20, topics=["results"], journal_id="ab"))
+    assert (r.first, r.last, r.topics, r.journal_id) == (10, 20, ("results",), "ab")
+    assert replay.parse(req()).topics == replay.TOPICS
+
+
+@pytest.mark.parametrize("payload", [
+    b"not json", b"[1]", req(id=None), req(id="x" * 65), req(reply_to="a/b"),
+    req(reply_to="#"), req(reply_to=""), req(from_msg_seq=None), req(from_msg_seq=0),
+    req(from_msg_seq=True), req(from_msg_seq="5"), req(to_msg_seq=9),
+    req(topics=[]), req(topics=["cmd"]), req(topics="results"), req(extra=1),
+    req(journal_id=5), json.dumps({"id": "q", "reply_to": "r", "from_msg_seq": 1,
+                                   "pad": "x" * 2000}).encode(),
+])
+def test_bad_requests_are_refused_as_bad_request(payload: bytes) -> None:
+    with pytest.raises(replay.ReplayError) as e:
+        replay.parse(payload)
+    assert e.value.code == "bad_request"
+
+
+def test_only_a_valid_reply_to_gets_an_answer() -> None:
+    assert replay.reply_to_of(req(from_msg_seq=0)) == "display-7"
+    assert replay.reply_to_of(req(reply_to="../x")) is None
+    assert replay.reply_to_of(b"\xff") is None
+
+
+def test_the_bucket_bounds_the_rate() -> None:
+    now = [0.0]
+    b = replay.Bucket(2.0, 5.0, clock=lambda: now[0])
+    assert [b.take() for _ in range(7)] == [True] * 5 + [False] * 2
+    now[0] += 1.0
+    assert [b.take() for _ in range(3)] == [True, True, False]
