@@ -41,9 +41,9 @@ def add_parser(sub: Any) -> None:
                                       "tables' topics and, for contract v2, publishing "
                                       "replay requests)")
     d.add_argument("--password-file", type=Path, help="the broker password, in a file")
-    d.add_argument("--listen", default=("127.0.0.1", 8080), type=lambda t: host_port(t, 8080),
-                   help="HOST:PORT to serve the page on (default 127.0.0.1:8080)")
-    d.add_argument("--table", action="append", default=[],
+    d.add_argument("--listen", default="127.0.0.1:8080", type=lambda t: host_port(t, 8080),
+                   help="HOST:PORT to serve the page on (default: 127.0.0.1:8080)")
+    d.add_argument("--table", action="append",
                    help="a table to show; repeat; default every table on the broker")
     d.add_argument("--key", action="append", required=True,
                    help="a trusted table public key (base64 or PEM); repeat for rotation")
@@ -84,9 +84,9 @@ def main(args: argparse.Namespace) -> int:
     except (OSError, ssl.SSLError) as exc:
         print(f"tabled: the CA file {args.ca_file}: {exc}", file=sys.stderr)
         return 2
-    display = Display(ring, args.prefix, set(args.table) or None)
+    display = Display(ring, args.prefix, set(args.table or []) or None)
     try:
-        asyncio.run(serve(display, (host, port), args.listen, tables=args.table,
+        asyncio.run(serve(display, (host, port), args.listen, tables=args.table or [],
                           client_id=args.session, state_path=args.state, tls=context,
                           username=args.username, password=password))
     except KeyboardInterrupt:

@@ -17,6 +17,7 @@ from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal
 from firmware_protocols import tumbler as tp
+from tests.keys import sealed
 from tests.unit.round.test_baccarat_table import Table
 from tests.unit.round.test_tai_sai_counted_throws import ARM, settle, table
 
@@ -42,7 +43,7 @@ def test_tai_sai_5_6_damaged_dice_void_an_already_published_round() -> None:
     assert (p["type"], p["corrects"], p["status"]) == ("correction", "r1", "void")
     assert (p["void_reason"]["code"], p["void_reason"]["clause"]) == ("damaged_dice", "5.6")
     assert {b["result"] for b in p["bets"]} == {"push"} and p["by"] == "sup-3"
-    jsonschema.validate({**p, "round_id": corr.round_id, "seq": 3}, SCHEMA)
+    jsonschema.validate(sealed({**p, "round_id": corr.round_id, "seq": 3}), SCHEMA)
     assert [(a.code, a.round_id) for a in out if isinstance(a, Alert)] == [
         ("damaged_dice", "r1")]
     assert t.state == "idle"  # the table's own state is untouched
