@@ -91,7 +91,8 @@ class TableService:
         b = cfg.broker
         self.publisher = Publisher(
             self.journal,
-            BrokerSettings(b.host, b.port, b.username, b.password, tls_context(b), b.client_id),
+            BrokerSettings(b.host, b.port, b.username, b.password, tls_context(b), b.client_id,
+                           nodes=b.nodes),
             self.topics["status"], self._status, self._retained,
             subscriptions=(f"{self.cmd_prefix}+",), on_message=self._on_mqtt,
             signer=cfg.signer, on_journal_error=self._storage_failed,

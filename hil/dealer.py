@@ -261,7 +261,7 @@ class SimDealer:
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[SimDealer]:
         """Connected, subscribed, and the table seen online: ready to deal."""
-        async with aiomqtt.Client(self.host, self.port, identifier="sim-dealer",
+        async with aiomqtt.Client(self.host, self.port, identifier=f"sim-{self._id_prefix}",
                                   username=self.username, password=self.password,
                                   socket_options=NODELAY) as client:
             self._client = client

@@ -37,6 +37,7 @@ class SimRig:
     table_key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
     dealer_key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
     protocol_versions: dict[str, int] = field(default_factory=dict)  # a wrong one, to test
+    table_id: str = TABLE_ID
     sims: dict[str, Any] = field(default_factory=dict)
     ports: dict[str, DevicePort] = field(default_factory=dict)
 
@@ -46,7 +47,7 @@ class SimRig:
 
     @property
     def base(self) -> str:
-        return f"tables/{TABLE_ID}"
+        return f"tables/{self.table_id}"
 
     @property
     def keyring(self) -> Keyring:
@@ -85,7 +86,7 @@ class SimRig:
                 "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler.port}"}
 
     def config(self) -> dict[str, Any]:
-        table: dict[str, Any] = {"id": TABLE_ID, "game": self.game, "layout": self.layout}
+        table: dict[str, Any] = {"id": self.table_id, "game": self.game, "layout": self.layout}
         if not self.dice:
             table["decks"] = self.decks
         return {

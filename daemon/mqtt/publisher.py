@@ -11,6 +11,14 @@ a connection that followed a failure.
 Each connection is a session with a counter from the journal (like Sparkplug's bdSeq).
 The retained status is "online" with that counter (birth), and the will is "offline"
 with the same counter, so a late will is told apart from the current session.
+
+Failover: ``BrokerSettings.nodes`` lists every node of a cluster in order. A lost or
+refused connection moves to the next node at once (a dead node is not waited for); only
+when every node in turn has failed does the wait between attempts grow. There is no
+fail-back while connected. Each connection is a new session wherever it lands: its own
+will, the birth and the device states published retained again on that node, then the
+outbox from its oldest pending entry, so a cluster or a set of independent brokers sees
+the same ordered stream, with what may have been seen before flagged ``replayed``.
 """
 
 from __future__ import annotations
@@ -62,6 +70,11 @@ class BrokerSettings:
     publish_timeout: float = 5.0
     backoff_initial: float = 0.2
     backoff_max: float = 10.0
+    nodes: tuple[tuple[str, int], ...] = ()  # failover order; empty: (host, port) alone
+
+    @property
+    def targets(self) -> tuple[tuple[str, int], ...]:
+        return self.nodes or ((self.host, self.port),)
 
 
 @dataclass
@@ -72,6 +85,8 @@ class PublisherStats:
     errors: int = 0
     last_error: str = ""
     connected: bool = False
+    node: str = ""  # host:port of the current (or last tried) node
+    failovers: int = 0  # moves to another node after a lost or refused connection
 
 
 @dataclass
@@ -95,6 +110,7 @@ class Publisher:
         self._replay_upto = self.journal.max_outbox_id(pending_only=True)
         self._disrupted = False
         self._client: aiomqtt.Client | None = None
+        self._node = 0  # index into broker.targets
 
     async def publish_now(self, topic: str, body: Mapping[str, Any]) -> bool:
         """Publish at once, bypassing the outbox: only for news the journal cannot hold
@@ -120,11 +136,13 @@ class Publisher:
 
     async def run(self) -> None:
         backoff = self.broker.backoff_initial
+        failed_in_a_row = 0
         while not self._stopping:
             session = self.journal.next_session()
             try:
                 await self._session(session)
                 backoff = self.broker.backoff_initial
+                failed_in_a_row = 0
             except* aiomqtt.MqttError as group:
                 exc = group.exceptions[0]
                 if self.stats.connected:
@@ -136,11 +154,18 @@ class Publisher:
                 self.stats.errors += 1
                 self.stats.last_error = str(exc)
                 self.stats.connected = False
-                log.warning("mqtt connection lost or refused: %s; retrying in %.1fs", exc,
-                            backoff)
+                failed_in_a_row += 1
+                targets = self.broker.targets
+                if len(targets) > 1:
+                    self._node = (self._node + 1) % len(targets)
+                    self.stats.failovers += 1
+                log.warning("mqtt connection to %s lost or refused: %s; next %s:%d in %.1fs",
+                            self.stats.node, exc, *targets[self._node], backoff)
             if not self._stopping and self._disrupted:
                 await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, self.broker.backoff_max)
+                # Grow the wait only once every node has been tried and failed.
+                if failed_in_a_row >= len(self.broker.targets):
+                    backoff = min(backoff * 2, self.broker.backoff_max)
 
     def _wire(self, body: Mapping[str, Any]) -> str:
         if self.signer is not None:
@@ -152,16 +177,20 @@ class Publisher:
 
     async def _session(self, session: int) -> None:
         b = self.broker
+        host, port = b.targets[self._node]
+        self.stats.node = f"{host}:{port}"
         will = aiomqtt.Will(self.status_topic, self._payload("offline", session), qos=1,
                             retain=True)
         client = aiomqtt.Client(
-            b.host, b.port, username=b.username, password=b.password, identifier=b.client_id,
+            host, port, username=b.username, password=b.password, identifier=b.client_id,
             will=will, keepalive=b.keepalive, tls_context=b.tls, timeout=b.publish_timeout,
             socket_options=NODELAY, logger=AIOMQTT_LOG)
         async with client:
             # Subscribe before the birth: "online" then means commands are heard.
             for topic in self.subscriptions:
                 await client.subscribe(topic, qos=1)
+            # And to our own status, to see a late will (below).
+            await client.subscribe(self.status_topic, qos=1)
             self._client = client
             try:
                 await self._run_session(client, session)
@@ -173,12 +202,18 @@ class Publisher:
             # aiomqtt's publish() does not notice a dropped connection until its timeout;
             # the message iterator does, at once. When the watcher raises, the TaskGroup
             # cancels the publishing side, and the outbox keeps what was not acknowledged.
-            watcher = tg.create_task(self._watch(client))
+            watcher = tg.create_task(self._watch(client, session))
             await self._publish_session(client, session)
             watcher.cancel()
 
-    async def _watch(self, client: aiomqtt.Client) -> None:
+    async def _watch(self, client: aiomqtt.Client, session: int) -> None:
         async for message in client.messages:
+            payload = message.payload
+            raw = payload if isinstance(payload, bytes) else str(payload or "").encode()
+            if str(message.topic) == self.status_topic:
+                if not message.retain:
+                    await self._late_will(client, session, raw)
+                continue
             if self.on_message is None:
                 continue
             if message.retain:
@@ -186,18 +221,34 @@ class Publisher:
                 # given once, live, so a retained one is never acted on (issue 12).
                 log.warning("ignored a retained message on %.100s", message.topic)
                 continue
-            payload = message.payload
-            raw = payload if isinstance(payload, bytes) else str(payload or "").encode()
             try:
                 await self.on_message(str(message.topic), raw)
             except Exception:  # a handler bug must not drop the broker connection
                 log.exception("handling a message on %s failed", message.topic)
 
+    async def _late_will(self, client: aiomqtt.Client, session: int, raw: bytes) -> None:
+        """An "offline" of an earlier session arrived after this session's birth and
+        replaced it as the retained status. After a failover this happens: a node that
+        saw an earlier connection end uncleanly (one that timed out while connecting, or
+        whose node dropped it) publishes that session's will late, and a cluster routes
+        it everywhere. The birth is published again, so the retained status stays true."""
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(body, dict) or body.get("state") != "offline" or \
+                body.get("session") == session or self._stopping:
+            return
+        log.warning("a late will of session %s replaced the status of session %d; "
+                    "publishing the birth again", body.get("session"), session)
+        await client.publish(self.status_topic, self._payload("online", session), qos=1,
+                             retain=True)
+
     async def _publish_session(self, client: aiomqtt.Client, session: int) -> None:
         with contextlib.suppress(JournalError):
+            host, port = self.broker.targets[self._node]
             self.journal.append("mqtt_connected", {"session": session,
-                                                   "host": self.broker.host,
-                                                   "port": self.broker.port})
+                                                   "host": host, "port": port})
         if self._disrupted:
             self._replay_upto = self.journal.max_outbox_id()
             self._disrupted = False
