@@ -15,8 +15,9 @@ Run: .venv/bin/python -m bench.floor [--tables 50] [--rounds 10] [--broker both]
   its own goes;
 - checked at the end against every daemon's journal: each result arrived (lost = in a
   journal, never received), and each copy after the first is flagged (``replayed`` by
-  the daemon or the MQTT DUP flag by the broker); an unflagged copy is counted. Results
-  are keyed by table, ``journal_id`` (contract v2, when payloads carry it) and ``seq``;
+  the daemon or the MQTT DUP flag by the broker; under contract v2, the same message
+  with the same ``msg_seq``); any other copy is counted as unflagged. Results are keyed
+  by table, ``journal_id`` (contract v2, when payloads carry it) and ``seq``;
 - printed: messages/s (every outbox entry of every table, over the dealing time),
   result latency p50/p99 per table (from the daemon's journal commit to a settlement
   consumer's receipt, wall clock, taken per table and then the median and worst of the
@@ -178,15 +179,21 @@ def journal_results(path: Path) -> tuple[list[tuple[int, float]], int]:
         db.close()
 
 
-def nodes_used(path: Path) -> int:
-    """How many broker nodes the daemon connected to (its journal's mqtt_connected)."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+def connections(path: Path) -> list[tuple[float, int]]:
+    """(when, port) of each broker connection the daemon made (its mqtt_connected)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
     try:
-        return len({(b["host"], b["port"]) for (body,) in db.execute(
-            "SELECT body FROM journal WHERE kind='mqtt_connected'")
-            if (b := json.loads(body))})
+        return [(float(at), int(json.loads(body)["port"])) for at, body in db.execute(
+            "SELECT at, body FROM journal WHERE kind='mqtt_connected' ORDER BY id")]
     finally:
         db.close()
+
+
+def _same_message(first: Arrival, again: Arrival) -> bool:
+    """Contract v2: a copy sent again is the same stored message (same ``msg_seq``, same
+    bytes), which a consumer de-duplicates without a flag. Under v1 (no ``msg_seq``) only
+    ``replayed`` or the DUP flag say it."""
+    return "msg_seq" in again.body and again.body == first.body
 
 
 def check(tables: list[FloorTable], got: list[Arrival]) -> dict[str, Any]:
@@ -197,7 +204,7 @@ def check(tables: list[FloorTable], got: list[Arrival]) -> dict[str, Any]:
         key = (a.table, a.body.get("journal_id"), int(a.body["seq"]))
         if key in seen:
             duplicates += 1
-            if not (a.body.get("replayed") or a.dup):
+            if not (a.body.get("replayed") or a.dup or _same_message(seen[key], a)):
                 unflagged += 1
             continue
         seen[key] = a
@@ -225,7 +232,8 @@ def check(tables: list[FloorTable], got: list[Arrival]) -> dict[str, Any]:
     return {"results_journalled": expected, "results_received": len(seen),
             "copies_received": len(got), "duplicates": duplicates,
             "unflagged_duplicates": unflagged, "lost": lost, "outbox_entries": outbox,
-            "tables_failed_over": sum(nodes_used(t.journal()) > 1 for t in tables),
+            "tables_failed_over": sum(len({p for _, p in connections(t.journal())}) > 1
+                                      for t in tables),
             "latency_ms": {
                 "p50_median_of_tables": round(statistics.median(p50s) * 1e3, 2) if p50s else None,
                 "p99_median_of_tables": round(statistics.median(p99s) * 1e3, 2) if p99s else None,
@@ -268,21 +276,27 @@ async def wait_online(tables: list[FloorTable], port: int, timeout: float) -> fl
 async def kill_mid_run(cluster: NatsCluster, tables: list[FloorTable], total: int,
                        cpu0: dict[int, float], t0: float, log: Callable[[str], None]
                        ) -> dict[str, Any]:
-    """SIGKILL node 2 (the first choice of every third table, the second of another
-    third) when half the rounds are dealt; restart it five seconds later."""
-    victim = 1
+    """When half the rounds are dealt, SIGKILL the node that the most daemons are on
+    (never the first, which the dealers use); restart it five seconds later."""
     async with asyncio.timeout(600):
         while sum(t.dealt for t in tables) < total // 2:
             await asyncio.sleep(0.1)
+    on: dict[int, int] = {}
+    for t in tables:
+        if conns := connections(t.journal()):
+            on[conns[-1][1]] = on.get(conns[-1][1], 0) + 1
+    victim = max(range(1, len(cluster.nodes)),
+                 key=lambda i: on.get(cluster.nodes[i].mqtt_port, 0))
     pid = cluster.nodes[victim].pid
     assert pid is not None
     cpu0.pop(pid, None)  # its CPU until now is lost with it; the others' is counted
     cluster.kill_node(victim)
     killed: dict[str, Any] = {"node": cluster.nodes[victim].name,
                               "at_s": round(time.monotonic() - t0, 1),
+                              "tables_on_it": on.get(cluster.nodes[victim].mqtt_port, 0),
                               "rounds_dealt_then": sum(t.dealt for t in tables)}
-    log(f"nats: SIGKILLed node {killed['node']} at {killed['at_s']} s "
-        f"({killed['rounds_dealt_then']} rounds dealt)")
+    log(f"nats: SIGKILLed node {killed['node']} ({killed['tables_on_it']} tables on it) at "
+        f"{killed['at_s']} s ({killed['rounds_dealt_then']} rounds dealt)")
     await asyncio.sleep(5)
     cluster.start_node(victim)
     killed["restarted_at_s"] = round(time.monotonic() - t0, 1)
@@ -307,6 +321,27 @@ async def start_settlement(settlement: Settlement, kind: str, ports: list[int], 
     return "partitions by table (NATS 2.9 has no MQTT shared subscriptions)"
 
 
+def start_broker(mosquitto: Mosquitto | None, cluster: NatsCluster | None) -> list[int]:
+    """The broker's MQTT ports: one Mosquitto's, or every node's of the cluster."""
+    if mosquitto is not None:
+        mosquitto.start()
+        return [mosquitto.port]
+    assert cluster is not None
+    cluster.start()
+    return [node.mqtt_port for node in cluster.nodes]
+
+
+async def settle(settlement: Settlement, tables: list[FloorTable]) -> None:
+    """Until every journalled result is in (outboxes drained, settlement caught up), or
+    two minutes: what never came is counted as lost."""
+    expected = {(t.table_id, s) for t in tables for s, _ in journal_results(t.journal())[0]}
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(120):
+            while not expected <= {(a.table, int(a.body["seq"])) for a in settlement.got}:
+                await asyncio.sleep(0.2)
+    await asyncio.sleep(1.0)  # late duplicates, if any, are counted too
+
+
 async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
                 kill: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
     load_before = os.getloadavg()
@@ -317,13 +352,7 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
     out: dict[str, Any] = {"broker": kind, "tables": n, "rounds_per_table": rounds,
                            "consumers": consumers}
     try:
-        if mosquitto is not None:
-            mosquitto.start()
-            ports = [mosquitto.port]
-        else:
-            assert cluster is not None
-            cluster.start()
-            ports = [node.mqtt_port for node in cluster.nodes]
+        ports = start_broker(mosquitto, cluster)
         urls = [f"mqtt://127.0.0.1:{p}" for p in ports]
         out["sharing"] = await start_settlement(settlement, kind, ports, n)
         tables = await start_tables(work, n, urls)
@@ -345,13 +374,7 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
         broker_cpu = sum(cpu_seconds(pid) - c for pid, c in cpu0.items()
                          if Path(f"/proc/{pid}").exists())
         broker_kib = sum(peak_kib(pid) for pid in broker_pids(mosquitto, cluster))
-        # Every journalled result in: let the outboxes drain and settlement catch up.
-        expected = n * rounds
-        with contextlib.suppress(TimeoutError):  # what never came is counted as lost
-            async with asyncio.timeout(120):
-                while len({(a.table, a.body["seq"]) for a in settlement.got}) < expected:
-                    await asyncio.sleep(0.2)
-        await asyncio.sleep(1.0)  # late duplicates, if any, are counted too
+        await settle(settlement, tables)
         for t in tables:
             t.daemon.stop()
         out.update(check(tables, settlement.got))

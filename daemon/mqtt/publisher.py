@@ -34,11 +34,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiomqtt
+from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.signing import Signer
 from daemon.store.journal import Journal, JournalError, OutboxEntry
 
 log = logging.getLogger(__name__)
+
+
+async def _subscribe(client: aiomqtt.Client, topic: str) -> None:
+    """Subscribe, and fail the connection if the broker refused: a NATS node refuses a
+    QoS 1 subscription (SUBACK 0x80) while its cluster re-elects leaders, and a daemon
+    that went on would be deaf to commands on that connection."""
+    granted = await client.subscribe(topic, qos=1)
+    if any((g.value if isinstance(g, ReasonCode) else g) >= 0x80 for g in granted):
+        raise aiomqtt.MqttError(f"the broker refused the subscription to {topic}")
 
 
 class _InFlightIsIntended(logging.Filter):
@@ -111,6 +121,7 @@ class Publisher:
         self._disrupted = False
         self._client: aiomqtt.Client | None = None
         self._node = 0  # index into broker.targets
+        self._held: asyncio.Queue[bytes] = asyncio.Queue()  # our retained status, read back
 
     async def publish_now(self, topic: str, body: Mapping[str, Any]) -> bool:
         """Publish at once, bypassing the outbox: only for news the journal cannot hold
@@ -188,9 +199,9 @@ class Publisher:
         async with client:
             # Subscribe before the birth: "online" then means commands are heard.
             for topic in self.subscriptions:
-                await client.subscribe(topic, qos=1)
+                await _subscribe(client, topic)
             # And to our own status, to see a late will (below).
-            await client.subscribe(self.status_topic, qos=1)
+            await _subscribe(client, self.status_topic)
             self._client = client
             try:
                 await self._run_session(client, session)
@@ -203,15 +214,19 @@ class Publisher:
             # the message iterator does, at once. When the watcher raises, the TaskGroup
             # cancels the publishing side, and the outbox keeps what was not acknowledged.
             watcher = tg.create_task(self._watch(client, session))
+            checker = tg.create_task(self._confirm_retained(client, session))
             await self._publish_session(client, session)
             watcher.cancel()
+            checker.cancel()
 
     async def _watch(self, client: aiomqtt.Client, session: int) -> None:
         async for message in client.messages:
             payload = message.payload
             raw = payload if isinstance(payload, bytes) else str(payload or "").encode()
             if str(message.topic) == self.status_topic:
-                if not message.retain:
+                if message.retain:
+                    self._held.put_nowait(raw)
+                else:
                     await self._late_will(client, session, raw)
                 continue
             if self.on_message is None:
@@ -244,6 +259,37 @@ class Publisher:
         await client.publish(self.status_topic, self._payload("online", session), qos=1,
                              retain=True)
 
+    async def _confirm_retained(self, client: aiomqtt.Client, session: int) -> None:
+        """Read the retained status back (subscribing again returns it) until it is this
+        session's birth; publish the birth and the device states again while it is not.
+        A NATS node acknowledges a retained message it then fails to store while the
+        cluster re-elects the leader of its retained-message stream (seen after a node
+        was killed: "unable to store retained message"), and a late will (above) may be
+        missed while the connection is busy."""
+        for delay in (1.0, 2.0, 4.0, 8.0, 16.0):
+            await asyncio.sleep(delay)
+            while not self._held.empty():
+                self._held.get_nowait()
+            await client.unsubscribe(self.status_topic)
+            await _subscribe(client, self.status_topic)
+            try:
+                async with asyncio.timeout(2.0):
+                    body = json.loads(await self._held.get())
+            except (TimeoutError, ValueError):
+                body = None
+            if isinstance(body, dict) and body.get("state") == "online" and \
+                    body.get("session") == session:
+                return
+            log.warning("the retained status is %s, not session %d's birth; publishing "
+                        "the birth and device states again", body, session)
+            await self._birth(client, session)
+
+    async def _birth(self, client: aiomqtt.Client, session: int) -> None:
+        await client.publish(self.status_topic, self._payload("online", session), qos=1,
+                             retain=True)
+        for topic, payload in self.retained():
+            await client.publish(topic, self._wire(payload), qos=1, retain=True)
+
     async def _publish_session(self, client: aiomqtt.Client, session: int) -> None:
         with contextlib.suppress(JournalError):
             host, port = self.broker.targets[self._node]
@@ -254,10 +300,7 @@ class Publisher:
             self._disrupted = False
         self.stats.connects += 1
         self.stats.connected = True
-        await client.publish(self.status_topic, self._payload("online", session), qos=1,
-                             retain=True)
-        for topic, payload in self.retained():
-            await client.publish(topic, self._wire(payload), qos=1, retain=True)
+        await self._birth(client, session)
         while not self._stopping:
             try:
                 await self._drain(client)

@@ -297,3 +297,4 @@ async def test_a_late_will_of_an_earlier_session_does_not_leave_the_table_offlin
         await asyncio.wait_for(task, 10)
     finally:
         broker.cleanup()
+

@@ -22,8 +22,8 @@ def _log(line: str) -> None:
 async def test_floor_through_one_mosquitto_with_shared_subscription(tmp_path: Path) -> None:
     tables, rounds = scale(3, 20), scale(3, 10)
     r = await floor("mosquitto", tables, rounds, 2, tmp_path, log=_log)
-    assert r["results_journalled"] == tables * rounds
-    assert r["results_received"] == tables * rounds
+    assert r["rounds_dealt"] == tables * rounds
+    assert r["results_received"] == r["results_journalled"] == tables * rounds
     assert r["lost"] == 0 and r["unflagged_duplicates"] == 0, r
 
 
@@ -31,9 +31,11 @@ async def test_floor_through_one_mosquitto_with_shared_subscription(tmp_path: Pa
 async def test_floor_through_a_nats_cluster_losing_a_node_mid_run(tmp_path: Path) -> None:
     tables, rounds = scale(3, 20), scale(6, 10)
     r = await floor("nats", tables, rounds, 2, tmp_path, kill=True, log=_log)
-    assert r["killed"]["node"] == "n2"
+    assert r["killed"]["node"] in ("n2", "n3") and r["killed"]["tables_on_it"] >= 1
     assert 0 < r["killed"]["rounds_dealt_then"] < tables * rounds
-    assert r["tables_failed_over"] >= 1  # the table whose first choice was n2, at least
-    assert r["results_journalled"] == tables * rounds
-    assert r["results_received"] == tables * rounds
+    assert r["tables_failed_over"] >= r["killed"]["tables_on_it"]
+    # A round whose result the dealer missed while its table moved is dealt again:
+    # more results than rounds may be journalled; every one must arrive.
+    assert r["rounds_dealt"] == tables * rounds
+    assert r["results_received"] == r["results_journalled"] >= tables * rounds
     assert r["lost"] == 0 and r["unflagged_duplicates"] == 0, r
