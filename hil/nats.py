@@ -66,7 +66,8 @@ class NatsNode:
 class NatsCluster:
     """``size`` nodes, routes between all of them, JetStream and MQTT on each."""
 
-    def __init__(self, workdir: Path, size: int = 3, name: str = "tabled") -> None:
+    def __init__(self, workdir: Path, size: int = 3, name: str = "tabled",
+                 extra_conf: str = "") -> None:
         self.binary = nats_binary()
         self.workdir = workdir
         self.nodes: list[NatsNode] = []
@@ -88,8 +89,8 @@ class NatsCluster:
                 f'cluster {{ name: "{name}", listen: "127.0.0.1:{node.cluster_port}", '
                 f"routes: [{routes}] }}\n"
                 # A QoS 1 message waits this long for its PUBACK before NATS sends it again.
-                f'mqtt {{ listen: "127.0.0.1:{node.mqtt_port}", ack_wait: "10s" }}\n',
-                encoding="utf-8")
+                f'mqtt {{ listen: "127.0.0.1:{node.mqtt_port}", ack_wait: "10s" }}\n'
+                f"{extra_conf}", encoding="utf-8")
 
     @property
     def urls(self) -> list[str]:
