@@ -33,7 +33,9 @@ async def test_floor_through_a_nats_cluster_losing_a_node_mid_run(tmp_path: Path
     r = await floor("nats", tables, rounds, 2, tmp_path, kill=True, log=_log)
     assert r["killed"]["node"] in ("n2", "n3") and r["killed"]["tables_on_it"] >= 1
     assert 0 < r["killed"]["rounds_dealt_then"] < tables * rounds
-    assert r["tables_failed_over"] >= r["killed"]["tables_on_it"]
+    # Each table on the killed node connected again: to another node, or (when the
+    # others refused it while the cluster re-elected) to the same one restarted.
+    assert r["tables_reconnected"] >= r["killed"]["tables_on_it"]
     # A round whose result the dealer missed while its table moved is dealt again:
     # more results than rounds may be journalled; every one must arrive.
     assert r["rounds_dealt"] == tables * rounds
