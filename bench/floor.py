@@ -368,7 +368,7 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
         if cluster is not None and kill:
             out["killed"] = await kill_mid_run(cluster, tables, n * rounds, cpu0, t0, log)
         try:
-            async with asyncio.timeout(120 + 10 * rounds):
+            async with asyncio.timeout(120 + 10 * rounds + 3 * n):
                 await asyncio.gather(*dealing)
         except TimeoutError:
             log(f"{kind}: dealing stopped by its time limit: "
@@ -444,13 +444,18 @@ def main() -> None:
     ap.add_argument("--consumers", type=int, default=3)
     ap.add_argument("--broker", choices=("mosquitto", "nats", "both"), default="both")
     ap.add_argument("--no-kill", action="store_true", help="(b) without killing a node")
+    ap.add_argument("--keep", type=Path, help="keep the journals and logs in this directory")
     args = ap.parse_args()
     kinds = ("mosquitto", "nats") if args.broker == "both" else (args.broker,)
     runs = {}
     for kind in kinds:
         with tempfile.TemporaryDirectory(prefix=f"tabled-floor-{kind}-") as d:
+            work = Path(d)
+            if args.keep:
+                work = args.keep / kind
+                work.mkdir(parents=True)
             runs[kind] = asyncio.run(floor(kind, args.tables, args.rounds, args.consumers,
-                                           Path(d), kill=not args.no_kill))
+                                           work, kill=not args.no_kill))
         print(show(runs[kind]), flush=True)
     result = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "note": "shared with other work: see load_avg_1m per run"},
