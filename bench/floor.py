@@ -145,15 +145,20 @@ class FloorTable:
         self.dealer = SimDealer(host, port, self.rig.base, self.rig.dealer_key,
                                 betting_seconds=0.01, reply_timeout=8.0,
                                 **self._devices())
+        interrupted = False
         while self.dealt < rounds:
             try:
                 async with self.dealer.session():
                     while self.dealt < rounds:
+                        # After an interruption the table may be mid-round: pick it up
+                        # from the state it reports (idle: a fresh round).
                         async with asyncio.timeout(30):
-                            await (self.dealer.deal_round() if self.stalls == 0 or
-                                   self.dealt == 0 else self.dealer.resume_round())
+                            await (self.dealer.resume_round() if interrupted else
+                                   self.dealer.deal_round())
+                        interrupted = False
                         self.dealt += 1
             except (aiomqtt.MqttError, TimeoutError, RuntimeError):
+                interrupted = True
                 self.stalls += 1
                 self.dealer.forget()
                 await asyncio.sleep(0.5)
