@@ -216,6 +216,7 @@ def check(tables: list[FloorTable], got: list[Arrival]) -> dict[str, Any]:
     # Each table here has one journal: its results are looked up by table and seq.
     first = {(k[0], k[2]): a for k, a in seen.items()}
     lost = 0
+    lost_keys: list[str] = []
     outbox = 0
     expected = 0
     p50s: list[float] = []
@@ -229,6 +230,7 @@ def check(tables: list[FloorTable], got: list[Arrival]) -> dict[str, Any]:
             hit = first.get((t.table_id, s))
             if hit is None:
                 lost += 1
+                lost_keys.append(f"{t.table_id}#{s}")
                 continue
             lat.append(hit.stamp - at)
         if lat:
@@ -236,7 +238,8 @@ def check(tables: list[FloorTable], got: list[Arrival]) -> dict[str, Any]:
             p99s.append(pct(lat, 99))
     return {"results_journalled": expected, "results_received": len(seen),
             "copies_received": len(got), "duplicates": duplicates,
-            "unflagged_duplicates": unflagged, "lost": lost, "outbox_entries": outbox,
+            "unflagged_duplicates": unflagged, "lost": lost, "lost_results": lost_keys[:50],
+            "outbox_entries": outbox,
             # Reconnected at all (to another node, or to the same one back again),
             # and moved to another node.
             "tables_reconnected": sum(len(connections(t.journal())) > 1 for t in tables),
