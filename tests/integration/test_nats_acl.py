@@ -39,6 +39,8 @@ async def test_each_table_is_confined_to_its_topics_on_the_cluster(tmp_path: Pat
             assert granted(await s.subscribe("tables/+/results", qos=1))
             assert not granted(await s.subscribe("tables/+/cmd/+", qos=1))
             assert granted(await t.subscribe("tables/bac-07/cmd/+", qos=1))
+            # the daemon reads its own status back; a refusal would fail its connection
+            assert granted(await t.subscribe("tables/bac-07/status", qos=1))
             assert not granted(await t.subscribe("tables/bac-08/cmd/+", qos=1))
             await t.publish("tables/bac-08/results", b"forged", qos=1)  # acked, dropped
             await t.publish("tables/bac-07/results", b"own", qos=1)
