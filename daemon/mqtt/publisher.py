@@ -270,8 +270,14 @@ class Publisher:
             await asyncio.sleep(delay)
             while not self._held.empty():
                 self._held.get_nowait()
-            await client.unsubscribe(self.status_topic)
-            await _subscribe(client, self.status_topic)
+            try:
+                await client.unsubscribe(self.status_topic)
+                await _subscribe(client, self.status_topic)
+            except aiomqtt.MqttError as exc:
+                # Best effort: a slow or refusing broker must not end a working session
+                # (a lost connection is the watcher's to notice).
+                log.info("could not read the retained status back: %s", exc)
+                return
             try:
                 async with asyncio.timeout(2.0):
                     body = json.loads(await self._held.get())
