@@ -44,7 +44,7 @@ SECTIONS = {
     "table": {"id", "game", "layout", "decks", "card_confidence_floor", "insurance",
               "dice_confidence_floor"},
     "devices": {"shoe", "shuffler", "tumbler", "serials"},
-    "broker": {"url", "username", "password", "password_file", "ca_file", "cert_file",
+    "broker": {"url", "urls", "username", "password", "password_file", "ca_file", "cert_file",
                "key_file", "allow_plaintext_remote", "client_id"},
     "journal": {"path", "accept_new", "keep_days", "keep_rounds"},
     "mqtt": {"topic_prefix"},
@@ -74,6 +74,15 @@ class BrokerConfig:
     cert_file: Path | None
     key_file: Path | None
     client_id: str
+    # Every node, in the order tried ([broker] urls); the first is host:port above.
+    nodes: tuple[tuple[str, int], ...] = ()
+
+
+def broker_nodes(b: BrokerConfig) -> list[str]:
+    """The broker URLs the daemon may connect to, in failover order (for a check of each)."""
+    scheme = "mqtts" if b.tls else "mqtt"
+    return [f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+            for host, port in b.nodes or ((b.host, b.port),)]
 
 
 @dataclass(frozen=True)
@@ -327,27 +336,58 @@ def _serials(c: _Checker, d: dict[str, Any], devices: dict[str, DeviceUrl]
 DEFAULT_BROKER = "mqtt://127.0.0.1:1883"  # broker.url left out: the table's own Mosquitto
 
 
+def _broker_urls(c: _Checker, b: dict[str, Any]) -> list[str] | None:
+    """``url`` (one broker) or ``urls`` (the nodes of a cluster, in failover order)."""
+    if "urls" not in b:
+        url = c.string(b, "broker", "url", default=DEFAULT_BROKER)
+        return None if url is None else [url]
+    urls = b["urls"]
+    if "url" in b:
+        c.problems.append("broker.urls: give url or urls, not both")
+    if not isinstance(urls, list) or not urls or \
+            not all(isinstance(u, str) and u.strip() for u in urls):
+        c.problems.append(f"broker.urls: {urls!r} must be a non-empty list of URLs")
+        return None
+    if len(set(urls)) != len(urls):
+        c.problems.append("broker.urls: a node is listed twice")
+    return list(urls)
+
+
 def _broker(c: _Checker, b: dict[str, Any], table_id: str) -> BrokerConfig | None:
-    url = c.string(b, "broker", "url", default=DEFAULT_BROKER)
-    if url is None:
+    urls = _broker_urls(c, b)
+    if urls is None:
         return None
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
-        c.problems.append(f"broker.url: {url!r} must be mqtt://host[:port] or mqtts://host[:port]")
-        return None
-    tls = parts.scheme == "mqtts"
-    try:
-        port = parts.port or (8883 if tls else 1883)
-    except ValueError:
-        c.problems.append(f"broker.url: {url!r} has an invalid port")
-        return None
+    key = "url" if "urls" not in b else "urls"
     allow = b.get("allow_plaintext_remote", False)
     if not isinstance(allow, bool):
         c.problems.append("broker.allow_plaintext_remote: must be true or false")
         allow = False
-    if not tls and not _is_loopback(parts.hostname) and not allow:
-        c.problems.append(f"broker.url: plaintext MQTT to {parts.hostname}, which is not "
-                          "loopback; use mqtts:// or set broker.allow_plaintext_remote = true")
+    nodes: list[tuple[str, int]] = []
+    schemes = set()
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+            c.problems.append(f"broker.{key}: {url!r} must be mqtt://host[:port] or "
+                              "mqtts://host[:port]")
+            continue
+        schemes.add(parts.scheme)
+        try:
+            port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
+        except ValueError:
+            c.problems.append(f"broker.{key}: {url!r} has an invalid port")
+            continue
+        if parts.scheme == "mqtt" and not _is_loopback(parts.hostname) and not allow:
+            c.problems.append(f"broker.{key}: plaintext MQTT to {parts.hostname}, which is "
+                              "not loopback; use mqtts:// or set "
+                              "broker.allow_plaintext_remote = true")
+        nodes.append((parts.hostname, port))
+    if len(schemes) > 1:
+        # One TLS setting (CA, client certificate) serves every node of the cluster.
+        c.problems.append(f"broker.{key}: mixes mqtt:// and mqtts://; the nodes of one "
+                          "cluster share one scheme")
+    if not nodes:
+        return None
+    tls = schemes == {"mqtts"}
     if "password" in b:
         # docs/operations.md: secrets are systemd credentials, never in the config.
         c.problems.append("broker.password: a password is a secret and never goes in the "
@@ -370,9 +410,9 @@ def _broker(c: _Checker, b: dict[str, Any], table_id: str) -> BrokerConfig | Non
                           "key_file")
     if not tls and any(files.values()):
         c.problems.append("broker.url: certificate files are given but the URL is not mqtts://")
-    return BrokerConfig(parts.hostname, port, tls, b.get("username"), password,
+    return BrokerConfig(nodes[0][0], nodes[0][1], tls, b.get("username"), password,
                         files["ca_file"], files["cert_file"], files["key_file"],
-                        str(b.get("client_id", f"tabled-{table_id}")))
+                        str(b.get("client_id", f"tabled-{table_id}")), tuple(nodes))
 
 
 def _decks_problem(game: Any, raw: Any) -> str:

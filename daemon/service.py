@@ -114,7 +114,8 @@ class TableService:
         b = cfg.broker
         self.publisher = Publisher(
             self.journal,
-            BrokerSettings(b.host, b.port, b.username, b.password, tls_context(b), b.client_id),
+            BrokerSettings(b.host, b.port, b.username, b.password, tls_context(b), b.client_id,
+                           nodes=b.nodes),
             self.topics["status"], self._status, self._retained,
             subscriptions=(f"{self.cmd_prefix}+", self.replay_request),
             on_message=self._on_mqtt,

@@ -26,6 +26,14 @@ if [ "${1:-}" = "dev" ]; then
             echo "chromium is missing: sudo apt-get install chromium" >&2; exit 1
         fi
     fi
+    # The floor benchmark and the failover tests run a three-node NATS cluster.
+    if ! command -v nats-server >/dev/null && [ ! -x /usr/sbin/nats-server ]; then
+        if [ "$(id -u)" = 0 ]; then
+            apt-get update -qq && apt-get install -y -qq nats-server >/dev/null
+        else
+            echo "nats-server is missing: sudo apt-get install nats-server" >&2; exit 1
+        fi
+    fi
 else
     .venv/bin/python -m pip install --quiet -e .
 fi

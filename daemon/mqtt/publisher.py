@@ -12,6 +12,15 @@ when a connection is made. The retained status is "online" with that counter (bi
 and the will is "offline" with the same counter and the time the session started, so a
 late will is told apart from the current session. A clean stop sends what is queued,
 then "offline", and waits (bounded) for the broker to take it.
+
+Failover: ``BrokerSettings.nodes`` lists every node of a cluster in order. A lost or
+refused connection moves to the next node at once (a dead node is not waited for); only
+when every node in turn has failed does the wait between attempts grow. There is no
+fail-back while connected. Each connection is a new session wherever it lands: its own
+will, the birth and the device states published retained again on that node, then the
+outbox from its oldest pending entry, so a cluster or a set of independent brokers sees
+the same ordered stream: what may have been seen before is sent again as the same stored
+bytes, which consumers de-duplicate by ``msg_seq``.
 """
 
 from __future__ import annotations
@@ -28,11 +37,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiomqtt
+from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.signing import Signer
 from daemon.store.journal import Journal, JournalError, OutboxEntry
 
 log = logging.getLogger(__name__)
+
+
+async def _subscribe(client: aiomqtt.Client, topic: str) -> None:
+    """Subscribe, and fail the connection if the broker refused: a NATS node refuses a
+    QoS 1 subscription (SUBACK 0x80) while its cluster re-elects leaders, and a daemon
+    that went on would be deaf to commands on that connection."""
+    granted = await client.subscribe(topic, qos=1)
+    if any((g.value if isinstance(g, ReasonCode) else g) >= 0x80 for g in granted):
+        raise aiomqtt.MqttError(f"the broker refused the subscription to {topic}")
 
 
 class _InFlightIsIntended(logging.Filter):
@@ -64,6 +83,11 @@ class BrokerSettings:
     publish_timeout: float = 5.0
     backoff_initial: float = 0.2
     backoff_max: float = 10.0
+    nodes: tuple[tuple[str, int], ...] = ()  # failover order; empty: (host, port) alone
+
+    @property
+    def targets(self) -> tuple[tuple[str, int], ...]:
+        return self.nodes or ((self.host, self.port),)
 
 
 @dataclass
@@ -74,6 +98,8 @@ class PublisherStats:
     errors: int = 0
     last_error: str = ""
     connected: bool = False
+    node: str = ""  # host:port of the current (or last tried) node
+    failovers: int = 0  # moves to another node after a lost or refused connection
 
 
 @dataclass
@@ -104,6 +130,8 @@ class Publisher:
         self._replay_upto = self.journal.max_outbox_id(pending_only=True)
         self._disrupted = False
         self._client: aiomqtt.Client | None = None
+        self._node = 0  # index into broker.targets
+        self._held: asyncio.Queue[bytes] = asyncio.Queue()  # our retained status, read back
 
     async def publish_now(self, topic: str, body: Mapping[str, Any] | str, *,
                           retain: bool = False) -> bool:
@@ -149,11 +177,13 @@ class Publisher:
 
     async def _run(self) -> None:
         backoff = self.broker.backoff_initial
+        failed_in_a_row = 0
         while not self._stopping:
             session = self.journal.next_session()
             try:
                 await self._session(session)
                 backoff = self.broker.backoff_initial
+                failed_in_a_row = 0
             except* aiomqtt.MqttError as group:
                 exc = group.exceptions[0]
                 if self.stats.connected:
@@ -165,11 +195,18 @@ class Publisher:
                 self.stats.errors += 1
                 self.stats.last_error = str(exc)
                 self.stats.connected = False
-                log.warning("mqtt connection lost or refused: %s; retrying in %.1fs", exc,
-                            backoff)
+                failed_in_a_row += 1
+                targets = self.broker.targets
+                if len(targets) > 1:
+                    self._node = (self._node + 1) % len(targets)
+                    self.stats.failovers += 1
+                log.warning("mqtt connection to %s lost or refused: %s; next %s:%d in %.1fs",
+                            self.stats.node, exc, *targets[self._node], backoff)
             if not self._stopping and self._disrupted:
                 await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, self.broker.backoff_max)
+                # Grow the wait only once every node has been tried and failed.
+                if failed_in_a_row >= len(self.broker.targets):
+                    backoff = min(backoff * 2, self.broker.backoff_max)
 
     def _wire(self, body: Mapping[str, Any]) -> str:
         if self.signer is not None:
@@ -181,18 +218,22 @@ class Publisher:
 
     async def _session(self, session: int) -> None:
         b = self.broker
+        host, port = b.targets[self._node]
+        self.stats.node = f"{host}:{port}"
         started = time.time()
         # The will's time is when the broker sends it, which nobody here knows: null.
         will = aiomqtt.Will(self.status_topic, self._payload("offline", session, started,
                                                              at=False), qos=1, retain=True)
         client = aiomqtt.Client(
-            b.host, b.port, username=b.username, password=b.password, identifier=b.client_id,
+            host, port, username=b.username, password=b.password, identifier=b.client_id,
             will=will, keepalive=b.keepalive, tls_context=b.tls, timeout=b.publish_timeout,
             socket_options=NODELAY, logger=AIOMQTT_LOG)
         async with client:
             # Subscribe before the birth: "online" then means commands are heard.
             for topic in self.subscriptions:
-                await client.subscribe(topic, qos=1)
+                await _subscribe(client, topic)
+            # And to our own status, to see a late will (below).
+            await _subscribe(client, self.status_topic)
             self._client = client
             with contextlib.suppress(JournalError):  # the storage alarm says it elsewhere
                 self.journal.session_started(session)
@@ -207,12 +248,22 @@ class Publisher:
             # aiomqtt's publish() does not notice a dropped connection until its timeout;
             # the message iterator does, at once. When the watcher raises, the TaskGroup
             # cancels the publishing side, and the outbox keeps what was not acknowledged.
-            watcher = tg.create_task(self._watch(client))
+            watcher = tg.create_task(self._watch(client, session, started))
+            checker = tg.create_task(self._confirm_retained(client, session, started))
             await self._publish_session(client, session, started)
             watcher.cancel()
+            checker.cancel()
 
-    async def _watch(self, client: aiomqtt.Client) -> None:
+    async def _watch(self, client: aiomqtt.Client, session: int, started: float) -> None:
         async for message in client.messages:
+            payload = message.payload
+            raw = payload if isinstance(payload, bytes) else str(payload or "").encode()
+            if str(message.topic) == self.status_topic:
+                if message.retain:
+                    self._held.put_nowait(raw)
+                else:
+                    await self._late_will(client, session, started, raw)
+                continue
             if self.on_message is None:
                 continue
             if message.retain:
@@ -220,24 +271,63 @@ class Publisher:
                 # given once, live, so a retained one is never acted on (issue 12).
                 log.warning("ignored a retained message on %.100s", message.topic)
                 continue
-            payload = message.payload
-            raw = payload if isinstance(payload, bytes) else str(payload or "").encode()
             try:
                 await self.on_message(str(message.topic), raw)
             except Exception:  # a handler bug must not drop the broker connection
                 log.exception("handling a message on %s failed", message.topic)
 
-    async def _publish_session(self, client: aiomqtt.Client, session: int, started: float
-                               ) -> None:
-        with contextlib.suppress(JournalError):
-            self.journal.append("mqtt_connected", {"session": session,
-                                                   "host": self.broker.host,
-                                                   "port": self.broker.port})
-        if self._disrupted:
-            self._replay_upto = self.journal.max_outbox_id()
-            self._disrupted = False
-        self.stats.connects += 1
-        self.stats.connected = True
+    async def _late_will(self, client: aiomqtt.Client, session: int, started: float,
+                         raw: bytes) -> None:
+        """An "offline" of an earlier session arrived after this session's birth and
+        replaced it as the retained status. After a failover this happens: a node that
+        saw an earlier connection end uncleanly (one that timed out while connecting, or
+        whose node dropped it) publishes that session's will late, and a cluster routes
+        it everywhere. The birth is published again, so the retained status stays true."""
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(body, dict) or body.get("state") != "offline" or \
+                body.get("session") == session or self._stopping:
+            return
+        log.warning("a late will of session %s replaced the status of session %d; "
+                    "publishing the birth again", body.get("session"), session)
+        await client.publish(self.status_topic, self._payload("online", session, started),
+                             qos=1, retain=True)
+
+    async def _confirm_retained(self, client: aiomqtt.Client, session: int, started: float
+                                ) -> None:
+        """Read the retained status back (subscribing again returns it) until it is this
+        session's birth; publish the birth and the device states again while it is not.
+        A NATS node acknowledges a retained message it then fails to store while the
+        cluster re-elects the leader of its retained-message stream (seen after a node
+        was killed: "unable to store retained message"), and a late will (above) may be
+        missed while the connection is busy."""
+        for delay in (1.0, 2.0, 4.0, 8.0, 16.0):
+            await asyncio.sleep(delay)
+            while not self._held.empty():
+                self._held.get_nowait()
+            try:
+                await client.unsubscribe(self.status_topic)
+                await _subscribe(client, self.status_topic)
+            except aiomqtt.MqttError as exc:
+                # Best effort: a slow or refusing broker must not end a working session
+                # (a lost connection is the watcher's to notice).
+                log.info("could not read the retained status back: %s", exc)
+                return
+            try:
+                async with asyncio.timeout(2.0):
+                    body = json.loads(await self._held.get())
+            except (TimeoutError, ValueError):
+                body = None
+            if isinstance(body, dict) and body.get("state") == "online" and \
+                    body.get("session") == session:
+                return
+            log.warning("the retained status is %s, not session %d's birth; publishing "
+                        "the birth and device states again", body, session)
+            await self._birth(client, session, started)
+
+    async def _birth(self, client: aiomqtt.Client, session: int, started: float) -> None:
         await client.publish(self.status_topic, self._payload("online", session, started),
                              qos=1, retain=True)
         for topic in self.cleared():  # an empty retained message deletes the retained one
@@ -249,6 +339,19 @@ class Publisher:
         for topic, payload in self.retained():
             await client.publish(topic, payload if isinstance(payload, str)
                                  else self._wire(payload), qos=1, retain=True)
+
+    async def _publish_session(self, client: aiomqtt.Client, session: int, started: float
+                               ) -> None:
+        with contextlib.suppress(JournalError):
+            host, port = self.broker.targets[self._node]
+            self.journal.append("mqtt_connected", {"session": session,
+                                                   "host": host, "port": port})
+        if self._disrupted:
+            self._replay_upto = self.journal.max_outbox_id()
+            self._disrupted = False
+        self.stats.connects += 1
+        self.stats.connected = True
+        await self._birth(client, session, started)
         while not self._stopping:
             try:
                 await self._drain(client)

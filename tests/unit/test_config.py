@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.config import ConfigError, load_config, parse_config
+from daemon.config import ConfigError, broker_nodes, load_config, parse_config
 from daemon.device_url import DeviceUrlError, SerialUrl, SocketUrl, UsbUrl, parse_device_url
 from daemon.signing import key_id, private_key_pem, public_key_text
 from tests.keys import SUPERVISOR_KEY, TABLE_KEY, TABLE_KEY_FILE, commands, signing
@@ -276,3 +276,41 @@ def test_issue_12_6_every_device_has_its_serial_pinned() -> None:
     assert problems(data) == ["devices.serials.shoe: must be a serial number of 1-64 "
                               "characters, got ''"]
     assert parse_config(good()).serials == {"shoe": "SH0001", "shuffler": "SF0001"}
+
+
+def test_broker_urls_list_every_node_in_failover_order() -> None:
+    data = good()
+    data["broker"] = {"urls": ["mqtt://127.0.0.1:1883", "mqtt://localhost:1884",
+                               "mqtt://[::1]"]}
+    b = parse_config(data).broker
+    assert b.nodes == (("127.0.0.1", 1883), ("localhost", 1884), ("::1", 1883))
+    assert (b.host, b.port) == ("127.0.0.1", 1883)
+    assert broker_nodes(b) == ["mqtt://127.0.0.1:1883", "mqtt://localhost:1884",
+                               "mqtt://[::1]:1883"]
+
+
+def test_a_single_broker_url_is_one_node() -> None:
+    b = parse_config(good()).broker
+    assert b.nodes == ((b.host, b.port),) and len(broker_nodes(b)) == 1
+
+
+@pytest.mark.parametrize(("broker", "problem"), [
+    ({"url": "mqtt://127.0.0.1", "urls": ["mqtt://127.0.0.1:1884"]},
+     "broker.urls: give url or urls, not both"),
+    ({"urls": []}, "broker.urls: [] must be a non-empty list of URLs"),
+    ({"urls": "mqtt://127.0.0.1"}, "must be a non-empty list of URLs"),
+    ({"urls": ["mqtt://127.0.0.1", "mqtt://127.0.0.1"]}, "broker.urls: a node is listed twice"),
+    ({"urls": ["mqtts://b1.example", "mqtt://127.0.0.1"]},
+     "broker.urls: mixes mqtt:// and mqtts://"),
+    ({"urls": ["mqtt://127.0.0.1", "mqtt://10.0.0.2"]},
+     "broker.urls: plaintext MQTT to 10.0.0.2"),
+    ({"urls": ["mqtt://127.0.0.1", "http://x"]}, "broker.urls: 'http://x' must be mqtt://"),
+    ({"urls": ["mqtt://127.0.0.1:99999"]}, "broker.urls: 'mqtt://127.0.0.1:99999' has an "
+                                           "invalid port"),
+])
+def test_bad_broker_urls_are_named(broker: dict[str, Any], problem: str) -> None:
+    data = good()
+    data["broker"] = broker
+    with pytest.raises(ConfigError) as e:
+        parse_config(data)
+    assert any(problem in p for p in e.value.problems), e.value.problems

@@ -1,0 +1,481 @@
+"""Benchmark: a casino floor. N simulated tables, each daemon its own process, dealing at an
+accelerated pace through (a) one Mosquitto and (b) a three-node NATS JetStream cluster on
+loopback (its MQTT listeners), with a settlement consumer that scales out; in (b) one node
+is SIGKILLed in the middle of the run and restarted.
+
+Run: .venv/bin/python -m bench.floor [--tables 50] [--rounds 10] [--broker both]
+
+- every table: simulators on real ports (a pty shoe, the shuffler behind pyusb) and a
+  simulated dealer in this process, the daemon in its own (``python -m daemon run``),
+  its ``[broker] urls`` all the nodes, rotated so the tables' first choices spread over
+  the cluster;
+- settlement: ``--consumers`` processes (bench/settlement.py) sharing the results: an MQTT
+  shared subscription on Mosquitto, partitions by table on NATS (no shared
+  subscriptions there); each with a persistent session, moving to the next node when
+  its own goes;
+- checked at the end against every daemon's journal: each result arrived (lost = in a
+  journal, never received), and each copy after the first is flagged (``replayed`` by
+  the daemon or the MQTT DUP flag by the broker; under contract v2, the same message
+  with the same ``msg_seq``); any other copy is counted as unflagged. Results are keyed
+  by table, ``journal_id`` (contract v2, when payloads carry it) and ``seq``;
+- printed: messages/s (every outbox entry of every table, over the dealing time),
+  result latency p50/p99 per table (from the daemon's journal commit to a settlement
+  consumer's receipt, wall clock, taken per table and then the median and worst of the
+  tables), broker CPU seconds and peak memory, in total and per table.
+
+The dealers stay on a node that is not killed (they are the test's hands, not the thing
+tested); the daemons and the settlement consumers on the killed node move. Writes
+bench/results/floor.json. The machine's load is recorded with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from hil.broker import Mosquitto
+from hil.dealer import SimDealer
+from hil.nats import NatsCluster
+from hil.process import DaemonProcess
+from hil.rig import SimRig
+
+RESULTS = Path(__file__).parent / "results" / "floor.json"
+GAME, LAYOUT, DECKS = "tiger-buffalo", "P", 8
+
+
+def pct(samples: list[float], p: float) -> float:
+    s = sorted(samples)
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+@dataclass
+class Arrival:
+    stamp: float
+    dup: bool
+    table: str
+    body: dict[str, Any]
+
+
+@dataclass
+class Settlement:
+    """The consumer group: its member processes, and every result they received."""
+
+    members: int
+    got: list[Arrival] = field(default_factory=list)
+    procs: list[asyncio.subprocess.Process] = field(default_factory=list)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def start(self, ports: list[int], topics: Callable[[int], list[str]]) -> None:
+        for i in range(self.members):
+            rotated = ports[i % len(ports):] + ports[:i % len(ports)]
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bench.settlement", f"settlement-{i}",
+                ",".join(map(str, rotated)), *topics(i), stdout=asyncio.subprocess.PIPE,
+                limit=1 << 22)
+            assert proc.stdout is not None
+            async with asyncio.timeout(60):
+                if await proc.stdout.readline() != b"ready\n":
+                    raise RuntimeError("a settlement consumer did not start")
+            self.procs.append(proc)
+            self.tasks.append(asyncio.create_task(self._read(proc)))
+
+    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdout is not None
+        while line := await proc.stdout.readline():
+            stamp, dup, topic, payload = line.rstrip(b"\n").split(b"\t", 3)
+            self.got.append(Arrival(float(stamp), dup == b"1", topic.decode().split("/")[1],
+                                    json.loads(payload)))
+
+    async def stop(self) -> None:
+        for p in self.procs:
+            with contextlib.suppress(ProcessLookupError):
+                p.kill()
+            await p.wait()
+        for t in self.tasks:
+            t.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+@dataclass
+class FloorTable:
+    index: int
+    rig: SimRig
+    daemon: DaemonProcess
+    dealer: SimDealer | None = None
+    dealt: int = 0
+    stalls: int = 0  # rounds the dealer had to pick up again (a command went unanswered)
+
+    @property
+    def table_id(self) -> str:
+        return self.rig.table_id
+
+    def journal(self) -> Path:
+        return self.rig.work / "journal.db"
+
+    async def deal(self, rounds: int, host: str, port: int) -> None:
+        """Deal ``rounds`` rounds; a round interrupted by the broker (its daemon moving to
+        another node) is picked up again from where the table is, as a dealer would."""
+        self.dealer = SimDealer(host, port, self.rig.base, self.rig.dealer_key,
+                                betting_seconds=0.01, reply_timeout=8.0,
+                                **self._devices())
+        interrupted = False
+        while self.dealt < rounds:
+            try:
+                async with self.dealer.session():
+                    while self.dealt < rounds:
+                        # After an interruption the table may be mid-round: pick it up
+                        # from the state it reports (idle: a fresh round).
+                        async with asyncio.timeout(30):
+                            await (self.dealer.resume_round() if interrupted else
+                                   self.dealer.deal_round())
+                        interrupted = False
+                        self.dealt += 1
+            except (aiomqtt.MqttError, TimeoutError, RuntimeError):
+                interrupted = True
+                self.stalls += 1
+                self.dealer.forget()
+                await asyncio.sleep(0.5)
+
+    def _devices(self) -> dict[str, Any]:
+        devices: dict[str, Any] = dict(self.rig.sims)
+        for name, p in self.rig.ports.items():
+            if name in ("shoe", "tumbler"):
+                devices[f"{name}_port"] = p
+        return devices
+
+
+def journal_results(path: Path) -> tuple[list[tuple[int, float]], int]:
+    """(seq, committed at) of every result, and the number of outbox entries."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        results = [(int(s), float(at)) for s, at in db.execute(
+            "SELECT r.seq, j.at FROM results r JOIN journal j ON j.id = r.journal_id "
+            "ORDER BY r.seq")]
+        # Contract v2: every message is stored once, numbered (msg_seq), in `messages`.
+        outbox = int(db.execute("SELECT count(*) FROM messages").fetchone()[0])
+        return results, outbox
+    finally:
+        db.close()
+
+
+def connections(path: Path) -> list[tuple[float, int]]:
+    """(when, port) of each broker connection the daemon made (its mqtt_connected)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    try:
+        return [(float(at), int(json.loads(body)["port"])) for at, body in db.execute(
+            "SELECT at, body FROM journal WHERE kind='mqtt_connected' ORDER BY id")]
+    finally:
+        db.close()
+
+
+def _same_message(first: Arrival, again: Arrival) -> bool:
+    """Contract v2: a copy sent again is the same stored message (same ``msg_seq``, same
+    bytes), which a consumer de-duplicates without a flag. Under v1 (no ``msg_seq``) only
+    ``replayed`` or the DUP flag say it."""
+    return "msg_seq" in again.body and again.body == first.body
+
+
+def check(tables: list[FloorTable], got: list[Arrival]) -> dict[str, Any]:
+    """Every journalled result received; copies after the first flagged; latencies."""
+    seen: dict[tuple[str, Any, int], Arrival] = {}
+    unflagged = duplicates = 0
+    for a in got:
+        key = (a.table, a.body.get("journal_id"), int(a.body["seq"]))
+        if key in seen:
+            duplicates += 1
+            if not (a.body.get("replayed") or a.dup or _same_message(seen[key], a)):
+                unflagged += 1
+            continue
+        seen[key] = a
+    # Each table here has one journal: its results are looked up by table and seq.
+    first = {(k[0], k[2]): a for k, a in seen.items()}
+    lost = 0
+    lost_keys: list[str] = []
+    outbox = 0
+    expected = 0
+    p50s: list[float] = []
+    p99s: list[float] = []
+    for t in tables:
+        results, n_outbox = journal_results(t.journal())
+        outbox += n_outbox
+        expected += len(results)
+        lat = []
+        for s, at in results:
+            hit = first.get((t.table_id, s))
+            if hit is None:
+                lost += 1
+                lost_keys.append(f"{t.table_id}#{s}")
+                continue
+            lat.append(hit.stamp - at)
+        if lat:
+            p50s.append(statistics.median(lat))
+            p99s.append(pct(lat, 99))
+    return {"results_journalled": expected, "results_received": len(seen),
+            "copies_received": len(got), "duplicates": duplicates,
+            "unflagged_duplicates": unflagged, "lost": lost, "lost_results": lost_keys[:50],
+            "outbox_entries": outbox,
+            # Reconnected at all (to another node, or to the same one back again),
+            # and moved to another node.
+            "tables_reconnected": sum(len(connections(t.journal())) > 1 for t in tables),
+            "tables_moved": sum(len({p for _, p in connections(t.journal())}) > 1
+                                for t in tables),
+            "latency_ms": {
+                "p50_median_of_tables": round(statistics.median(p50s) * 1e3, 2) if p50s else None,
+                "p99_median_of_tables": round(statistics.median(p99s) * 1e3, 2) if p99s else None,
+                "p99_worst_table": round(max(p99s) * 1e3, 2) if p99s else None}}
+
+
+async def start_tables(work: Path, n: int, urls: list[str]) -> list[FloorTable]:
+    tables = []
+    for i in range(n):
+        tw = work / f"t{i:03d}"
+        tw.mkdir()
+        rig = SimRig(tw, GAME, LAYOUT, DECKS, ("127.0.0.1", 0), speed=1000,
+                     table_id=f"floor-{i:03d}")
+        await rig.start()
+        cfg = rig.config()
+        rotated = urls[i % len(urls):] + urls[:i % len(urls)]
+        cfg["broker"] = {"urls": rotated, "allow_plaintext_remote": True}
+        tables.append(FloorTable(i, rig, DaemonProcess(cfg, tw, log_level="WARNING")))
+    for t in tables:
+        t.daemon.start()
+    return tables
+
+
+async def wait_online(tables: list[FloorTable], port: int, timeout: float) -> float:
+    """Until every table's retained status says online; returns the seconds it took."""
+    t0 = time.monotonic()
+    online: set[str] = set()
+    async with aiomqtt.Client("127.0.0.1", port, identifier="floor-watch") as c:
+        await c.subscribe("tables/+/status", qos=0)
+        async with asyncio.timeout(timeout):
+            async for m in c.messages:
+                body = json.loads(bytes(m.payload))
+                if body.get("state") == "online":
+                    online.add(str(m.topic).split("/")[1])
+                if len(online) >= len(tables):
+                    break
+    return time.monotonic() - t0
+
+
+async def kill_mid_run(cluster: NatsCluster, tables: list[FloorTable], total: int,
+                       cpu0: dict[int, float], t0: float, log: Callable[[str], None]
+                       ) -> dict[str, Any]:
+    """When half the rounds are dealt, SIGKILL the node that the most daemons are on
+    (never the first, which the dealers use); restart it five seconds later."""
+    async with asyncio.timeout(600):
+        while sum(t.dealt for t in tables) < total // 2:
+            await asyncio.sleep(0.1)
+    on: dict[int, int] = {}
+    for t in tables:
+        if conns := connections(t.journal()):
+            on[conns[-1][1]] = on.get(conns[-1][1], 0) + 1
+    victim = max(range(1, len(cluster.nodes)),
+                 key=lambda i: on.get(cluster.nodes[i].mqtt_port, 0))
+    pid = cluster.nodes[victim].pid
+    assert pid is not None
+    cpu0.pop(pid, None)  # its CPU until now is lost with it; the others' is counted
+    cluster.kill_node(victim)
+    killed: dict[str, Any] = {"node": cluster.nodes[victim].name,
+                              "at_s": round(time.monotonic() - t0, 1),
+                              "tables_on_it": on.get(cluster.nodes[victim].mqtt_port, 0),
+                              "rounds_dealt_then": sum(t.dealt for t in tables)}
+    log(f"nats: SIGKILLed node {killed['node']} ({killed['tables_on_it']} tables on it) at "
+        f"{killed['at_s']} s ({killed['rounds_dealt_then']} rounds dealt)")
+    await asyncio.sleep(5)
+    cluster.start_node(victim)
+    killed["restarted_at_s"] = round(time.monotonic() - t0, 1)
+    log(f"nats: node {killed['node']} back at {killed['restarted_at_s']} s")
+    return killed
+
+
+def broker_pids(mosquitto: Mosquitto | None, cluster: NatsCluster | None) -> list[int]:
+    if mosquitto is not None and mosquitto.proc is not None:
+        return [mosquitto.proc.pid]
+    return [pid for node in cluster.nodes if (pid := node.pid)] if cluster else []
+
+
+async def start_settlement(settlement: Settlement, kind: str, ports: list[int], n: int
+                           ) -> str:
+    if kind == "mosquitto":
+        await settlement.start(ports, lambda i: ["$share/settlement/tables/+/results"])
+        return "MQTT shared subscription $share/settlement/tables/+/results"
+    members = settlement.members
+    await settlement.start(ports, lambda i: [
+        f"tables/floor-{j:03d}/results" for j in range(n) if j % members == i])
+    return "partitions by table (NATS 2.9 has no MQTT shared subscriptions)"
+
+
+def start_broker(mosquitto: Mosquitto | None, cluster: NatsCluster | None) -> list[int]:
+    """The broker's MQTT ports: one Mosquitto's, or every node's of the cluster."""
+    if mosquitto is not None:
+        mosquitto.start()
+        return [mosquitto.port]
+    assert cluster is not None
+    cluster.start()
+    return [node.mqtt_port for node in cluster.nodes]
+
+
+async def settle(settlement: Settlement, tables: list[FloorTable]) -> None:
+    """Until every journalled result is in (outboxes drained, settlement caught up), or
+    two minutes: what never came is counted as lost."""
+    expected = {(t.table_id, s) for t in tables for s, _ in journal_results(t.journal())[0]}
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(120):
+            while not expected <= {(a.table, int(a.body["seq"])) for a in settlement.got}:
+                await asyncio.sleep(0.2)
+    await asyncio.sleep(1.0)  # late duplicates, if any, are counted too
+
+
+async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
+                kill: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
+    load_before = os.getloadavg()
+    mosquitto = Mosquitto(work) if kind == "mosquitto" else None
+    cluster = NatsCluster(work) if kind == "nats" else None
+    settlement = Settlement(consumers)
+    tables: list[FloorTable] = []
+    out: dict[str, Any] = {"broker": kind, "tables": n, "rounds_per_table": rounds,
+                           "consumers": consumers}
+    try:
+        ports = start_broker(mosquitto, cluster)
+        urls = [f"mqtt://127.0.0.1:{p}" for p in ports]
+        out["sharing"] = await start_settlement(settlement, kind, ports, n)
+        tables = await start_tables(work, n, urls)
+        out["start_s"] = round(await wait_online(tables, ports[0], 60 + 3 * n), 1)
+        log(f"{kind}: {n} tables online in {out['start_s']} s")
+        cpu0 = {pid: cpu_seconds(pid) for pid in broker_pids(mosquitto, cluster)}
+        t0 = time.monotonic()
+        dealing = [asyncio.create_task(t.deal(rounds, "127.0.0.1", ports[0]))
+                   for t in tables]
+        if cluster is not None and kill:
+            out["killed"] = await kill_mid_run(cluster, tables, n * rounds, cpu0, t0, log)
+        try:
+            async with asyncio.timeout(120 + 10 * rounds + 3 * n):
+                await asyncio.gather(*dealing)
+        except TimeoutError:
+            log(f"{kind}: dealing stopped by its time limit: "
+                f"{sum(t.dealt for t in tables)} of {n * rounds} rounds dealt")
+        deal_s = time.monotonic() - t0
+        broker_cpu = sum(cpu_seconds(pid) - c for pid, c in cpu0.items()
+                         if Path(f"/proc/{pid}").exists())
+        broker_kib = sum(peak_kib(pid) for pid in broker_pids(mosquitto, cluster))
+        await settle(settlement, tables)
+        for t in tables:
+            t.daemon.stop()
+        out.update(check(tables, settlement.got))
+        out.update(figures(out, deal_s, broker_cpu, broker_kib, n))
+        out["stalled_rounds"] = sum(t.stalls for t in tables)
+        out["rounds_dealt"] = sum(t.dealt for t in tables)
+        out["load_avg_1m"] = [round(load_before[0], 2), round(os.getloadavg()[0], 2)]
+        return out
+    finally:
+        for t in tables:
+            t.daemon.stop()
+            await t.rig.stop()
+        await settlement.stop()
+        if mosquitto is not None:
+            mosquitto.cleanup()
+        if cluster is not None:
+            cluster.cleanup()
+
+
+def figures(out: dict[str, Any], deal_s: float, broker_cpu: float, broker_kib: int,
+            n: int) -> dict[str, Any]:
+    return {"deal_s": round(deal_s, 1),
+            "messages_per_s": round(out["outbox_entries"] / deal_s, 1),
+            "results_per_s": round(out["results_journalled"] / deal_s, 1),
+            "broker_cpu_s": round(broker_cpu, 2),
+            "broker_cpu_percent_of_a_core": round(100 * broker_cpu / deal_s, 1),
+            "broker_cpu_ms_per_table_per_s": round(1e3 * broker_cpu / deal_s / n, 3),
+            # The figure that scales: broker CPU per message a table publishes (commands,
+            # deliveries to the dealers and settlement, sessions and retained state
+            # included), whatever the dealing pace.
+            "broker_cpu_us_per_message": round(1e6 * broker_cpu / max(out["outbox_entries"],
+                                                                      1), 1),
+            "messages_per_round": round(out["outbox_entries"] /
+                                        max(out["results_journalled"], 1), 1),
+            "broker_peak_rss_mib": round(broker_kib / 1024, 1),
+            "broker_peak_rss_mib_per_table": round(broker_kib / 1024 / n, 2)}
+
+
+def show(r: dict[str, Any]) -> str:
+    lat = r["latency_ms"]
+    kill = f"; node {r['killed']['node']} killed at {r['killed']['at_s']} s" \
+        if "killed" in r else ""
+    return (f"{r['broker']}: {r['tables']} tables x {r['rounds_per_table']} rounds in "
+            f"{r['deal_s']} s{kill}\n"
+            f"  {r['messages_per_s']} messages/s, {r['results_per_s']} results/s; result "
+            f"latency p50 {lat['p50_median_of_tables']} ms, p99 {lat['p99_median_of_tables']}"
+            f" ms (median table), {lat['p99_worst_table']} ms (worst table)\n"
+            f"  broker: {r['broker_cpu_percent_of_a_core']}% of a core "
+            f"({r['broker_cpu_ms_per_table_per_s']} ms CPU/s per table, "
+            f"{r['broker_cpu_us_per_message']} us per message), peak RSS "
+            f"{r['broker_peak_rss_mib']} MiB ({r['broker_peak_rss_mib_per_table']} MiB per "
+            f"table)\n"
+            f"  results: {r['results_journalled']} journalled, {r['results_received']} "
+            f"received, {r['lost']} lost, {r['duplicates']} duplicates "
+            f"({r['unflagged_duplicates']} unflagged); {r['tables_reconnected']} tables "
+            f"reconnected, {r['tables_moved']} to another node; {r['stalled_rounds']} rounds "
+            "picked up again")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tables", type=int, default=50)
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--consumers", type=int, default=3)
+    ap.add_argument("--broker", choices=("mosquitto", "nats", "both"), default="both")
+    ap.add_argument("--no-kill", action="store_true", help="(b) without killing a node")
+    ap.add_argument("--keep", type=Path, help="keep the journals and logs in this directory")
+    args = ap.parse_args()
+    kinds = ("mosquitto", "nats") if args.broker == "both" else (args.broker,)
+    runs = {}
+    for kind in kinds:
+        with tempfile.TemporaryDirectory(prefix=f"tabled-floor-{kind}-") as d:
+            work = Path(d)
+            if args.keep:
+                work = args.keep / kind
+                work.mkdir(parents=True)
+            runs[kind] = asyncio.run(floor(kind, args.tables, args.rounds, args.consumers,
+                                           work, kill=not args.no_kill))
+        print(show(runs[kind]), flush=True)
+    result = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                          "note": "shared with other work: see load_avg_1m per run"},
+              "runs": runs}
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    bad = [k for k, r in runs.items() if r["lost"] or r["unflagged_duplicates"]]
+    if bad:
+        print(f"FAILED: lost or unflagged duplicate results on {', '.join(bad)}")
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
