@@ -13,6 +13,7 @@ means is therefore written once, in the table that writes it.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ class Folded:
         self.kind, self.body, self.round_id, self.at = kind, body, round_id, at
 
 
-class RoundLifecycle:
+class RoundLifecycle(ABC):
     PLAY: ClassVar[str]
     state: str  # set by transitions
 
@@ -102,15 +103,18 @@ class RoundLifecycle:
                     by, args.get("round_id", ""), args.get("reason", ""),
                     args.get("irregularity"))}
 
+    @abstractmethod
     def open_betting(self) -> list[Effect]:
-        raise NotImplementedError
+        """Each game's own: what opening or closing betting means at its table."""
 
+    @abstractmethod
     def close_betting(self) -> list[Effect]:
-        raise NotImplementedError
+        """Each game's own: what opening or closing betting means at its table."""
 
+    @abstractmethod
     def void_round(self, reason: str, by: str,
                    code: str = "unresolved_irregularity") -> list[Effect]:
-        raise NotImplementedError
+        """Each game's own: the Pit voids the round in play under ``code``'s clause."""
 
     def device_ready(self, device: str) -> list[Any]:
         return []

@@ -14,14 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shutil
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import aiomqtt
 import paho.mqtt.client as paho
-import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from daemon.mqtt.publisher import BrokerSettings, Publisher
@@ -238,7 +236,6 @@ async def test_a_dead_first_node_at_start_is_passed_over_and_failover_wraps_arou
         b.cleanup()
 
 
-@pytest.mark.skipif(shutil.which("nats-server") is None, reason="nats-server not installed")
 async def test_failover_within_a_nats_cluster_loses_nothing(tmp_path: Path) -> None:
     cluster = NatsCluster(tmp_path)
     cluster.start()

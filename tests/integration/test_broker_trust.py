@@ -34,9 +34,6 @@ ROOT = Path(__file__).resolve().parents[2]
 USERS = {"ts-1": "pw-ts-1", "ts-2": "pw-ts-2", "pit-supervisor-1": "pw-sup",
          "settlement": "pw-settle"}
 
-pytestmark = pytest.mark.skipif(shutil.which("mosquitto_passwd") is None,
-                                reason="mosquitto_passwd is not installed")
-
 
 @contextlib.asynccontextmanager
 async def secured_broker(work: Path) -> AsyncIterator[tuple[Mosquitto, Pki, Path]]:

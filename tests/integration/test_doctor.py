@@ -284,7 +284,6 @@ async def tls_table(table: Table, tmp_path: Path) -> AsyncIterator[tuple[Table, 
         yield table, pki
 
 
-@pytest.mark.skipif(shutil.which("mosquitto_passwd") is None, reason="needs mosquitto_passwd")
 async def test_broker_with_tls_and_credentials(tls_table: tuple[Table, Pki]) -> None:
     table, _ = tls_table
     rc, lines = await doctor(table)

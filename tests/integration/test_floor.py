@@ -6,10 +6,7 @@ the first is flagged. TABLED_SOAK=1 runs more tables and rounds; the full run is
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
-
-import pytest
 
 from bench.floor import floor
 from tests.reliability.harness import scale
@@ -27,7 +24,6 @@ async def test_floor_through_one_mosquitto_with_shared_subscription(tmp_path: Pa
     assert r["lost"] == 0 and r["unflagged_duplicates"] == 0, r
 
 
-@pytest.mark.skipif(shutil.which("nats-server") is None, reason="nats-server not installed")
 async def test_floor_through_a_nats_cluster_losing_a_node_mid_run(tmp_path: Path) -> None:
     tables, rounds = scale(3, 20), scale(6, 10)
     r = await floor("nats", tables, rounds, 2, tmp_path, kill=True, log=_log)

@@ -6,20 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 from pathlib import Path
 
 import aiomqtt
-import pytest
 from paho.mqtt.reasoncodes import ReasonCode
 
 from hil.nats import NatsCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "systemd" / "nats" / "authorization.conf.example"
-
-pytestmark = pytest.mark.skipif(shutil.which("nats-server") is None,
-                                reason="nats-server not installed")
 
 
 def granted(codes: tuple[int, ...] | list[ReasonCode]) -> bool:

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
-import pytest
 
 from daemon.authority import sign_command
 from hil.broker import Mosquitto
@@ -38,9 +37,6 @@ ROOT = Path(__file__).resolve().parents[2]
 USERS = {TABLE_ID: "pw-table", "pit-supervisor-1": "pw-sup", "settlement": "pw-settle",
          "display": "pw-display"}
 BASE = f"tables/{TABLE_ID}"
-
-pytestmark = pytest.mark.skipif(shutil.which("mosquitto_passwd") is None,
-                                reason="mosquitto_passwd is not installed")
 
 
 TLS = ("cafile", "certfile", "keyfile", "tls_version", "require_certificate",
