@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import shutil
+import subprocess
 from pathlib import Path
 
 from cryptography import x509
@@ -55,3 +57,17 @@ class Pki:
                                                serialization.PrivateFormat.PKCS8,
                                                serialization.NoEncryption()))
         return cert_file, key_file
+
+
+def broker_access_files(files: Path, users: dict[str, str]) -> tuple[Path, Path]:
+    """A Mosquitto password file for ``users`` and the shipped ACL example, in ``files``,
+    readable by the mosquitto user (it drops root before reading them): (passwd, acl)."""
+    passwd, acl = files / "passwd", files / "acl"
+    for i, (user, password) in enumerate(users.items()):
+        subprocess.run(["mosquitto_passwd", *(["-c"] if i == 0 else []), "-b", str(passwd),
+                        user, password], check=True, capture_output=True)
+    shutil.copy(Path(__file__).resolve().parents[1] / "systemd" / "mosquitto" / "acl.example",
+                acl)
+    for f in files.iterdir():
+        f.chmod(0o644)
+    return passwd, acl

@@ -14,7 +14,6 @@ import contextlib
 import json
 import shutil
 import ssl
-import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -28,7 +27,7 @@ from daemon.service import TableService
 from daemon.signing import SignatureError
 from hil.broker import Mosquitto
 from tests.keys import STRANGER_KEY, TABLE_KEYRING, commands, signed, signing
-from tests.pki import Pki
+from tests.pki import Pki, broker_access_files
 
 ROOT = Path(__file__).resolve().parents[2]
 USERS = {"ts-1": "pw-ts-1", "ts-2": "pw-ts-2", "pit-supervisor-1": "pw-sup",
@@ -44,17 +43,11 @@ async def secured_broker(work: Path) -> AsyncIterator[tuple[Mosquitto, Pki, Path
     server_cert, server_key = pki.issue("broker", server=True)
     for user in USERS:
         pki.issue(user)
-    passwd = files / "passwd"
-    for i, (user, password) in enumerate(USERS.items()):
-        subprocess.run(["mosquitto_passwd", *(["-c"] if i == 0 else []), "-b", str(passwd),
-                        user, password], check=True, capture_output=True)
-    shutil.copy(ROOT / "systemd" / "mosquitto" / "acl.example", files / "acl")
-    for f in files.iterdir():
-        f.chmod(0o644)
+    passwd, acl = broker_access_files(files, USERS)
     broker = Mosquitto(work, anonymous=False, extra_conf=(
         f"cafile {pki.ca_file}\ncertfile {server_cert}\nkeyfile {server_key}\n"
         "require_certificate true\nuse_identity_as_username false\n"
-        f"password_file {passwd}\nacl_file {files / 'acl'}\n"))
+        f"password_file {passwd}\nacl_file {acl}\n"))
     broker.start()
     try:
         yield broker, pki, files

@@ -17,7 +17,6 @@ import contextlib
 import json
 import shutil
 import sqlite3
-import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
@@ -32,6 +31,7 @@ from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.process import DaemonProcess
 from hil.rig import TABLE_ID, SimRig
+from tests.pki import broker_access_files
 
 ROOT = Path(__file__).resolve().parents[2]
 USERS = {TABLE_ID: "pw-table", "pit-supervisor-1": "pw-sup", "settlement": "pw-settle",
@@ -62,15 +62,9 @@ def shipped_settings(port: int, passwd: Path, acl: Path) -> str:
 def shipped_broker(work: Path) -> Any:
     files = Path(tempfile.mkdtemp(prefix="tabled-acl-"))  # mosquitto drops root: readable
     files.chmod(0o755)
-    passwd = files / "passwd"
-    for i, (user, password) in enumerate(USERS.items()):
-        subprocess.run(["mosquitto_passwd", *(["-c"] if i == 0 else []), "-b", str(passwd),
-                        user, password], check=True, capture_output=True)
-    shutil.copy(ROOT / "systemd" / "mosquitto" / "acl.example", files / "acl")
-    for f in files.iterdir():
-        f.chmod(0o644)
+    passwd, acl = broker_access_files(files, USERS)
     broker = Mosquitto(work, anonymous=False)
-    broker.conf.write_text(shipped_settings(broker.port, passwd, files / "acl"),
+    broker.conf.write_text(shipped_settings(broker.port, passwd, acl),
                            encoding="utf-8")
     broker.start()
     try:
