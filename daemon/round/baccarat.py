@@ -778,6 +778,60 @@ class BaccaratTable(RoundLifecycle):
                                       f"the shoe ran out after {msg.draw_no} cards"))
         return out + self._end_shoe("the shoe is empty")
 
+    # -- technical interruption (RWS 5.4, MBS 5.17) --------------------------------------
+
+    def technical_interruption(self) -> list[Effect]:
+        """The round open at a restart: if any available bet is already decided by the
+        cards dealt (decided.py), an outcome is established and play continues (RWS 5.4.1,
+        MBS 5.17.2). If not, RWS voids the round (5.4.2); MBS offers players the withdrawal
+        of their wagers and the round is concluded (5.17.1), so play continues with that
+        offer announced."""
+        rnd = self.round
+        if rnd is None:
+            return []
+        decided = decided_bets(self.game, self.layout, rnd.cards)
+        established = self.game.irregularity("technical_interruption_outcome_established")
+        none_yet = self.game.irregularity("technical_interruption_no_outcome")
+        if decided:
+            detail = (f"restarted with {len(rnd.cards)} card(s) dealt; decided: "
+                      + ", ".join(f"{b} {r.value}" for b, r in sorted(decided.items())))
+            return self._continue_after_interruption(established.clause, established.code,
+                                                     detail)
+        detail = f"restarted with {len(rnd.cards)} card(s) dealt; no bet decided yet"
+        if self.game.id == "tiger-baccarat":  # MBS 5.17.1: withdrawal offered, concluded
+            return self._continue_after_interruption(
+                none_yet.clause, none_yet.code,
+                detail + "; players may withdraw all their wagers")
+        return self._void(Finding(none_yet, detail))
+
+    def _continue_after_interruption(self, clause: str, code: str,
+                                     detail: str) -> list[Effect]:
+        """Play continues; every obligation open at the interruption is kept: a held
+        result stays held; an insurance window is offered again with its offers (IP 5.3)."""
+        rnd = self.round
+        assert rnd is not None
+        rid = rnd.round_id
+        out: list[Effect] = [Alert(code, clause, detail, rid),
+                             self._rec("technical_interruption", {
+                                 "clause": clause, "decision": "continue", "detail": detail},
+                                 rid)]
+        if rnd.closed_at is None:
+            return out  # betting was still open: it stays open
+        if rnd.held is not None:  # the Pit still owes its word: the hold is announced again
+            return out + self.hold_again()
+        d = deal(rnd.cards)
+        if d.complete:  # killed between the last card and its result: settle, or hold (D17)
+            return out + self._settle_or_hold()
+        if self.insurance_window is not None:
+            # IP 5.3: the window was open when the table stopped; its offers stand again,
+            # and the Dealer closes it as before (D15).
+            window, offers = self.insurance_window, self.insurance_offers
+            return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False)),
+                    self._rec("insurance_offered", {"window": window, "offers": offers},
+                              rid)]
+        return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False)),
+                self._rec("next_card", {"needed": d.next_card.value}, rid)]
+
     # -- internals --------------------------------------------------------------------
 
     def _context(self) -> RoundContext:

@@ -143,6 +143,12 @@ class RoundLifecycle(ABC):
         for r in records:
             self.fold(Folded(r.kind, r.body, r.round_id, r.at))
 
+    @abstractmethod
+    def technical_interruption(self) -> list[Effect]:
+        """Each game's own clause for the round open when the table stopped (RWS 5.4,
+        MBS 5.17, Tai Sai 5.4), decided from the folded state after ``replay``; no round
+        open: nothing. Called by recovery.restore only."""
+
     def _rec(self, kind: str, body: dict[str, Any] | None = None,
              round_id: str | None = None) -> Record:
         """A record this table decided on, folded now as a restart will fold it."""

@@ -250,6 +250,25 @@ class TaiSaiTable(RoundLifecycle):
                              DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
         return out + [Alert("dice_watch", "", t.detail, rid) for t in self.watch.check()]
 
+    # -- technical interruption (Tai Sai 5.4) --------------------------------------------
+
+    def technical_interruption(self) -> list[Effect]:
+        """Tai Sai 5.4: the outcome is established once the dice rest (5.4.1); before
+        that, the round is void (5.4.2)."""
+        rnd = self.round
+        if rnd is None:
+            return []
+        if self.throw is None or rnd.closed_at is None:
+            return self._void("technical_interruption_no_outcome",
+                              "restarted before the dice came to rest")
+        again = self.judge_throw()
+        if not all(1 <= int(d) <= 6 for d in self.throw["dice"]):
+            return again  # at rest but unread: no outcome here; the Pit decides (5.14)
+        established = self.game.irregularity("technical_interruption_outcome_established")
+        return [Alert(established.code, established.clause,
+                      "restarted after the dice came to rest: settling", rnd.round_id),
+                *again]
+
     # -- internals --------------------------------------------------------------------
 
     def _context(self) -> RoundContext:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from daemon.games import get_game
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, Effect, Record, RoundResult
+from daemon.round.lifecycle import RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal
@@ -281,3 +283,42 @@ def test_mbs_6_1_a_held_lost_read_stays_held_after_a_restart(tmp_path: Path) -> 
     h.draw(2)
     [result] = [r for r in h.journal.records() if r.kind == "result"]
     assert result.body["winner"] == "tie"
+
+
+class _WheelTable(RoundLifecycle):
+    """A table of a kind recovery.py has never heard of, with its own 5.4 clause."""
+
+    PLAY = "spinning"
+
+    def open_betting(self) -> list[Effect]:
+        return [self._begin()]
+
+    def close_betting(self) -> list[Effect]:
+        return [self._close()]
+
+    def void_round(self, reason: str, by: str,
+                   code: str = "unresolved_irregularity") -> list[Effect]:
+        return []
+
+    def technical_interruption(self) -> list[Effect]:
+        rnd = self.round
+        return [] if rnd is None else [
+            Alert("technical_interruption_no_outcome", "5.4.2",
+                  f"{rnd.round_id} was {self.state}", rnd.round_id)]
+
+
+def test_restore_asks_the_table_for_its_clause_never_its_class(tmp_path: Path) -> None:
+    """restore() dispatched on isinstance(TaiSaiTable/BaccaratTable): any other table
+    failed an assert. It folds the journal, then asks the table itself."""
+    game = get_game("tai-sai-open-cover")
+    journal = Journal(tmp_path / "j.db")
+    table = _WheelTable("w-1", game, "E", lambda: 1_764_000_000.0, lambda: "r7")
+    journal_effects(journal, table.open_betting() + table.close_betting())
+    fresh = _WheelTable("w-1", game, "E", lambda: 1_764_000_000.0, lambda: "r8")
+    assert restore(fresh, journal.records()) == [
+        Alert("technical_interruption_no_outcome", "5.4.2", "r7 was spinning", "r7")]
+    with pytest.raises(TypeError, match="technical_interruption"):
+        type("NoClause", (RoundLifecycle,), {  # a table without its own clause is not one
+            "PLAY": "x", "open_betting": _WheelTable.open_betting,
+            "close_betting": _WheelTable.close_betting,
+            "void_round": _WheelTable.void_round})("t", game, "E", time.time, str)
