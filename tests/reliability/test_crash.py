@@ -19,55 +19,63 @@ import sqlite3
 import time
 from pathlib import Path
 
-from tests.reliability.harness import scale, sim_table
+import pytest
+
+from tests.reliability.harness import Table, scale, sim_table
 
 INTERRUPTION = {"5.4.1", "5.4.2"}
+RESULTS = scale(30, 220)  # results to reach, through...
+KILLS = scale(10, 80)  # ...this many SIGKILLs
+# The whole test's bound: a stall fails with what it reached, not a CI timeout. Generous:
+# under load a restart alone (a new Python process) can take seconds.
+BOUND = scale(300, 1800)
+RECORDS_BETWEEN_KILLS = (1, 45)  # a round journals about 15 records: kills land anywhere
 
 
+def journal_records(path: Path) -> int:
+    """How many records the journal holds now (0 before the daemon has made it)."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)  # never create it
+    except sqlite3.Error:
+        return 0
+    try:
+        return int(db.execute("SELECT count(*) FROM journal").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+    finally:
+        db.close()
+
+
+@pytest.mark.soak
 async def test_sigkill_at_random_points(tmp_path: Path) -> None:
-    target = scale(30, 220)
+    """Kills are spaced by the journal's progress, not by the clock: after each (re)start
+    the daemon journals a random 1-45 records, then a short random pause lands the kill
+    between or inside writes. On a loaded machine a clock-spaced killer could kill each
+    restart before it did anything, and the test never ended."""
     rng = random.Random(2026)
     kills = 0
+    journal = tmp_path / "journal.db"
     async with sim_table(tmp_path, speed=100) as t:
-        dealer = t.rig.dealer(reply_timeout=3.0, betting_seconds=0.01)
-        stop = asyncio.Event()
-
-        async def killer() -> None:
-            nonlocal kills
-            while not stop.is_set():
-                await asyncio.sleep(rng.uniform(0.3, 1.5))
-                if stop.is_set():
-                    return
-                t.daemon.kill()
-                kills += 1
-                await asyncio.sleep(rng.uniform(0.0, 0.3))
-                t.daemon.start()
-
         started = time.monotonic()
-        async with dealer.session():
-            chaos = asyncio.create_task(killer())
-            while len(t.results_by_seq()) < target:
-                try:
-                    async with asyncio.timeout(15):
-                        await dealer.resume_round()
-                except (TimeoutError, RuntimeError):
-                    dealer.forget()  # the daemon died under us: pick up where it is
-            stop.set()
-            await chaos
-            # Let the last restart settle and drain.
-            await t.observer.until(t.daemon.running)
-            with contextlib.suppress(TimeoutError, RuntimeError):
-                async with asyncio.timeout(20):
-                    await dealer.resume_round()
+        try:
+            async with asyncio.timeout(BOUND):
+                kills = await play_through_kills(t, rng, journal)
+                records = t.journal_results()
+                while not set(t.results_by_seq()) >= {s for s, _ in records}:
+                    await asyncio.sleep(0.05)  # every result recorded is published
+        except TimeoutError:
+            pytest.fail(f"crash suite: not done within {BOUND}s: {len(t.results_by_seq())} "
+                        f"of {RESULTS} results published, {t.daemon.starts - 1} of {KILLS} "
+                        f"kills, {journal_records(journal)} journal records; daemon log "
+                        f"tail:\n{t.daemon.log()[-2000:]}")
         elapsed = time.monotonic() - started
-        journal = t.journal_results()
-        await t.observer.until(lambda: set(t.results_by_seq()) >= {s for s, _ in journal})
 
+    assert kills == KILLS
     published = t.results_by_seq()
-    seqs = [s for s, _ in journal]
+    seqs = [s for s, _ in records]
     assert seqs == list(range(1, len(seqs) + 1)), "seq has a gap in the journal"
     assert sorted(published) == seqs, "a recorded result was not published"
-    ids = [rid for _, rid in journal]
+    ids = [rid for _, rid in records]
     assert len(ids) == len(set(ids)), "two results for one round"
     for r in published.values():
         t.rig.keyring.verify(r)
@@ -90,6 +98,7 @@ async def test_sigkill_at_random_points(tmp_path: Path) -> None:
     for kind, rid, body in rows:
         if rid in interrupted and kind == "alert" and body["clause"] in INTERRUPTION:
             resolutions.setdefault(rid, set()).add(body["clause"])
+    assert interrupted, f"none of {kills} kills fell inside a round"
     unresolved = [rid for rid in interrupted if rid not in resolutions]
     assert not unresolved, f"interrupted rounds without a 5.4 resolution: {unresolved}"
     voids = {r["round_id"]: r["void_reason"]["clause"] for r in published.values()
@@ -103,3 +112,43 @@ async def test_sigkill_at_random_points(tmp_path: Path) -> None:
           f"{sum('5.4.2' in c for c in resolutions.values())} void (5.4.2); "
           f"{len(voids)} void results in all; duplicates delivered: "
           f"{len(t.observer.of('results')) - len(published)}")
+
+
+async def play_through_kills(t: Table, rng: random.Random, journal: Path) -> int:
+    """A dealer plays on while the daemon is SIGKILLed ``KILLS`` times and restarted as
+    systemd would restart it, until ``RESULTS`` results are published and the last round
+    has drained; returns the number of kills."""
+    dealer = t.rig.dealer(reply_timeout=3.0, betting_seconds=0.01)
+    kills = 0
+
+    async def killer() -> None:
+        nonlocal kills
+        while kills < KILLS:
+            mark = journal_records(journal)
+            wanted = rng.randint(*RECORDS_BETWEEN_KILLS)
+            while journal_records(journal) < mark + wanted:  # progress, however slow
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(rng.uniform(0.0, 0.05))
+            t.daemon.kill()
+            kills += 1
+            await asyncio.sleep(rng.uniform(0.0, 0.3))  # systemd's RestartSec, roughly
+            t.daemon.start()
+
+    async with dealer.session():
+        chaos = asyncio.create_task(killer())
+        try:
+            while len(t.results_by_seq()) < RESULTS or not chaos.done():
+                try:
+                    async with asyncio.timeout(15):
+                        await dealer.resume_round()
+                except (TimeoutError, RuntimeError):
+                    dealer.forget()  # the daemon died under us: pick up where it is
+            await chaos
+        finally:
+            chaos.cancel()
+        # Let the last restart settle and drain.
+        await t.observer.until(t.daemon.running)
+        with contextlib.suppress(TimeoutError, RuntimeError):
+            async with asyncio.timeout(20):
+                await dealer.resume_round()
+    return kills
