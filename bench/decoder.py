@@ -10,12 +10,11 @@ bench/results/decoder.json.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 
+from bench.figures import save
 from firmware_protocols import shoe
 from firmware_protocols.endpoint import Endpoint
 from firmware_protocols.framing import Decoder, Frame, Kind
@@ -84,10 +83,7 @@ def main() -> None:
                      "ratio_to_115200_baud": round(bps / LINE_BYTES_PER_S, 1)})
         print(f"{name:<51} {fps:>10,.0f} frames/s {bps:>12,.0f} B/s "
               f"= {bps / LINE_BYTES_PER_S:6.1f} x line rate (median of {args.repeat})")
-    out = Path(__file__).parent / "results" / "decoder.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {out}")
+    save("decoder", rows)
 
 
 if __name__ == "__main__":

@@ -16,12 +16,11 @@ writes bench/results/delivery.json.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from bench.figures import save
 from firmware_protocols import shoe
 from firmware_protocols.framing import Decoder, Frame
 from firmware_protocols.link import Delivered, Link, LinkFailed, LinkState
@@ -145,9 +144,7 @@ def main() -> None:
                   f"{total['delivered']:>6}/{total['sent']:<7} "
                   f"{total['duplicates']:>5} {total['wrong']:>5} {total['failures']:>8} "
                   f"{median:>10.1f} {p99:>9.1f}")
-    out = Path(__file__).parent / "results" / "delivery.json"
-    out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {out}")
+    save("delivery", rows)
 
 
 if __name__ == "__main__":

@@ -15,14 +15,13 @@ can be seen at work. Writes bench/results/dice_watch.json.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
+from bench.figures import percentile, save
 from daemon.games.dice_watch import (
     DEFAULT_FALSE_ALARM_RATE,
     DEFAULT_WINDOW,
@@ -53,11 +52,6 @@ def _throws_to_detect(settings: DiceWatchSettings, rng: random.Random, *, shuffl
     return None, None
 
 
-def _percentile(xs: list[int], q: float) -> int:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
-
-
 def _detection(settings: DiceWatchSettings, runs: int, limit: int, seed: int,
                shuffled: bool) -> dict[str, Any]:
     rng = random.Random(seed)
@@ -72,8 +66,8 @@ def _detection(settings: DiceWatchSettings, runs: int, limit: int, seed: int,
                            "limit": limit, "detected": len(found),
                            "first_check": dict(first.most_common())}
     if found:
-        row |= {"median": statistics.median(found), "p10": _percentile(found, 0.1),
-                "p90": _percentile(found, 0.9)}
+        row |= {"median": statistics.median(found), "p10": percentile(found, 10),
+                "p90": percentile(found, 90)}
     return row
 
 
@@ -119,14 +113,10 @@ def main() -> None:
     for f in fair:
         print(f"  fair dice, rate {f['rate']:g}: {f['alerts']} alert(s) in {f['throws']} "
               f"throws (bound {f['bound']:g}); {f['us_per_throw']} us per throw")
-    out = Path(__file__).parent / "results" / "dice_watch.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"window": settings.window,
-                               "false_alarm_rate": settings.false_alarm_rate,
-                               "loaded": {"face": LOADED_FACE, "p": LOADED_P},
-                               "detection": rows, "fair": fair}, indent=2) + "\n",
-                   encoding="utf-8")
-    print(f"wrote {out}")
+    save("dice_watch", {"window": settings.window,
+                        "false_alarm_rate": settings.false_alarm_rate,
+                        "loaded": {"face": LOADED_FACE, "p": LOADED_P},
+                        "detection": rows, "fair": fair})
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ import paho.mqtt.client as paho
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.enums import CallbackAPIVersion
 
+from bench.figures import percentile, save
 from daemon.games.baccarat import deal
 from daemon.games.cards import parse_card
 from daemon.mqtt.publisher import BrokerSettings, Publisher
@@ -58,18 +59,12 @@ from hil.ports import PtyPort
 from hil.process import DaemonProcess
 from hil.rig import SimRig
 
-RESULTS = Path(__file__).parent / "results" / "end_to_end.json"
 BAUD = 115200
-
-
-def pct(samples: list[float], p: float) -> float:
-    s = sorted(samples)
-    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
 
 
 def summary(samples: list[float]) -> dict[str, float]:
     return {"n": len(samples), "p50_ms": round(statistics.median(samples) * 1e3, 3),
-            "p99_ms": round(pct(samples, 99) * 1e3, 3)}
+            "p99_ms": round(percentile(samples, 99) * 1e3, 3)}
 
 
 class Subscriber:
@@ -379,7 +374,6 @@ def main() -> None:
     out = asyncio.run(run(args.rounds, args.idle))
     out["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(),
                       "kernel": platform.release()}
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     lat = out["latency"]
     print(f"READY after {out['ready_s']} s")
     print(f"throughput: {out['throughput']['rounds_per_s']} rounds/s at full speed "
@@ -400,7 +394,7 @@ def main() -> None:
           f"{st['payload_bytes_per_round']} B published, {st['record_bytes_per_round']} B "
           f"of records, {st['file_bytes_per_round']} B of journal file "
           f"(over {st['rounds']} rounds)")
-    print(f"wrote {RESULTS}")
+    save("end_to_end", out)
 
 
 if __name__ == "__main__":

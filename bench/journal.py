@@ -8,18 +8,13 @@ transaction. Prints p50/p99; writes bench/results/journal.json.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
+from bench.figures import percentile, save
 from daemon.store.journal import Journal, Publish
-
-
-def _percentile(samples: list[float], p: float) -> float:
-    s = sorted(samples)
-    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
 
 
 def main() -> None:
@@ -40,15 +35,12 @@ def main() -> None:
                              publish=(Publish("t/events", {"n": n}),))
                 samples.append((time.perf_counter() - t0) * 1000)
             row = {"case": name, "n": args.n, "p50_ms": round(statistics.median(samples), 3),
-                   "p99_ms": round(_percentile(samples, 99), 3)}
+                   "p99_ms": round(percentile(samples, 99), 3)}
             rows.append(row)
             print(f"{name:<24} p50 {row['p50_ms']:.3f} ms  p99 {row['p99_ms']:.3f} ms  "
                   f"(n={args.n})")
         j.close()
-    out = Path(__file__).parent / "results" / "journal.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {out}")
+    save("journal", rows)
 
 
 if __name__ == "__main__":

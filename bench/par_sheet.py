@@ -7,11 +7,10 @@ Prints medians (this machine is noisy) and writes bench/results/par_sheet.json.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
-from pathlib import Path
 
+from bench.figures import save
 from daemon.games import get_game
 from daemon.games.par_sheet import coup_weights, par_sheet
 
@@ -40,10 +39,7 @@ def main() -> None:
                          "max_s": round(max(samples), 4), "repeat": args.repeat})
             print(f"{game_id:<30} {layout} decks={decks!s:<4} median {med:7.3f} s "
                   f"(min {min(samples):.3f}, max {max(samples):.3f}, n={args.repeat})")
-    out = Path(__file__).parent / "results" / "par_sheet.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {out}")
+    save("par_sheet", rows)
 
 
 if __name__ == "__main__":

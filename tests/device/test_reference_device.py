@@ -23,6 +23,7 @@ from hil.broker import Mosquitto
 from hil.process import DaemonProcess
 from hil.rig import SimRig
 from tests.reliability.harness import Observer
+from tests.wait import until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,12 +68,6 @@ class CDevice:
     async def saw(self, prefix: str, count: int = 1, timeout: float = 20) -> None:
         await until(lambda: sum(line.startswith(prefix) for line in self.lines) >= count,
                     timeout)
-
-
-async def until(cond: Callable[[], bool], timeout: float = 20) -> None:
-    async with asyncio.timeout(timeout):
-        while not cond():
-            await asyncio.sleep(0.02)
 
 
 @contextlib.asynccontextmanager

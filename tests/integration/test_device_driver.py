@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -22,12 +22,7 @@ from hil.ports import PtyPort, TcpPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
 from hil.usb_backend import sim_backend
-
-
-async def until(cond: Callable[[], bool], timeout: float = 10) -> None:
-    async with asyncio.timeout(timeout):
-        while not cond():
-            await asyncio.sleep(0.02)
+from tests.wait import until
 
 
 @contextlib.asynccontextmanager

@@ -24,7 +24,8 @@ from hil.ports import PtyPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
 from hil.tumbler import TumblerSim
-from tests.integration.test_device_driver import running, until
+from tests.integration.test_device_driver import running
+from tests.wait import until
 
 WIRE_MAX = {"u8": 0xFF, "u16": 0xFFFF, "u32": 0xFFFF_FFFF, "u8[3]": 0xFF, "u8[52]": 0xFF,
             "u16[3]": 0xFFFF}

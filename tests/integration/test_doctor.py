@@ -33,6 +33,7 @@ from daemon.service import DEVICES
 from daemon.signing import private_key_pem, public_key_text
 from firmware_protocols.framing import PROTOCOL_VERSION
 from hil.broker import Mosquitto, free_port
+from hil.device import SimDevice
 from hil.ports import PtyPort
 from hil.shoe import ShoeSim
 from hil.tumbler import TumblerSim
@@ -85,12 +86,14 @@ async def doctor(table: Table) -> tuple[int, dict[str, str]]:
     return proc.returncode, lines
 
 
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Mosquitto]:
-    b = Mosquitto(tmp_path)
-    b.start()
-    yield b
-    b.cleanup()
+async def doctor_with(table: Table, device: SimDevice) -> tuple[int, dict[str, str]]:
+    """``doctor``, with ``device`` behind the table's tumbler port while it runs."""
+    port = PtyPort(device, link=table.tumbler)
+    await port.start()
+    try:
+        return await doctor(table)
+    finally:
+        await port.stop()
 
 
 @pytest.fixture
@@ -155,12 +158,7 @@ async def test_a_device_node_the_service_user_cannot_open(tmp_path: Path) -> Non
 
 async def test_the_wrong_device_on_the_port(tmp_path: Path, broker: Mosquitto) -> None:
     table = Table(tmp_path, broker.port)
-    port = PtyPort(ShoeSim(), link=table.tumbler)  # a shoe where the tumbler should be
-    await port.start()
-    try:
-        rc, lines = await doctor(table)
-    finally:
-        await port.stop()
+    rc, lines = await doctor_with(table, ShoeSim())  # a shoe where the tumbler should be
     assert rc == 2
     assert "is a shoe, not a tumbler" in lines["device tumbler"], lines
     assert lines["device tumbler node"].startswith("OK")
@@ -169,12 +167,7 @@ async def test_the_wrong_device_on_the_port(tmp_path: Path, broker: Mosquitto) -
 async def test_a_device_speaking_another_protocol_version(tmp_path: Path, broker: Mosquitto
                                                           ) -> None:
     table = Table(tmp_path, broker.port)
-    port = PtyPort(TumblerSim(protocol_version=PROTOCOL_VERSION + 1), link=table.tumbler)
-    await port.start()
-    try:
-        rc, lines = await doctor(table)
-    finally:
-        await port.stop()
+    rc, lines = await doctor_with(table, TumblerSim(protocol_version=PROTOCOL_VERSION + 1))
     assert rc == 2
     assert f"speaks protocol version {PROTOCOL_VERSION + 1}" in lines["device tumbler"]
     assert "update its firmware" in lines["device tumbler"]

@@ -17,7 +17,8 @@ from daemon.config import parse_config
 from daemon.service import TableService
 from daemon.store.identity import JournalIdentityError
 from daemon.store.journal import Journal
-from tests.keys import TABLE_KEY_FILE, commands, signing
+from hil.process import to_toml
+from tests.keys import commands, signing
 
 
 def config(tmp_path: Path, accept: str | None = None) -> dict[str, Any]:
@@ -113,23 +114,7 @@ async def test_tabled_run_exits_2_with_the_reason(tmp_path: Path) -> None:
     s.journal.close()
     (tmp_path / "journal.db").unlink()
     cfg = tmp_path / "table.toml"
-    cfg.write_text(f"""
-[table]
-id = "t1"
-game = "tiger-buffalo"
-layout = "P"
-decks = 8
-[devices]
-shoe = "socket://127.0.0.1:9"
-shuffler = "socket://127.0.0.1:9"
-[devices.serials]
-shoe = "SH0001"
-shuffler = "SF0001"
-[journal]
-path = "{tmp_path / 'journal.db'}"
-[signing]
-key_file = "{TABLE_KEY_FILE}"
-""", encoding="utf-8")
+    cfg.write_text(to_toml(config(tmp_path)), encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "daemon", "run", "--config", str(cfg)],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2

@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ import pytest
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.store.journal import Journal
 from hil.broker import Mosquitto
+from tests.wait import until
 
 TOPIC = "tables/t1"
 
@@ -84,12 +85,6 @@ def make_publisher(journal: Journal, port: int) -> Publisher:
 
 def result(n: int) -> dict[str, Any]:
     return {"status": "valid", "n": n}
-
-
-async def until(cond: Callable[[], bool], timeout: float = 15) -> None:
-    async with asyncio.timeout(timeout):
-        while not cond():
-            await asyncio.sleep(0.02)
 
 
 async def test_results_are_delivered_in_order_once_acknowledged(tmp_path: Path, broker: Mosquitto,

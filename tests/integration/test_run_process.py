@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,7 @@ from hil.ports import PtyPort, TcpPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
 from tests.keys import STRANGER_KEY, SUPERVISOR_KEY, TABLE_KEY_FILE, TABLE_KEYRING, signed
-
-
-async def until(cond: Callable[[], bool], timeout: float = 20) -> None:
-    async with asyncio.timeout(timeout):
-        while not cond():
-            await asyncio.sleep(0.05)
+from tests.wait import until
 
 
 async def test_tabled_run_process(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from hil.dealer import SimDealer
 from hil.process import DaemonProcess
 from hil.rig import TABLE_ID, SimRig
 from tests.pki import broker_access_files
+from tests.wait import until
 
 ROOT = Path(__file__).resolve().parents[2]
 USERS = {TABLE_ID: "pw-table", "pit-supervisor-1": "pw-sup", "settlement": "pw-settle",
@@ -97,9 +98,7 @@ class Inbox:
         return [json.loads(raw) for t, raw in self.items if t == f"{BASE}/{topic}"]
 
     async def until(self, cond: Callable[[], bool], timeout: float = 20) -> None:
-        async with asyncio.timeout(timeout):
-            while not cond():
-                await asyncio.sleep(0.05)
+        await until(cond, timeout)
 
 
 @dataclass

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +35,6 @@ class Screen:
     def wait_for(self, *wanted: str, timeout: float = 30) -> str:
         self.term.wait_for(lambda _: all(w in self.text for w in wanted), timeout)
         return self.text
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Mosquitto]:
-    b = Mosquitto(tmp_path)
-    b.start()
-    yield b
-    b.cleanup()
 
 
 def _publish(b: Mosquitto, topic: str, body: dict[str, Any] | str, *,

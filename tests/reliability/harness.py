@@ -9,7 +9,7 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import aiomqtt
 from hil.broker import Mosquitto
 from hil.process import DaemonProcess
 from hil.rig import SimRig
+from tests.wait import until
 
 SOAK = os.environ.get("TABLED_SOAK") == "1"
 
@@ -26,6 +27,19 @@ SOAK = os.environ.get("TABLED_SOAK") == "1"
 def scale(bounded: int, full: int) -> int:
     """CI runs the bounded size; TABLED_SOAK=1 runs the full one."""
     return full if SOAK else bounded
+
+
+def outage(stop: Callable[[], object], start: Callable[[], object], *, after: float,
+           down: float, times: int = 1) -> Callable[[], Awaitable[None]]:
+    """A chaos step, to run beside the play: ``times`` times, ``after`` seconds of play,
+    then ``stop`` (a SIGKILL, a broker stopped), ``down`` seconds, and ``start`` again."""
+    async def run() -> None:
+        for _ in range(times):
+            await asyncio.sleep(after)
+            stop()
+            await asyncio.sleep(down)
+            start()
+    return run
 
 
 @dataclass
@@ -58,9 +72,7 @@ class Observer:
         return [b for t, b in self.seen if t == topic]
 
     async def until(self, cond: Callable[[], bool], timeout: float = 30) -> None:
-        async with asyncio.timeout(timeout):
-            while not cond():
-                await asyncio.sleep(0.05)
+        await until(cond, timeout)
 
 
 @dataclass

@@ -26,7 +26,7 @@ import jsonschema
 from cryptography.hazmat.primitives import serialization
 
 from hil.process import to_toml
-from tests.reliability.harness import Table, sim_table
+from tests.reliability.harness import Table, outage, sim_table
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mqtt.md"
 SCHEMAS = {p.name.split(".")[0]: jsonschema.Draft202012Validator(json.loads(p.read_text()))
@@ -189,26 +189,15 @@ async def test_a_v2_consumer_detects_every_gap_and_duplicate_and_rebuilds_the_sh
         consumer = LiveConsumer(t.rig.base, t.broker.port, trusted)
         listener = asyncio.create_task(consumer.run())
         try:
-            async def kill_twice() -> None:
-                for _ in range(2):
-                    await asyncio.sleep(0.8)
-                    t.daemon.kill()
-                    await asyncio.sleep(0.2)
-                    t.daemon.start()
-
-            await deal(t, 6, kill_twice)
+            await deal(t, 6, outage(t.daemon.kill, t.daemon.start, after=0.8, down=0.2,
+                                    times=2))
             await caught_up(consumer, db)
             joined = consumer.c.snapshot
             assert joined is not None and joined["shoe"] is not None
             shoe_a = joined["shoe"]["shoe_id"]
 
-            async def broker_restart() -> None:
-                await asyncio.sleep(0.5)
-                t.broker.stop()  # persistence off: every retained message and session gone
-                await asyncio.sleep(1.0)
-                t.broker.start()
-
-            await deal(t, 5, broker_restart)
+            # persistence off: a restart loses every retained message and session
+            await deal(t, 5, outage(t.broker.stop, t.broker.start, after=0.5, down=1.0))
             await caught_up(consumer, db)
             old_id, old_last, old_results = truth(db)
 
@@ -223,13 +212,7 @@ async def test_a_v2_consumer_detects_every_gap_and_duplicate_and_rebuilds_the_sh
             t.daemon.config_path.write_text(to_toml(cfg), encoding="utf-8")
             t.daemon.start()
 
-            async def kill_once() -> None:
-                await asyncio.sleep(1.5)
-                t.daemon.kill()
-                await asyncio.sleep(0.2)
-                t.daemon.start()
-
-            await deal(t, 5, kill_once)
+            await deal(t, 5, outage(t.daemon.kill, t.daemon.start, after=1.5, down=0.2))
             await caught_up(consumer, db)
             new_id, new_last, new_results = truth(db)
         finally:

@@ -73,6 +73,13 @@ def pair(**kw: float) -> Wire:
     return w
 
 
+def established() -> Wire:
+    """A pair whose session is up (test_session_comes_up_both_ways: 50 ms is enough)."""
+    w = pair()
+    w.run(0.05)
+    return w
+
+
 def test_session_comes_up_both_ways() -> None:
     w = pair()
     w.run(0.05)
@@ -97,8 +104,7 @@ def test_lost_rst_is_resent() -> None:
 
 
 def test_duplicate_rst_does_not_reset_twice() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     w.a.send(1, b"x", w.now)
     w.run(0.05)
     events = w.b.receive(Frame(Kind.RST, payload=struct.pack(">I", 0xA)), w.now)
@@ -107,8 +113,7 @@ def test_duplicate_rst_does_not_reset_twice() -> None:
 
 
 def test_peer_reboot_restarts_sequences_and_returns_unacknowledged() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     w.cut = True
     w.a.send(1, b"unanswered", w.now)
     w.run(0.05)
@@ -125,8 +130,7 @@ def test_peer_reboot_restarts_sequences_and_returns_unacknowledged() -> None:
 
 
 def test_gap_gets_one_nak_and_a_resend() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     for i in range(3):
         w.a.send(1, bytes([i]), w.now)
     frames = w.a.take_output()
@@ -141,16 +145,14 @@ def test_gap_gets_one_nak_and_a_resend() -> None:
 
 
 def test_window_limits_unacknowledged_frames() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     for i in range(20):
         w.a.send(1, bytes([i]), w.now)
     assert len(w.a.take_output()) == w.a.window
 
 
 def test_silent_peer_fails_the_link_with_everything_undelivered() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     w.cut = True
     w.a.send(1, b"one", w.now)
     w.a.send(1, b"two", w.now)
@@ -162,8 +164,7 @@ def test_silent_peer_fails_the_link_with_everything_undelivered() -> None:
 
 
 def test_rto_adapts_to_round_trip() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     for i in range(50):
         w.a.send(1, bytes([i]), w.now)
         w.run(0.02)
@@ -171,8 +172,7 @@ def test_rto_adapts_to_round_trip() -> None:
 
 
 def test_established_event_names_the_peer() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     assert Established(0xB, version=2) in w.events["a"]
 
 
@@ -274,8 +274,7 @@ def test_link_fails_as_the_spec_says_eight_timeouts_and_five_silent_seconds() ->
     """The spec said 'after 8 timeouts in a row', the code failed on the 9th. Now one rule,
     stated once in the spec: the 8th timeout in a row or a later one, once nothing has come
     from the peer for 5 s."""
-    w = pair()
-    w.run(0.05)
+    w = established()
     w.cut = True
     cut_at = w.now
     w.a.send(1, b"one", w.now)
@@ -291,8 +290,7 @@ def test_link_fails_as_the_spec_says_eight_timeouts_and_five_silent_seconds() ->
 
 
 def test_eight_timeouts_within_five_seconds_do_not_fail_the_link() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     w.cut = True
     w.a.send(1, b"one", w.now)
     w.run(2.5)
@@ -300,8 +298,7 @@ def test_eight_timeouts_within_five_seconds_do_not_fail_the_link() -> None:
 
 
 def test_nak_acknowledges_what_precedes_it_and_resends_the_rest_at_once() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     for i in range(4):
         w.a.send(1, bytes([i]), w.now)
     w.a.take_output()  # all four lost
@@ -314,8 +311,7 @@ def test_nak_acknowledges_what_precedes_it_and_resends_the_rest_at_once() -> Non
 
 
 def test_a_nak_outside_the_window_is_ignored() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     w.a.send(1, b"x", w.now)
     w.a.take_output()
     w.a.receive(Frame(Kind.NAK, ack=77, version=2, sess=(0xA ^ 0xB) & 0xFF), w.now)
@@ -442,8 +438,7 @@ def test_version_negotiation_takes_the_lower_of_the_two() -> None:
 
 
 def test_a_data_frame_of_another_session_is_ignored() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     sess = (0xA ^ 0xB) & 0xFF
     stale = Frame(Kind.DATA, 0, 0, 1, b"old", version=2, sess=sess ^ 1)
     assert w.b.receive(stale, w.now) == []
@@ -463,8 +458,7 @@ def _frames_of(raw: list[bytes]) -> list[Frame]:
 
 
 def test_a_receiver_keeps_frames_past_a_gap_and_delivers_them_once_it_closes() -> None:
-    w = pair()
-    w.run(0.05)
+    w = established()
     for i in range(3):
         w.a.send(1, bytes([i]), w.now)
     first, *rest = w.a.take_output()
@@ -494,8 +488,7 @@ def test_progress_ends_the_rto_backoff() -> None:
     """Under Karn's rule alone the RTO stayed backed off (2 s) while every frame in flight
     had been resent, so a noisy line crawled at one window per 2 s. Now it doubles only up
     to four times the estimate, and progress brings it back to the estimate."""
-    w = pair()
-    w.run(0.05)
+    w = established()
     w.cut = True
     w.a.send(1, b"x", w.now)
     w.run(1.6)  # several timeouts
@@ -510,8 +503,7 @@ def test_progress_ends_the_rto_backoff() -> None:
 def test_a_peer_that_still_answers_does_not_fail_the_link() -> None:
     """Timeouts fail the link only while the peer is silent: any frame of the session from
     it resets the count (eight lost round trips in a row are common at BER 1e-2)."""
-    w = pair()
-    w.run(0.05)
+    w = established()
     w.cut = True  # a's frames are lost; b's (duplicate) ACKs are handed to a below
     w.a.send(1, b"x", w.now)
     for _ in range(60):  # 18 s: a dozen timeouts at the 2 s backed-off RTO

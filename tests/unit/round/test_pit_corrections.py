@@ -16,20 +16,16 @@ from daemon.round.effects import Alert, CommandRefusedError, RoundResult
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal
-from firmware_protocols import tumbler as tp
 from tests.keys import sealed
 from tests.unit.round.test_baccarat_table import Table
-from tests.unit.round.test_tai_sai_counted_throws import ARM, settle, table
+from tests.unit.round.test_tai_sai_counted_throws import ARM, settle, table, throw
 
 SCHEMA = json.loads((files("daemon.mqtt") / "schemas" / "correction.schema.json").read_text())
 
 
 def play(t: TaiSaiTable, dice: tuple[int, int, int]) -> list[Any]:
     out: list[Any] = t.open_betting() + t.close_betting() + t.command_answered("tumbler", ARM)
-    out += t.activated(tp.Activated(1, True))
-    for n in (1, 2, 3):
-        out += t.tumble(tp.Tumble(n))
-    return out + settle(t, dice=dice)
+    return out + throw(t, 1, 2, 3) + settle(t, dice=dice)
 
 
 def test_tai_sai_5_6_damaged_dice_void_an_already_published_round() -> None:

@@ -40,6 +40,15 @@ def pit_alerts(effects: list[Any]) -> list[str]:
     return [a.detail for a in effects if isinstance(a, Alert) and a.clause == "5.14"]
 
 
+def throw(t: TaiSaiTable, *counts: int) -> list[Any]:
+    """The button pressed with the arm on (an activation), then one Tumble message for
+    each of ``counts`` (the tumbler's own running count)."""
+    out = t.activated(tp.Activated(1, True))
+    for n in counts:
+        out += t.tumble(tp.Tumble(n))
+    return out
+
+
 def settle(t: TaiSaiTable, dice: tuple[int, int, int] = (2, 4, 6),
            flat: tuple[int, int, int] = (1, 1, 1), confidence: int = 97) -> list[Any]:
     return t.settled(tp.Settled(dice, (0, 0, 0), flat, confidence))
@@ -47,16 +56,14 @@ def settle(t: TaiSaiTable, dice: tuple[int, int, int] = (2, 4, 6),
 
 def test_tai_sai_5_5_1_one_tumble_message_with_count_3_is_one_tumble() -> None:
     t, _ = armed_table()
-    t.activated(tp.Activated(1, True))
-    t.tumble(tp.Tumble(3))
+    throw(t, 3)
     [r] = results(settle(t))
     assert r["status"] == "void" and r["void_reason"]["clause"] == "5.5.1"
 
 
 def test_tai_sai_5_5_1_one_tumble_message_with_count_255_is_one_tumble() -> None:
     t, _ = armed_table()
-    t.activated(tp.Activated(1, True))
-    t.tumble(tp.Tumble(255))
+    throw(t, 255)
     [r] = results(settle(t))
     assert r["void_reason"]["clause"] == "5.5.1"
 
@@ -72,27 +79,21 @@ def test_tai_sai_3_7_three_tumbles_with_no_activation_are_not_a_result() -> None
 
 def test_tai_sai_3_8_a_flat_flag_of_2_is_not_flat() -> None:
     t, _ = armed_table()
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2, 3):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2, 3)
     [r] = results(settle(t, flat=(1, 2, 1)))
     assert r["void_reason"]["clause"] == "5.5.2"
 
 
 def test_tai_sai_5_14_a_dice_confidence_of_0_is_not_a_result() -> None:
     t, _ = armed_table()
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2, 3):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2, 3)
     out = settle(t, confidence=0)
     assert results(out) == [] and "0% confidence" in pit_alerts(out)[0]
 
 
 def test_tai_sai_5_14_the_confidence_floor_is_the_tables() -> None:
     t, _ = armed_table(confidence_floor=60)
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2, 3):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2, 3)
     assert results(settle(t, confidence=60))[0]["status"] == "valid"
 
 
@@ -111,18 +112,14 @@ def test_tai_sai_5_5_3_activated_while_idle_tumbling_in_betting_settled_after() 
 
 def test_tai_sai_5_5_1_two_tumbles_and_an_unreadable_die_void_first() -> None:
     t, _ = armed_table()
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2)
     [r] = results(settle(t, dice=(0, 3, 3)))
     assert r["void_reason"]["clause"] == "5.5.1"
 
 
 def test_tai_sai_5_5_2_a_tilted_die_and_an_unreadable_die_void_first() -> None:
     t, _ = armed_table()
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2, 3):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2, 3)
     [r] = results(settle(t, dice=(0, 3, 3), flat=(1, 0, 1)))
     assert r["void_reason"]["clause"] == "5.5.2"
 
@@ -131,9 +128,7 @@ def test_tai_sai_5_14_an_arm_the_tumbler_never_confirmed_is_not_a_result() -> No
     t = table()
     t.open_betting()
     t.close_betting()  # the Arm was sent, but no command_result came back
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2, 3):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2, 3)
     out = settle(t)
     assert results(out) == [] and "arm" in pit_alerts(out)[0]
 
@@ -152,18 +147,14 @@ def test_tai_sai_5_14_a_late_arm_confirmation_still_binds_the_throw() -> None:
 
 def test_tai_sai_5_14_the_tumblers_count_disagreeing_goes_to_the_pit() -> None:
     t, _ = armed_table()
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2, 5):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2, 5)
     out = settle(t)
     assert results(out) == [] and "counted 5" in pit_alerts(out)[0]
 
 
 def test_tai_sai_3_7_a_second_settle_without_an_activation_is_not_a_result() -> None:
     t, _ = armed_table()
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2, 3):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2, 3)
     assert pit_alerts(settle(t, dice=(0, 1, 1)))  # unreadable: the Pit's
     out = settle(t, dice=(6, 6, 6))  # the same activation settling again
     assert results(out) == [] and "no activation" in pit_alerts(out)[0]
@@ -171,23 +162,17 @@ def test_tai_sai_3_7_a_second_settle_without_an_activation_is_not_a_result() -> 
 
 def test_tai_sai_5_14_throw_again_rearms_and_the_new_throw_is_the_result() -> None:
     t, _ = armed_table()
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2, 3):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2, 3)
     assert pit_alerts(settle(t, dice=(0, 1, 1)))
     again = t.throw_again("sup-3")
     assert DeviceCommand("tumbler", ARM) in again
     assert [e.kind for e in again if isinstance(e, Record)] == ["throw_again"]
     # Without the new arm confirmed, a press is the Pit's again.
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2, 3):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2, 3)
     assert results(settle(t)) == []
     t.throw_again("sup-3")
     t.command_answered("tumbler", ARM)
-    t.activated(tp.Activated(1, True))
-    for n in (1, 2, 3):
-        t.tumble(tp.Tumble(n))
+    throw(t, 1, 2, 3)
     [r] = results(settle(t, dice=(1, 2, 3)))
     assert (r["status"], r["dice"], r["tumbles"]) == ("valid", [1, 2, 3], 3)
 
@@ -195,9 +180,7 @@ def test_tai_sai_5_14_throw_again_rearms_and_the_new_throw_is_the_result() -> No
 def test_tai_sai_5_4_1_a_restart_folds_the_same_counts() -> None:
     """Replayed from the journal, the records give the same decision (the fold)."""
     t, out = armed_table()
-    out += t.activated(tp.Activated(1, True))
-    for n in (1, 2, 5):
-        out += t.tumble(tp.Tumble(n))
+    out += throw(t, 1, 2, 5)
     out += settle(t)
     fresh = table()
     for e in out:
@@ -215,9 +198,7 @@ def test_dice_watch_alerts_when_a_die_is_loaded() -> None:
         t.open_betting()
         t.close_betting()
         t.command_answered("tumbler", ARM)
-        t.activated(tp.Activated(1, True))
-        for n in (1, 2, 3):
-            t.tumble(tp.Tumble(n))
+        throw(t, 1, 2, 3)
         first = 6 if i % 2 else (i // 2) % 5 + 1
         out = settle(t, dice=(first, i % 6 + 1, (i // 6) % 6 + 1))
         assert results(out)[0]["status"] == "valid"
