@@ -324,18 +324,31 @@ class ScriptedDealer(SimDealer):
         bad = int(faults["bad_die"].args.get("value", 7)) if "bad_die" in faults else None
         dice = (bad, r.dice[1], r.dice[2]) if bad is not None else r.dice
         counted, miscounted = faults.get("tumble_count"), faults.get("device_count")
+        flags: tuple[int, int, int] | None = None
+        if "flat_flag" in faults:  # one die's flag as given, the others as the tilts say
+            f = faults["flat_flag"]
+            listed = [int(x) for x in r.flat]
+            listed[int(f.args["die"]) - 1] = int(f.args["value"])
+            flags = (listed[0], listed[1], listed[2])
         # This round's throw only: one scripted for a round that was voided is gone.
         self.tumbler.scripted = [Throw(
             dice, r.tumbles, (tilt[0], tilt[1], tilt[2]),
             int(counted.args["count"]) if counted else None,
             int(miscounted.args["count"]) if miscounted else None,
             int(faults["dice_confidence"].args["confidence"])
-            if "dice_confidence" in faults else 97)]
+            if "dice_confidence" in faults else 97,
+            announced="no_activation" not in faults, flat_flags=flags)]
         # A throw again (Tai Sai 5.14) shows the dice the fault names, thrown as it should be.
         for f in r.faults_at("after", 1):
             if f.fault == "throw_again":
                 d = f.args.get("dice", list(r.dice))
                 self.tumbler.scripted.append(Throw((int(d[0]), int(d[1]), int(d[2]))))
+        if "activate_idle" in faults:  # pressed between rounds: dice that are no result
+            d = faults["activate_idle"].args.get("dice", [1, 1, 1])
+            self.tumbler.scripted.insert(0, Throw((int(d[0]), int(d[1]), int(d[2]))))
+            self.tumbler.press_button(self.tumbler_port.now())
+            self.tumbler_port.kick()
+            await self._expect(lambda t, b: t == "events" and b.get("event") == "dice")
         opened = await self.command("open_betting")
         if not opened["ok"]:
             return None
@@ -356,11 +369,12 @@ class ScriptedDealer(SimDealer):
                 await self.run_ctx.inject(f, self)
                 if f.fault == "throw_again":  # re-armed: the dealer presses again
                     await self._press_when_armed()
-        if bad is not None:  # the controller has no outcome and says so; the Pit voids it
+        if bad is not None or (flags is not None and max(flags) > 1):
+            # A value out of range: no outcome, and the controller says so; the Pit voids.
             await self._expect(lambda t, b: t == "alerts" and
                                b.get("code") == "unresolved_irregularity")
-            answer = await self.command("void_round", reason="the tumbler reported a die "
-                                        f"showing {bad}")
+            answer = await self.command("void_round", reason="the tumbler reported a value "
+                                        "out of range")
             if not answer["ok"]:
                 raise RuntimeError(f"void_round refused: {answer.get('error')}")
         return await self._expect(lambda t, b: t == "results")

@@ -80,6 +80,13 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "arm_unconfirmed": ("round", frozenset()),
     # Tai Sai: the dice are read with this confidence (the table's floor decides)
     "dice_confidence": ("round", frozenset({"confidence"})),
+    # Tai Sai: the tumbler tumbles and settles without an Activated message (3.7)
+    "no_activation": ("round", frozenset()),
+    # Tai Sai: die n's flat flag is reported as this value (2: out of range, D19)
+    "flat_flag": ("round", frozenset({"die", "value"})),
+    # Tai Sai: the button is pressed while no round is open, and the dice (these, or
+    # random) settle before betting opens; the round is then played as scripted
+    "activate_idle": ("round", frozenset({"dice"})),
     # Tai Sai 5.14: the Pit has the dice thrown again ("after": 1, once they are at rest);
     # "dice": what the new throw shows (the round's dice unless given)
     "throw_again": ("after", frozenset({"dice"})),
@@ -101,7 +108,8 @@ DEVICES = ("shoe", "shuffler", "tumbler")
 # A scenario's "table" may also set these, as the daemon's config does.
 TABLE_SETTINGS = {"insurance": bool, "dice_confidence_floor": int}
 DICE_FAULTS = {"bad_die", "activate_early", "tumble_count", "device_count", "arm_unconfirmed",
-               "dice_confidence", "throw_again"}
+               "dice_confidence", "throw_again", "no_activation", "flat_flag",
+               "activate_idle"}
 
 
 class ScenarioError(TabledError, ValueError):
@@ -203,6 +211,9 @@ def _fault(raw: Any, where: str, problems: list[str], number: int = 1,
         problems.append(f"{where}: {name}'s 'confidence' is a whole percent 0-100")
     if "dice" in raw and not _dice_ok(raw["dice"]):
         problems.append(f"{where}: {name}'s 'dice' are three dice 1-6, e.g. [3, 3, 5]")
+    if name == "flat_flag" and not (raw.get("die") in (1, 2, 3) and
+                                    type(raw.get("value")) is int and 0 <= raw["value"] <= 255):
+        problems.append(f"{where}: flat_flag needs 'die' (1-3) and 'value' (0-255, one byte)")
     if "round" in raw and (type(raw["round"]) is not int or not 1 <= raw["round"] <= number):
         problems.append(f"{where}: {name}'s 'round' is the number of a round already played "
                         f"(1-{number})")

@@ -26,9 +26,15 @@ class Throw:
     # A fault: each tumble its own message, but the last one numbered this (a miscount).
     last_count: int | None = None
     confidence: int = 97  # the camera's confidence in its read of the dice, percent
+    # Faults: no Activated message before the tumbles (Tai Sai 3.7); flat flags reported
+    # as given instead of as the tilts say (e.g. a flag of 2, out of range).
+    announced: bool = True
+    flat_flags: tuple[int, int, int] | None = None
 
     @property
     def flat(self) -> tuple[int, int, int]:
+        if self.flat_flags is not None:
+            return self.flat_flags
         limit = proto.FLAT_TILT_LIMIT_DECIDEG
         return (int(self.tilt[0] <= limit), int(self.tilt[1] <= limit),
                 int(self.tilt[2] <= limit))
@@ -76,7 +82,8 @@ class TumblerSim(SimDevice):
 
     def _activate(self, source: int, now: float) -> None:
         throw = self.scripted.pop(0) if self.scripted else Throw(self._random_dice())
-        self.emit(proto.Activated(source, self.armed), now)
+        if throw.announced:
+            self.emit(proto.Activated(source, self.armed), now)
         self.armed = False  # one activation per arming
         self.state = DeviceState.BUSY
         if throw.reported_count is not None:
