@@ -230,7 +230,7 @@ def _check_expect(expect: dict[str, Any], where: str, problems: list[str]) -> No
         if key in expect and not (isinstance(expect[key], list) and expect[key] and
                                   all(isinstance(c, str) for c in expect[key])):
             # Alerts are checked as "at least these": an empty list would check nothing.
-            problems.append(f"{where}.expect.{key}: the codes of the alerts, at least one")
+            problems.append(f"{where}.expect.{key}: the codes of the alerts expected, at least one")
     text = expect.get("alert_text", {})
     if not (isinstance(text, dict) and all(isinstance(v, str) and v for v in text.values())):
         problems.append(f"{where}.expect.alert_text: {{alert code: words its detail says}}")
