@@ -317,10 +317,11 @@ class ScriptedDealer(SimDealer):
                 await self.run_ctx.inject(f, self)
         return extra
 
-    async def _throw(self, r: Round) -> dict[str, Any] | None:
-        assert self.tumbler and self.tumbler_port and r.dice is not None
+    def _script_throws(self, r: Round, faults: dict[str, Fault]) -> bool:
+        """The round's throw, and any the Pit has thrown again, as the tumbler will make
+        them; True if the first reports a value out of range (no outcome: the Pit's)."""
+        assert self.tumbler and r.dice is not None
         tilt = tuple(0 if flat else NOT_FLAT_TILT for flat in r.flat)
-        faults = {f.fault: f for f in r.faults_at("round")}
         bad = int(faults["bad_die"].args.get("value", 7)) if "bad_die" in faults else None
         dice = (bad, r.dice[1], r.dice[2]) if bad is not None else r.dice
         counted, miscounted = faults.get("tumble_count"), faults.get("device_count")
@@ -343,6 +344,12 @@ class ScriptedDealer(SimDealer):
             if f.fault == "throw_again":
                 d = f.args.get("dice", list(r.dice))
                 self.tumbler.scripted.append(Throw((int(d[0]), int(d[1]), int(d[2]))))
+        return bad is not None or (flags is not None and max(flags) > 1)
+
+    async def _throw(self, r: Round) -> dict[str, Any] | None:
+        assert self.tumbler and self.tumbler_port and r.dice is not None
+        faults = {f.fault: f for f in r.faults_at("round")}
+        out_of_range = self._script_throws(r, faults)
         if "activate_idle" in faults:  # pressed between rounds: dice that are no result
             d = faults["activate_idle"].args.get("dice", [1, 1, 1])
             self.tumbler.scripted.insert(0, Throw((int(d[0]), int(d[1]), int(d[2]))))
@@ -359,9 +366,18 @@ class ScriptedDealer(SimDealer):
         await asyncio.sleep(self.betting_seconds)
         # The tumbler obeys the Arm that "No more bets" sends, but its answer is lost.
         self.tumbler.silent_arms = 1 if "arm_unconfirmed" in faults else 0
+        # Or it never hears it, and the dealer presses anyway (a disarmed activation).
+        self.tumbler.deaf_arms = 1 if "arm_lost" in faults else 0
         await self.command("close_betting")
         await self._after(r, 0)
-        if not early:
+        if "arm_lost" in faults:
+            for _ in range(300):  # until the Arm it does not obey has reached it
+                if not self.tumbler.deaf_arms:
+                    break
+                await asyncio.sleep(0.01)
+            self.tumbler.press_button(self.tumbler_port.now())
+            self.tumbler_port.kick()
+        elif not early:
             await self._press_when_armed()
         if r.faults_at("after", 1):  # after the dice came to rest
             await self._expect(lambda t, b: t == "events" and b.get("event") == "dice")
@@ -369,7 +385,7 @@ class ScriptedDealer(SimDealer):
                 await self.run_ctx.inject(f, self)
                 if f.fault == "throw_again":  # re-armed: the dealer presses again
                     await self._press_when_armed()
-        if bad is not None or (flags is not None and max(flags) > 1):
+        if out_of_range:
             # A value out of range: no outcome, and the controller says so; the Pit voids.
             await self._expect(lambda t, b: t == "alerts" and
                                b.get("code") == "unresolved_irregularity")

@@ -18,6 +18,13 @@ A scenario::
 ``cards`` lists every card that leaves the shoe in that round, extra draws included;
 the dealer draws only when the daemon asks, except where a fault says otherwise.
 
+A Tai Sai scenario may also set the config's ``"dice_watch"`` section and load one of the
+simulated tumbler's dice for the rounds thrown at random (``"tumbler": {"loaded": {"die":
+1, "face": 6, "probability": 0.5}}``); a block of random rounds may then expect alerts
+over all its rounds (``{"random": 120, "expect": {"alerts": ["dice_watch"]}}``). A Pit
+correction of a published round (fault ``void_settled``) is expected with
+``"corrections"``; a correction no round expects is a mismatch.
+
 A rig description names the real devices::
 
     {"name": "bench-2", "devices": {"shoe": "serial:///dev/ttyUSB0?baud=115200",
@@ -78,6 +85,8 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "device_count": ("round", frozenset({"count"})),
     # Tai Sai: the tumbler arms after "No more bets" but never confirms the Arm command
     "arm_unconfirmed": ("round", frozenset()),
+    # Tai Sai: the tumbler never hears that Arm; the dealer presses without the armed light
+    "arm_lost": ("round", frozenset()),
     # Tai Sai: the dice are read with this confidence (the table's floor decides)
     "dice_confidence": ("round", frozenset({"confidence"})),
     # Tai Sai: the tumbler tumbles and settles without an Activated message (3.7)
@@ -108,7 +117,7 @@ DEVICES = ("shoe", "shuffler", "tumbler")
 # A scenario's "table" may also set these, as the daemon's config does.
 TABLE_SETTINGS = {"insurance": bool, "dice_confidence_floor": int}
 DICE_FAULTS = {"bad_die", "activate_early", "tumble_count", "device_count", "arm_unconfirmed",
-               "dice_confidence", "throw_again", "no_activation", "flat_flag",
+               "dice_confidence", "throw_again", "no_activation", "arm_lost", "flat_flag",
                "activate_idle"}
 
 

@@ -48,8 +48,10 @@ class TumblerSim(SimDevice):
                          seed=seed, speed=speed, protocol_version=protocol_version)
         self.armed = False
         self.scripted: list[Throw] = []
-        # A fault: the next Arm (on) is obeyed but never answered (a lost reply).
+        # Faults: the next Arm (on) is obeyed but never answered (a lost reply); or never
+        # heard at all (a lost command: the tumbler stays disarmed, and says nothing).
         self.silent_arms = 0
+        self.deaf_arms = 0
         # A loaded die, for throws not scripted: (position 0-2, face, probability).
         self.loaded: tuple[int, int, float] | None = None
 
@@ -58,6 +60,9 @@ class TumblerSim(SimDevice):
 
     def handle(self, msg: Message, now: float) -> None:
         if isinstance(msg, proto.Arm):
+            if msg.armed and self.deaf_arms:
+                self.deaf_arms -= 1
+                return
             self.armed = msg.armed
             if msg.armed and self.silent_arms:
                 self.silent_arms -= 1

@@ -89,6 +89,9 @@ ISSUE_13: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "Tai Sai: an arm the tumbler never confirmed": (
         ("test_tai_sai_5_14_an_arm_the_tumbler_never_confirmed_is_not_a_result",),
         {"tai-sai-arm-unconfirmed": "arm_unconfirmed"}),
+    "Tai Sai: a disarmed activation after \"No more Bets\" is the Pit's (D21)": (
+        ("test_tai_sai_5_5_3_does_not_apply_to_a_disarmed_activation_after_no_more_bets",),
+        {"tai-sai-arm-unconfirmed": "arm_lost"}),
     "Tai Sai: the tumbler's own count disagrees (the Pit's)": (
         ("test_tai_sai_5_14_the_tumblers_count_disagreeing_goes_to_the_pit",),
         {"tai-sai-device-count-mismatch": "device_count"}),
