@@ -154,6 +154,12 @@ def test_issue_13_each_case_has_a_clause_test_and_scenarios() -> None:
     assert not problems, "\n".join(problems)
 
 
+def test_the_readme_counts_the_shipped_scenarios() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"`hil/scenarios/\*\.json`, (\d+) shipped", readme)
+    assert said and int(said[1]) == len(SCENARIOS), (said and said[1], len(SCENARIOS))
+
+
 def test_every_fault_expectation_and_option_is_used_by_a_shipped_scenario() -> None:
     """A fault or expectation the runner knows and no scenario uses is not shown to work."""
     used = set().union(*(_uses(load_scenario(p)) for p in SCENARIOS))
