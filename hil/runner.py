@@ -556,7 +556,13 @@ async def _scripted_round(dealer: ScriptedDealer, sim: SimRig, i: int, r: Round,
                         f"{len(result['cards'])}: fix the scenario")
         rr.mismatches += rr.extra
     report.rounds.append(rr)
-    for f in r.faults_at("settled"):  # the Pit voids a round already published (5.6)
+    await correct_settled(dealer, r, i, report)
+
+
+async def correct_settled(dealer: SimDealer, r: Round, i: int, report: Report) -> None:
+    """The faults after round ``i``'s result: the Pit voids a round already published
+    (Tai Sai 5.6), named by its number in the scenario; its correction comes next."""
+    for f in r.faults_at("settled"):
         number = int(f.args.get("round", i + 1))
         voided = next((x.result for x in report.rounds if x.windowed and x.index + 1 ==
                        number), None)

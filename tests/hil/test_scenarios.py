@@ -342,14 +342,20 @@ async def test_the_rig_path_gives_command_faults_itself(tmp_path: Path) -> None:
                                             "irregularity": "damaged_dice",
                                             "reason": "a chipped die"}],
              "expect": {"status": "void", "void_code": "damaged_dice", "void_clause": "5.6"}},
-            {"dice": [4, 4, 2], "expect": {"status": "valid", "total": 10}}]}, "inline")
+            {"dice": [4, 4, 2], "expect": {"status": "valid", "total": 10}},
+            {"dice": [1, 1, 2], "faults": [{"fault": "void_settled", "round": 2,
+                                            "irregularity": "damaged_dice",
+                                            "reason": "the die was chipped in round 2"}],
+             "expect": {"status": "valid", "total": 4, "corrections": [
+                 {"round": 2, "void_clause": "5.6", "void_code": "damaged_dice"}]}}]},
+        "inline")
     try:
         report = await run_scenario(scenario, rig=load_rig(rig_file), workdir=tmp_path,
                                     out=operator)
     finally:
         await port.stop()
     assert report.ok, report.render()
-    assert operator.getvalue().count(">>> press the tumbler button") == 1
+    assert operator.getvalue().count(">>> press the tumbler button") == 2
     assert "fault to inject by hand" not in operator.getvalue()
 
 
