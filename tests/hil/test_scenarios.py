@@ -121,9 +121,14 @@ ISSUE_13: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
         {"tiger-baccarat-cut-card-first-card": "alerts"}),
     "D2: the Twin Tiger Pair per document": (
         ("test_rws_1_33_two_picture_pairs_are_a_twin_by_value",
-         "test_mbs_1_1_14_3_face_card_pairs_twin_only_as_the_same_face_cards"),
+         "test_rws_3_2_2_a_pair_of_tens_has_value_10_not_a_twin_with_kings",
+         "test_mbs_1_1_14_3_face_card_pairs_twin_only_as_the_same_face_cards",
+         "test_d2_house_edges_as_decided_and_as_quoted"),
         {"tiger-buffalo-twin-tiger-pair-by-value": "pays",
          "tiger-baccarat-twin-tiger-pair-by-rank": "pays"}),
+    # A layout's position count settles nothing: no round can show it.
+    "D20: MBS Appendix H, no position count invented": (
+        ("test_mbs_2_2_appendix_h_position_count_is_not_invented",), {}),
     "D16: MBS 5.9, drawn cards stay in the deal": (
         ("test_mbs_5_9_reset_reopens_betting_and_keeps_the_drawn_cards_in_order",),
         {"tiger-baccarat-device-reset": "reset_device"}),
