@@ -44,7 +44,10 @@ def prompt(t: str, b: dict[str, Any], *events: str) -> bool:
     return ev == "next_card" or (ev == "card" and b.get("next") is not None) or ev in events
 
 
-COMMAND_FAULTS = ("void", "confirm_order", "reset_device", "squeeze")  # SimDealer.give
+COMMAND_FAULTS = ("void", "confirm_order", "reset_device", "squeeze", "throw_again",
+                  "void_settled")  # SimDealer.give
+# How the dealer files a correction (``type`` correction, on ``results``): not a result.
+CORRECTION = "results:correction"
 
 
 @dataclass
@@ -62,6 +65,7 @@ class SimDealer:
     reply_timeout: float = 30.0
     on_result: Callable[[dict[str, Any]], None] = lambda r: None
     results: list[dict[str, Any]] = field(default_factory=list)
+    corrections: list[dict[str, Any]] = field(default_factory=list)
     seen: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # all, in order
     replies: list[dict[str, Any]] = field(default_factory=list)
     username: str | None = None  # a broker that wants a login (the shipped ACL)
@@ -88,6 +92,12 @@ class SimDealer:
             if topic.startswith("cmd/"):
                 continue  # commands, ours or anyone's: not the table's word
             body = json.loads(raw)
+            if topic == "results" and body.get("type") == "correction":
+                # A Pit correction of a round already published (Tai Sai 5.6) comes on
+                # ``results`` too, but it is no round's result: kept apart, so that no wait
+                # for a round's result takes it for one.
+                topic = CORRECTION
+                self.corrections.append(body)
             self.seen.append((topic, body))
             if topic == "results":
                 self.results.append(body)
@@ -137,6 +147,14 @@ class SimDealer:
                 name, answer = "close_betting", await self.command("close_betting")
         elif f.fault == "squeeze":  # IP 3.14: the House allowed the squeeze
             name, answer = "declare_squeeze", await self.command("declare_squeeze")
+        elif f.fault == "throw_again":  # Tai Sai 5.14: the Pit has the dice thrown again
+            name, answer = "throw_again", await self.command("throw_again")
+        elif f.fault == "void_settled":  # Tai Sai 5.6: a round already published
+            named = {"irregularity": str(f.args["irregularity"])} \
+                if "irregularity" in f.args else {}
+            name, answer = "void_settled_round", await self.command(
+                "void_settled_round", round_id=str(f.args["round_id"]),
+                reason=str(f.args.get("reason", "scenario")), **named)
         else:
             raise ValueError(f"{f.fault} is not a command fault")
         if not answer["ok"]:

@@ -15,7 +15,7 @@ from daemon.signing import Keyring, SignatureError, private_key_pem, public_key_
 from hil.broker import Mosquitto
 from hil.dealer import COMMAND_FAULTS, SimDealer, prompt
 from hil.process import DaemonProcess
-from hil.runner import Report, RoundReport, check
+from hil.runner import Report, RoundReport, check, correct_settled, settle_alert_windows
 from hil.scenario import Rig, Round, Scenario
 
 OPERATOR_TIMEOUT = 300.0  # a person is slower than a simulator
@@ -46,7 +46,16 @@ class OperatorDealer(SimDealer):
             if (done := self.take_result()) is not None:
                 return done
             self.say(f"press the tumbler button; expected dice {list(r.dice)}")
-            return await self._expect(lambda t, b: t == "results", OPERATOR_TIMEOUT)
+            if r.faults_at("after", 1):  # the Pit's word once the dice are at rest
+                await self._expect(lambda t, b: t == "events" and b.get("event") == "dice",
+                                   OPERATOR_TIMEOUT)
+                await self._commanded(r, 1)
+                for f in r.faults_at("after", 1):
+                    if f.fault == "throw_again":
+                        self.say("the Pit has the dice thrown again: press the tumbler "
+                                 f"button; expected dice {f.args.get('dice', list(r.dice))}")
+            return self.take_result() or await self._expect(lambda t, b: t == "results",
+                                                            OPERATOR_TIMEOUT)
         n = 0
         while True:
             body = self.take_result() or await self._expect(
@@ -104,10 +113,12 @@ async def run_on_rig(s: Scenario, rig: Rig, *, broker: tuple[str, int] | None,
     table_key, dealer_key = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
     (work / "signing.pem").write_bytes(private_key_pem(table_key))
     (work / "signing.pem").chmod(0o600)
-    table: dict[str, Any] = {"id": f"rig-{rig.name}", "game": s.game, "layout": s.layout}
+    table: dict[str, Any] = {"id": f"rig-{rig.name}", "game": s.game, "layout": s.layout,
+                             **s.table_settings}
     if s.decks:
         table["decks"] = s.decks
-    config = {"table": table, "devices": {**rig.devices, "serials": rig.serials},
+    config = {**({"dice_watch": dict(s.dice_watch)} if s.dice_watch else {}),
+              "table": table, "devices": {**rig.devices, "serials": rig.serials},
               "broker": {"url": f"mqtt://{broker[0]}:{broker[1]}",
                          "allow_plaintext_remote": True},
               "journal": {"path": str(work / "journal.db")},
@@ -127,7 +138,10 @@ async def run_on_rig(s: Scenario, rig: Rig, *, broker: tuple[str, int] | None,
                 result = await dealer.play(r)
                 alerts = [b["code"] for t, b in dealer.seen[mark:] if t == "alerts"]
                 report.rounds.append(RoundReport(i, result, alerts,
-                                                 check(r.expect, result, alerts)))
+                                                 check(r.expect, result, alerts), mark,
+                                                 r.expect, windowed=True))
+                await correct_settled(dealer, r, i, report)
+        settle_alert_windows(report, dealer.seen)
     except (TimeoutError, RuntimeError) as exc:
         report.problems.append(f"the run stopped: {str(exc) or type(exc).__name__}")
     finally:
@@ -135,10 +149,9 @@ async def run_on_rig(s: Scenario, rig: Rig, *, broker: tuple[str, int] | None,
         if mosquitto is not None:
             mosquitto.cleanup()
     ring = Keyring.of([table_key.public_key()])
-    for rr in report.rounds:
-        if rr.result is not None:
-            try:
-                ring.verify(rr.result)
-            except SignatureError as exc:
-                report.problems.append(f"result seq {rr.result['seq']}: {exc}")
+    for signed in [rr.result for rr in report.rounds if rr.result] + dealer.corrections:
+        try:
+            ring.verify(signed)
+        except SignatureError as exc:
+            report.problems.append(f"{signed['type']} seq {signed['seq']}: {exc}")
     return report

@@ -41,6 +41,8 @@ class SimRig:
     protocol_versions: dict[str, int] = field(default_factory=dict)  # a wrong one, to test
     # More [table] settings, as a scenario gives them (e.g. insurance = false, IP 4.2.2).
     table_settings: dict[str, Any] = field(default_factory=dict)
+    # More config sections, as a scenario gives them (e.g. [dice_watch] with a small window).
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     table_id: str = TABLE_ID
     sims: dict[str, Any] = field(default_factory=dict)
     ports: dict[str, DevicePort] = field(default_factory=dict)
@@ -96,6 +98,7 @@ class SimRig:
         if not self.dice:
             table["decks"] = self.decks
         return {
+            **self.sections,
             "table": table,
             "devices": {**self.devices(), "serials": {n: s.identity.serial
                                                       for n, s in self.sims.items()}},

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,7 +23,7 @@ from daemon.games import get_game
 from daemon.games.cards import parse_cards
 from daemon.games.settle import settle_cards
 from hil.broker import Mosquitto
-from hil.dealer import COMMAND_FAULTS, SimDealer, prompt
+from hil.dealer import COMMAND_FAULTS, CORRECTION, SimDealer, prompt
 from hil.faults import LineFaults
 from hil.process import DaemonProcess
 from hil.rig import SimRig
@@ -42,6 +43,11 @@ class RoundReport:
     mark: int = 0  # where this round's messages begin in the dealer's record
     expect: dict[str, Any] = field(default_factory=dict)
     extra: list[str] = field(default_factory=list)  # mismatches not from expectations
+    # Checked over a window of messages (a scripted round, or a block of random rounds).
+    windowed: bool = False
+    details: list[tuple[str, str]] = field(default_factory=list)  # (code, detail) of alerts
+    # The Pit's corrections published in the window: {"round": n, "void_clause", "void_code"}
+    corrections: list[dict[str, Any]] = field(default_factory=list)
 
     def line(self) -> str:
         r = self.result
@@ -55,6 +61,8 @@ class RoundReport:
             what = (f"seq {r['seq']} {r['winner']} {r['player_total']}-{r['banker_total']} "
                     f"({len(r['cards'])} cards)")
         alerts = f"; alerts {', '.join(self.alerts)}" if self.alerts else ""
+        alerts += "".join(f"; corrects round {c['round']} (VOID {c['void_clause']} "
+                          f"{c['void_code']})" for c in self.corrections)
         mark = "ok  " if not self.mismatches else "FAIL"
         out = f"{mark} round {self.index + 1}: {what}{alerts}"
         return out + "".join(f"\n       {m}" for m in self.mismatches)
@@ -83,17 +91,39 @@ class Report:
         return "\n".join(lines) + "\n"
 
 
-def check(expect: dict[str, Any], result: dict[str, Any] | None, alerts: list[str]
-          ) -> list[str]:
+def check_messages(expect: dict[str, Any], alerts: list[str],
+                   details: list[tuple[str, str]] | None = None,
+                   corrections: list[dict[str, Any]] | None = None) -> list[str]:
+    """Every expectation about the alerts and corrections of a round (or a block of
+    rounds) not met, as a sentence. ``None``: not collected, not checked."""
+    out: list[str] = []
+    for code in expect.get("alerts", []):
+        if code not in alerts:
+            out.append(f"expected alert {code}, saw {alerts or 'none'}")
+    for code in expect.get("no_alerts", []):
+        if code in alerts:
+            out.append(f"expected no alert {code}, saw {alerts.count(code)}")
+    for code, words in expect.get("alert_text", {}).items():
+        said = [d for c, d in details or [] if c == code]
+        if details is not None and not any(words in d for d in said):
+            out.append(f"expected an alert {code} saying {words!r}, saw {said or 'none'}")
+    if corrections is not None:
+        want = sorted(expect.get("corrections", []), key=lambda c: c["round"])
+        got = sorted(corrections, key=lambda c: c["round"])
+        if want != got:
+            out.append(f"expected corrections {want}, got {got}")
+    return out
+
+
+def check(expect: dict[str, Any], result: dict[str, Any] | None, alerts: list[str],
+          details: list[tuple[str, str]] | None = None,
+          corrections: list[dict[str, Any]] | None = None) -> list[str]:
     """Every expectation the result does not meet, as a sentence."""
     out: list[str] = []
     if result is None:
         if expect.get("status", "refused") != "refused":
             out.append(f"expected a {expect['status']} result, but the round was refused")
-        for code in expect.get("alerts", []):
-            if code not in alerts:
-                out.append(f"expected alert {code}, saw {alerts or 'none'}")
-        return out
+        return out + check_messages(expect, alerts, details, corrections)
     actual: dict[str, Any] = {
         "status": result["status"], "winner": result.get("winner"),
         "player_total": result.get("player_total"), "banker_total": result.get("banker_total"),
@@ -104,10 +134,14 @@ def check(expect: dict[str, Any], result: dict[str, Any] | None, alerts: list[st
         "wins": sorted(b["bet"] for b in result["bets"] if b["result"] == "win"),
     }
     for key, want in expect.items():
-        if key == "alerts":
-            for code in want:
-                if code not in alerts:
-                    out.append(f"expected alert {code}, saw {alerts or 'none'}")
+        if key in MESSAGE_KEYS:
+            continue  # check_messages
+        if key == "payout_cap":  # IP 5.13.1: the windows whose insurance bets are capped
+            caps = [b for b in result["bets"] if "payout_cap" in b]
+            capped = {b["window"]: b["payout_cap"]["clause"] for b in caps}
+            if capped != want or any(b["payout_cap"]["limit"] != "original_bet" for b in caps):
+                out.append(f"expected payout caps {want}, got "
+                           f"{[(b['bet'], b.get('window'), b['payout_cap']) for b in caps]}")
         elif key == "pays":
             pays = {b["bet"]: b.get("pays") for b in result["bets"] if b["result"] == "win"}
             for bet, p in want.items():
@@ -118,7 +152,10 @@ def check(expect: dict[str, Any], result: dict[str, Any] | None, alerts: list[st
                 out.append(f"expected wins {sorted(want)}, got {actual['wins']}")
         elif actual[key] != want:
             out.append(f"expected {key} {want!r}, got {actual[key]!r}")
-    return out
+    return out + check_messages(expect, alerts, details, corrections)
+
+
+MESSAGE_KEYS = {"alerts", "no_alerts", "alert_text", "corrections"}
 
 
 def shuffled_order(s: Scenario, rng: random.Random) -> list[str]:
@@ -280,16 +317,45 @@ class ScriptedDealer(SimDealer):
                 await self.run_ctx.inject(f, self)
         return extra
 
+    def _script_throws(self, r: Round, faults: dict[str, Fault]) -> bool:
+        """The round's throw, and any the Pit has thrown again, as the tumbler will make
+        them; True if the first reports a value out of range (no outcome: the Pit's)."""
+        assert self.tumbler and r.dice is not None
+        tilt = tuple(0 if flat else NOT_FLAT_TILT for flat in r.flat)
+        bad = int(faults["bad_die"].args.get("value", 7)) if "bad_die" in faults else None
+        dice = (bad, r.dice[1], r.dice[2]) if bad is not None else r.dice
+        counted, miscounted = faults.get("tumble_count"), faults.get("device_count")
+        flags: tuple[int, int, int] | None = None
+        if "flat_flag" in faults:  # one die's flag as given, the others as the tilts say
+            f = faults["flat_flag"]
+            listed = [int(x) for x in r.flat]
+            listed[int(f.args["die"]) - 1] = int(f.args["value"])
+            flags = (listed[0], listed[1], listed[2])
+        # This round's throw only: one scripted for a round that was voided is gone.
+        self.tumbler.scripted = [Throw(
+            dice, r.tumbles, (tilt[0], tilt[1], tilt[2]),
+            int(counted.args["count"]) if counted else None,
+            int(miscounted.args["count"]) if miscounted else None,
+            int(faults["dice_confidence"].args["confidence"])
+            if "dice_confidence" in faults else 97,
+            announced="no_activation" not in faults, flat_flags=flags)]
+        # A throw again (Tai Sai 5.14) shows the dice the fault names, thrown as it should be.
+        for f in r.faults_at("after", 1):
+            if f.fault == "throw_again":
+                d = f.args.get("dice", list(r.dice))
+                self.tumbler.scripted.append(Throw((int(d[0]), int(d[1]), int(d[2]))))
+        return bad is not None or (flags is not None and max(flags) > 1)
+
     async def _throw(self, r: Round) -> dict[str, Any] | None:
         assert self.tumbler and self.tumbler_port and r.dice is not None
-        tilt = tuple(0 if flat else NOT_FLAT_TILT for flat in r.flat)
-        bad = [int(f.args.get("value", 7)) for f in r.faults_at("round") if f.fault == "bad_die"]
-        dice = (bad[0], r.dice[1], r.dice[2]) if bad else r.dice
-        # This round's throw only: one scripted for a round that was voided is gone.
-        counted = [int(f.args["count"]) for f in r.faults_at("round")
-                   if f.fault == "tumble_count"]
-        self.tumbler.scripted = [Throw(dice, r.tumbles, (tilt[0], tilt[1], tilt[2]),
-                                       counted[0] if counted else None)]
+        faults = {f.fault: f for f in r.faults_at("round")}
+        out_of_range = self._script_throws(r, faults)
+        if "activate_idle" in faults:  # pressed between rounds: dice that are no result
+            d = faults["activate_idle"].args.get("dice", [1, 1, 1])
+            self.tumbler.scripted.insert(0, Throw((int(d[0]), int(d[1]), int(d[2]))))
+            self.tumbler.press_button(self.tumbler_port.now())
+            self.tumbler_port.kick()
+            await self._expect(lambda t, b: t == "events" and b.get("event") == "dice")
         opened = await self.command("open_betting")
         if not opened["ok"]:
             return None
@@ -298,26 +364,45 @@ class ScriptedDealer(SimDealer):
             self.tumbler.press_button(self.tumbler_port.now())
             self.tumbler_port.kick()
         await asyncio.sleep(self.betting_seconds)
+        # The tumbler obeys the Arm that "No more bets" sends, but its answer is lost.
+        self.tumbler.silent_arms = 1 if "arm_unconfirmed" in faults else 0
+        # Or it never hears it, and the dealer presses anyway (a disarmed activation).
+        self.tumbler.deaf_arms = 1 if "arm_lost" in faults else 0
         await self.command("close_betting")
         await self._after(r, 0)
-        if not early:
-            for _ in range(300):  # a dealer presses only once the armed light is on
-                if self.tumbler.armed:
-                    self.tumbler.press_button(self.tumbler_port.now())
-                    self.tumbler_port.kick()
+        if "arm_lost" in faults:
+            for _ in range(300):  # until the Arm it does not obey has reached it
+                if not self.tumbler.deaf_arms:
                     break
                 await asyncio.sleep(0.01)
+            self.tumbler.press_button(self.tumbler_port.now())
+            self.tumbler_port.kick()
+        elif not early:
+            await self._press_when_armed()
         if r.faults_at("after", 1):  # after the dice came to rest
             await self._expect(lambda t, b: t == "events" and b.get("event") == "dice")
-            await self._after(r, 1)
-        if bad:  # the controller has no outcome and says so; the Pit voids the round
+            for f in r.faults_at("after", 1):
+                await self.run_ctx.inject(f, self)
+                if f.fault == "throw_again":  # re-armed: the dealer presses again
+                    await self._press_when_armed()
+        if out_of_range:
+            # A value out of range: no outcome, and the controller says so; the Pit voids.
             await self._expect(lambda t, b: t == "alerts" and
                                b.get("code") == "unresolved_irregularity")
-            answer = await self.command("void_round", reason="the tumbler reported a die "
-                                        f"showing {bad[0]}")
+            answer = await self.command("void_round", reason="the tumbler reported a value "
+                                        "out of range")
             if not answer["ok"]:
                 raise RuntimeError(f"void_round refused: {answer.get('error')}")
         return await self._expect(lambda t, b: t == "results")
+
+    async def _press_when_armed(self) -> None:
+        assert self.tumbler and self.tumbler_port
+        for _ in range(300):  # a dealer presses only once the armed light is on
+            if self.tumbler.armed:
+                self.tumbler.press_button(self.tumbler_port.now())
+                self.tumbler_port.kick()
+                return
+            await asyncio.sleep(0.01)
 
 
 @dataclass
@@ -383,8 +468,13 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
         broker = ("127.0.0.1", mosquitto.port)
     report = Report(s)
     sim = SimRig(work, s.game, s.layout, s.decks, broker, speed=speed, seed=seed,
-                 table_settings=dict(s.table_settings))
+                 table_settings=dict(s.table_settings),
+                 sections={"dice_watch": dict(s.dice_watch)} if s.dice_watch else {})
     await sim.start()
+    loaded = s.tumbler.get("loaded")
+    if loaded:  # a die loaded for the rounds thrown at random
+        sim.sims["tumbler"].loaded = (int(loaded["die"]) - 1, int(loaded["face"]),
+                                      float(loaded["probability"]))
     if not s.dice and s.scripted_cards():
         sim.sims["shuffler"].script(shuffled_order(s, random.Random(seed)))
     if not s.dice:
@@ -401,7 +491,7 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
         async with dealer.session():
             for i, r in enumerate(s.rounds):
                 if r.random:
-                    await _random_rounds(dealer, r.random, report, s)
+                    await _random_rounds(dealer, r, report, s)
                     continue
                 await _scripted_round(dealer, sim, i, r, report)
             await asyncio.sleep(0.3)  # alerts that follow the last result
@@ -418,12 +508,11 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
         await sim.stop()
         if mosquitto is not None:
             mosquitto.cleanup()
-    for rr in report.rounds:
-        if rr.result is not None:
-            try:
-                sim.keyring.verify(rr.result)
-            except ValueError as exc:
-                report.problems.append(f"result seq {rr.result['seq']}: {exc}")
+    for signed in [rr.result for rr in report.rounds if rr.result] + dealer.corrections:
+        try:
+            sim.keyring.verify(signed)
+        except ValueError as exc:
+            report.problems.append(f"{signed['type']} seq {signed['seq']}: {exc}")
     return report
 
 
@@ -456,7 +545,8 @@ async def _scripted_round(dealer: ScriptedDealer, sim: SimRig, i: int, r: Round,
         for f in noise:
             sim.ports[f.args["device"]].faults_out = None
     alerts = [b["code"] for t, b in dealer.seen[mark:] if t == "alerts"]
-    rr = RoundReport(i, result, alerts, check(r.expect, result, alerts), mark, r.expect)
+    rr = RoundReport(i, result, alerts, check(r.expect, result, alerts), mark, r.expect,
+                     windowed=True)
     carried = {"extra_draw", "draw_during_betting"}
     shifted = any(f.fault in carried for f in r.faults) or (
         i > 0 and any(f.fault in carried for f in report.scenario.rounds[i - 1].faults))
@@ -466,24 +556,55 @@ async def _scripted_round(dealer: ScriptedDealer, sim: SimRig, i: int, r: Round,
                         f"{len(result['cards'])}: fix the scenario")
         rr.mismatches += rr.extra
     report.rounds.append(rr)
+    await correct_settled(dealer, r, i, report)
+
+
+async def correct_settled(dealer: SimDealer, r: Round, i: int, report: Report) -> None:
+    """The faults after round ``i``'s result: the Pit voids a round already published
+    (Tai Sai 5.6), named by its number in the scenario; its correction comes next."""
+    for f in r.faults_at("settled"):
+        number = int(f.args.get("round", i + 1))
+        voided = next((x.result for x in report.rounds if x.windowed and x.index + 1 ==
+                       number), None)
+        if voided is None:
+            raise RuntimeError(f"round {number} has no published result to void")
+        rid = voided["round_id"]
+        await dealer.give(Fault(f.fault, args={**f.args, "round_id": rid}))
+        await dealer._expect(_correction_of(rid))
+
+
+def _correction_of(round_id: str) -> Callable[[str, dict[str, Any]], bool]:
+    return lambda t, b: t == CORRECTION and b.get("corrects") == round_id
 
 
 def settle_alert_windows(report: Report, seen: list[tuple[str, dict[str, Any]]]) -> None:
-    """A round's alerts are everything from its start to the next round's start (the
-    last round's: to the end of the run): an alert about a round can follow its result,
-    e.g. a card drawn after it, or a shoe found altered when it ends."""
-    scripted = [rr for rr in report.rounds if rr.expect or rr.mark]
+    """A round's alerts (and corrections) are everything from its start to the next
+    round's start (the last round's: to the end of the run): an alert about a round can
+    follow its result, e.g. a card drawn after it, or a shoe found altered when it ends.
+    A correction no scenario expects is a mismatch: it voids a round."""
+    numbers = {rr.result["round_id"]: rr.index + 1 for rr in report.rounds
+               if rr.windowed and rr.result}
+    scripted = [rr for rr in report.rounds if rr.windowed]
     for n, rr in enumerate(scripted):
         end = scripted[n + 1].mark if n + 1 < len(scripted) else len(seen)
-        rr.alerts = [b["code"] for t, b in seen[rr.mark:end] if t == "alerts"]
-        rr.mismatches = check(rr.expect, rr.result, rr.alerts) + rr.extra
+        window = seen[rr.mark:end]
+        rr.alerts = [b["code"] for t, b in window if t == "alerts"]
+        rr.details = [(b["code"], b.get("detail", "")) for t, b in window if t == "alerts"]
+        rr.corrections = [{"round": numbers.get(b["corrects"], b["corrects"]),
+                           "void_clause": b["void_reason"]["clause"],
+                           "void_code": b["void_reason"]["code"]}
+                          for t, b in window if t == CORRECTION]
+        rr.mismatches = check(rr.expect, rr.result, rr.alerts, rr.details,
+                              rr.corrections) + rr.extra
 
 
-async def _random_rounds(dealer: SimDealer, n: int, report: Report, s: Scenario) -> None:
-    """Rounds from a random certified shoe; each result is settled again independently
-    from its cards and must match the published bets."""
+async def _random_rounds(dealer: SimDealer, r: Round, report: Report, s: Scenario) -> None:
+    """Rounds from a random certified shoe (or dice thrown at random); each result is
+    settled again independently from its cards and must match the published bets. The
+    block's expectations hold over all its rounds: checked on the last, over the block."""
     game = get_game(s.game)
-    for _ in range(n):
+    block = len(dealer.seen)
+    for _ in range(r.random):
         mark = len(dealer.seen)
         async with asyncio.timeout(60):
             result = await dealer.deal_round()
@@ -495,9 +616,12 @@ async def _random_rounds(dealer: SimDealer, n: int, report: Report, s: Scenario)
             expected = sorted((b.bet, b.result.value) for b in again)
             got = sorted((b["bet"], b["result"]) for b in result["bets"])
             if expected != got:
-                rr.mismatches.append(f"bets differ from an independent settlement: "
-                                     f"{set(got) ^ set(expected)}")
+                rr.extra.append(f"bets differ from an independent settlement: "
+                                f"{set(got) ^ set(expected)}")
+        rr.mismatches += rr.extra
         report.rounds.append(rr)
+    last = report.rounds[-1]
+    last.mark, last.expect, last.windowed = block, dict(r.expect), True
 
 
 def main_run(path: str, broker_url: str | None, rig_path: str | None, speed: float,

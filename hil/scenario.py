@@ -18,6 +18,13 @@ A scenario::
 ``cards`` lists every card that leaves the shoe in that round, extra draws included;
 the dealer draws only when the daemon asks, except where a fault says otherwise.
 
+A Tai Sai scenario may also set the config's ``"dice_watch"`` section and load one of the
+simulated tumbler's dice for the rounds thrown at random (``"tumbler": {"loaded": {"die":
+1, "face": 6, "probability": 0.5}}``); a block of random rounds may then expect alerts
+over all its rounds (``{"random": 120, "expect": {"alerts": ["dice_watch"]}}``). A Pit
+correction of a published round (fault ``void_settled``) is expected with
+``"corrections"``; a correction no round expects is a mismatch.
+
 A rig description names the real devices::
 
     {"name": "bench-2", "devices": {"shoe": "serial:///dev/ttyUSB0?baud=115200",
@@ -38,6 +45,7 @@ from daemon.device_url import DeviceUrlError, parse_device_url
 from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.cards import parse_card
+from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
 
 # fault -> (where it applies, extra keys it takes)
@@ -73,12 +81,44 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "line_noise": ("round", frozenset({"device", "ber"})),
     # Tai Sai: the tumbler reports its tumbles in one Tumble message with count n
     "tumble_count": ("round", frozenset({"count"})),
+    # Tai Sai: the tumbler numbers its last tumble n (its own count disagrees: the Pit's)
+    "device_count": ("round", frozenset({"count"})),
+    # Tai Sai: the tumbler arms after "No more bets" but never confirms the Arm command
+    "arm_unconfirmed": ("round", frozenset()),
+    # Tai Sai: the tumbler never hears that Arm; the dealer presses without the armed light
+    "arm_lost": ("round", frozenset()),
+    # Tai Sai: the dice are read with this confidence (the table's floor decides)
+    "dice_confidence": ("round", frozenset({"confidence"})),
+    # Tai Sai: the tumbler tumbles and settles without an Activated message (3.7)
+    "no_activation": ("round", frozenset()),
+    # Tai Sai: die n's flat flag is reported as this value (2: out of range, D19)
+    "flat_flag": ("round", frozenset({"die", "value"})),
+    # Tai Sai: the button is pressed while no round is open, and the dice (these, or
+    # random) settle before betting opens; the round is then played as scripted
+    "activate_idle": ("round", frozenset({"dice"})),
+    # Tai Sai 5.14: the Pit has the dice thrown again ("after": 1, once they are at rest);
+    # "dice": what the new throw shows (the round's dice unless given)
+    "throw_again": ("after", frozenset({"dice"})),
+    # after the round's result: the Pit voids a published round (Tai Sai 5.6), "round"
+    # its number in the scenario (this round unless given)
+    "void_settled": ("settled", frozenset({"round", "irregularity", "reason"})),
 }
 EXPECT_KEYS = {"status", "winner", "player_total", "banker_total", "natural", "total", "dice",
-               "void_clause", "void_code", "wins", "alerts", "cards", "pays"}
+               "void_clause", "void_code", "wins", "alerts", "cards", "pays",
+               # codes none of whose alerts may come in the round; {code: words} an alert
+               # of that code must say; the Pit's corrections published in the round, each
+               # {"round": n, "void_clause": ..., "void_code": ...} (exactly these);
+               # {window: clause}: the insurance windows whose bets carry a payout cap
+               # (IP 5.13.1), exactly these
+               "no_alerts", "alert_text", "corrections", "payout_cap"}
+# What a block of random rounds may expect, over all its rounds.
+RANDOM_EXPECT_KEYS = {"alerts", "no_alerts", "alert_text"}
 DEVICES = ("shoe", "shuffler", "tumbler")
 # A scenario's "table" may also set these, as the daemon's config does.
 TABLE_SETTINGS = {"insurance": bool, "dice_confidence_floor": int}
+DICE_FAULTS = {"bad_die", "activate_early", "tumble_count", "device_count", "arm_unconfirmed",
+               "dice_confidence", "throw_again", "no_activation", "arm_lost", "flat_flag",
+               "activate_idle"}
 
 
 class ScenarioError(TabledError, ValueError):
@@ -127,6 +167,11 @@ class Scenario:
     source: str = ""
     # [table] settings of the config beyond game, layout and decks (TABLE_SETTINGS)
     table_settings: dict[str, Any] = field(default_factory=dict)
+    # The config's [dice_watch] section, e.g. a small window a scenario can fill
+    dice_watch: dict[str, Any] = field(default_factory=dict)
+    # The simulated tumbler's dice: {"loaded": {"die": 1-3, "face": 1-6, "probability": p}}
+    # makes that die show that face with probability p in the rounds it throws at random
+    tumbler: dict[str, Any] = field(default_factory=dict)
 
     @property
     def dice(self) -> bool:
@@ -143,7 +188,14 @@ class Rig:
     serials: dict[str, str] = field(default_factory=dict)  # pinned: devices.serials
 
 
-def _fault(raw: Any, where: str, problems: list[str]) -> Fault | None:
+def _dice_ok(d: Any) -> bool:
+    return isinstance(d, list) and len(d) == 3 and all(type(x) is int and 1 <= x <= 6
+                                                       for x in d)
+
+
+def _fault(raw: Any, where: str, problems: list[str], number: int = 1,
+           dice: bool = True) -> Fault | None:
+    """One fault of round ``number`` (1-based) of a game played with dice or not."""
     if not isinstance(raw, dict) or raw.get("fault") not in FAULTS:
         problems.append(f"{where}: a fault is an object with 'fault' one of "
                         f"{', '.join(FAULTS)}; got {raw!r}")
@@ -163,25 +215,65 @@ def _fault(raw: Any, where: str, problems: list[str]) -> Fault | None:
         problems.append(f"{where}: {name} needs 'count', 0-255 (one byte on the wire)")
     if "device" in extra and raw.get("device") not in DEVICES:
         problems.append(f"{where}: {name} needs 'device', one of {', '.join(DEVICES)}")
+    if "confidence" in raw and (type(raw["confidence"]) is not int or
+                                not 0 <= raw["confidence"] <= 100):
+        problems.append(f"{where}: {name}'s 'confidence' is a whole percent 0-100")
+    if "dice" in raw and not _dice_ok(raw["dice"]):
+        problems.append(f"{where}: {name}'s 'dice' are three dice 1-6, e.g. [3, 3, 5]")
+    if name == "flat_flag" and not (raw.get("die") in (1, 2, 3) and
+                                    type(raw.get("value")) is int and 0 <= raw["value"] <= 255):
+        problems.append(f"{where}: flat_flag needs 'die' (1-3) and 'value' (0-255, one byte)")
+    if "round" in raw and (type(raw["round"]) is not int or not 1 <= raw["round"] <= number):
+        problems.append(f"{where}: {name}'s 'round' is the number of a round already played "
+                        f"(1-{number})")
+    if name in DICE_FAULTS and not dice:
+        problems.append(f"{where}: {name} is a fault of the dice tumbler; this game is "
+                        "played with cards")
     args = {k: v for k, v in raw.items() if k in extra}
     return Fault(name, n if kind == "draw" else None, n if kind == "after" else None, args)
 
 
-def _round(raw: Any, where: str, dice: bool, problems: list[str]) -> Round | None:
+def _check_expect(expect: dict[str, Any], where: str, problems: list[str]) -> None:
+    """The shape of the expectations whose shape is not checked where they are used."""
+    for key in ("alerts", "no_alerts"):
+        if key in expect and not (isinstance(expect[key], list) and expect[key] and
+                                  all(isinstance(c, str) for c in expect[key])):
+            # Alerts are checked as "at least these": an empty list would check nothing.
+            problems.append(f"{where}.expect.{key}: the codes of the alerts expected, at least one")
+    text = expect.get("alert_text", {})
+    if not (isinstance(text, dict) and all(isinstance(v, str) and v for v in text.values())):
+        problems.append(f"{where}.expect.alert_text: {{alert code: words its detail says}}")
+    for c in expect.get("corrections", []) if isinstance(expect.get("corrections", []),
+                                                           list) else [None]:
+        if not (isinstance(c, dict) and set(c) == {"round", "void_clause", "void_code"}):
+            problems.append(f"{where}.expect.corrections: a list of {{'round': n, "
+                            f"'void_clause': ..., 'void_code': ...}}, got {c!r}")
+    cap = expect.get("payout_cap", {})
+    if not (isinstance(cap, dict) and all(isinstance(v, str) for v in cap.values())):
+        problems.append(f"{where}.expect.payout_cap: {{insurance window: clause}}")
+
+
+def _round(raw: Any, where: str, dice: bool, problems: list[str],
+           number: int = 1) -> Round | None:
     if not isinstance(raw, dict):
         problems.append(f"{where}: must be an object")
         return None
     if "random" in raw:
         n = raw["random"]
-        if not isinstance(n, int) or n < 1 or set(raw) - {"random"}:
-            problems.append(f"{where}: {{'random': N}} takes a positive N and nothing else")
+        expect = raw.get("expect", {})
+        if not isinstance(n, int) or n < 1 or set(raw) - {"random", "expect"} or \
+                not isinstance(expect, dict) or set(expect) - RANDOM_EXPECT_KEYS:
+            problems.append(f"{where}: {{'random': N}} takes a positive N and an 'expect' "
+                            f"over all N rounds ({', '.join(sorted(RANDOM_EXPECT_KEYS))}), "
+                            "nothing else")
             return None
-        return Round(random=n)
+        _check_expect(expect, where, problems)
+        return Round(random=n, expect=expect)
     for key in sorted(set(raw) - {"cards", "dice", "tumbles", "flat", "faults", "expect"}):
         problems.append(f"{where}.{key}: unknown key")
     faults = []
     for i, f in enumerate(raw.get("faults", [])):
-        fault = _fault(f, f"{where}.faults[{i}]", problems)
+        fault = _fault(f, f"{where}.faults[{i}]", problems, number, dice)
         if fault is not None:
             faults.append(fault)
     expect = raw.get("expect", {})
@@ -190,10 +282,7 @@ def _round(raw: Any, where: str, dice: bool, problems: list[str]) -> Round | Non
         expect = {}
     for key in sorted(set(expect) - EXPECT_KEYS):
         problems.append(f"{where}.expect.{key}: unknown (known: {', '.join(sorted(EXPECT_KEYS))})")
-    if "alerts" in expect and not (isinstance(expect["alerts"], list) and expect["alerts"]):
-        # Alerts are checked as "at least these": an empty list would check nothing.
-        problems.append(f"{where}.expect.alerts: the codes of the alerts expected, at least "
-                        "one")
+    _check_expect(expect, where, problems)
     if dice:
         d = raw.get("dice")
         if not (isinstance(d, list) and len(d) == 3 and all(isinstance(x, int) and 0 <= x <= 6
@@ -231,7 +320,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     problems: list[str] = []
     if not isinstance(data, dict):
         raise ScenarioError(source, ["the file must hold a JSON object"])
-    for key in sorted(set(data) - {"name", "table", "rounds", "shuffle", "clauses"}):
+    for key in sorted(set(data) - {"name", "table", "rounds", "shuffle", "clauses",
+                                   "dice_watch", "tumbler"}):
         problems.append(f"{key}: unknown key")
     table = data.get("table", {})
     game_id = table.get("game") if isinstance(table, dict) else None
@@ -261,7 +351,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         problems.append("rounds: a non-empty list")
         raw_rounds = []
     for i, r in enumerate(raw_rounds):
-        parsed = _round(r, f"rounds[{i}]", game.kind == "dice", problems)
+        parsed = _round(r, f"rounds[{i}]", game.kind == "dice", problems, i + 1)
         if parsed is not None:
             rounds.append(parsed)
     if any(r.random for r in rounds) and any(r.cards for r in rounds):
@@ -278,11 +368,36 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     cut = shuffle.get("cut_card", True)
     if not isinstance(cut, bool) and (not isinstance(cut, int) or cut < 0):
         problems.append(f"shuffle.cut_card: true, false or a card count, got {cut!r}")
+    watch, tumbler = data.get("dice_watch", {}), data.get("tumbler", {})
+    _check_dice_options(watch, tumbler, game.kind == "dice", problems)
     if problems:
         raise ScenarioError(source, problems)
     return Scenario(str(data.get("name", Path(source).stem)), game.id, layout, decks,
                     tuple(rounds), dict(shuffle),
-                    tuple(data.get("clauses", [])), source, settings)
+                    tuple(data.get("clauses", [])), source, settings, dict(watch),
+                    dict(tumbler))
+
+
+def _check_dice_options(watch: Any, tumbler: Any, dice: bool, problems: list[str]) -> None:
+    if (watch or tumbler) and not dice:
+        problems.append("dice_watch, tumbler: only for a game played with dice")
+        return
+    if not isinstance(watch, dict):
+        problems.append("dice_watch: the config's [dice_watch] section, an object")
+    else:
+        try:
+            DiceWatchSettings(**watch)
+        except (DiceWatchError, TypeError) as exc:
+            problems.append(f"dice_watch: {exc}")
+    loaded = tumbler.get("loaded") if isinstance(tumbler, dict) else None
+    loaded_ok = loaded is None or (
+        isinstance(loaded, dict) and set(loaded) == {"die", "face", "probability"} and
+        loaded["die"] in (1, 2, 3) and loaded["face"] in range(1, 7) and
+        isinstance(loaded["probability"], int | float) and 0 < loaded["probability"] <= 1)
+    if not isinstance(tumbler, dict) or set(tumbler) - {"loaded"} or not loaded_ok:
+        problems.append("tumbler: {\"loaded\": {\"die\": 1-3, \"face\": 1-6, "
+                        "\"probability\": p}}: that die shows that face with probability p "
+                        "(0 < p <= 1) when the dice are thrown at random")
 
 
 def load_scenario(path: Path | str) -> Scenario:

@@ -263,6 +263,55 @@ MBS_LAYOUT_H = Decision(
     "are meant. Settlement does not depend on the count: 2.2 offers every wager on every "
     "layout.",
 )
+TAI_SAI_THROW = Decision(
+    "D21", "Tai Sai 3.6, 3.7, 3.8, 5.5.1, 5.5.2, 5.5.3, 5.14",
+    "The tumbler reports an activation (with its own armed flag), each tumble (with its own "
+    "count) and the dice at rest (with flat flags and a read confidence). Which of these "
+    "does the controller trust, and which throws are a round's result?",
+    "A throw is a result only if it belongs to the open round after \"No more Bets\", "
+    "follows an arm the tumbler confirmed (its answer to the Arm command, which may be read "
+    "just after the activation) and an activation seen in that armed play. The controller "
+    "counts the tumbles itself: one per Tumble message after that activation, whatever "
+    "count the message carries; the tumbler's count is only cross-checked. A flat flag is "
+    "flat only if it is 1 and the tilt is within the limit; a value out of range (a flag of "
+    "2, a die of 7) is D19. 5.5.3, 5.5.1 and 5.5.2 void first, as they need no one's "
+    "judgement: an unreadable die after two tumbles is a 5.5.1 void. Then the Pit decides "
+    "(5.14: void_round, or throw_again, which re-arms and needs a new confirmed arm): an arm "
+    "never confirmed, an activation the tumbler reports as disarmed after \"No more Bets\" "
+    "(not 5.5.3, which is about activation before it), dice settled with no activation, the "
+    "tumbler's count disagreeing with the controller's, an unreadable die, or a read under "
+    "the table's floor ([table] dice_confidence_floor, 90% unless configured; 0% is never "
+    "a result). An activation, tumble or settle while no round is open is journalled and "
+    "alerted and affects no round; one during betting voids the round under 5.5.3.",
+    "Trusting the device's counter made one Tumble message with count 3 three tumbles, and "
+    "with count 255 two hundred and fifty-five, where 5.5.1 asks for at least three: one "
+    "physical tumble passed as a valid throw. Three Tumble messages with no activation, a "
+    "flag of 2 read as flat, a confidence of 0 and an activation while idle were each "
+    "published as results. The controller sees the arm it sent, the messages in their "
+    "order and the round they fall in; the tumbler's own bookkeeping is one more witness, "
+    "and a witness who disagrees is the Pit's to hear (5.14), not the controller's to "
+    "overrule. A disarmed activation after \"No more Bets\" may be a lost Arm or a reboot, "
+    "not a Dealer's early press, so voiding it under 5.5.3 would name the wrong cause.",
+)
+SETTLED_ROUND_CORRECTED = Decision(
+    "D22", "Tai Sai 5.6; RWS 5.6, MBS 5.1.2",
+    "Tai Sai 5.6 (damaged dice): 'all affected Rounds of play shall be Voided'. Those "
+    "rounds' results are already published. How are they voided, and which rounds are "
+    "affected?",
+    "The Pit gives void_settled_round, signed, naming one published round and the clause "
+    "(only a clause that reaches back: in Tai Sai, damaged_dice 5.6). The controller "
+    "publishes a correction on results with its own seq, naming the round it voids and "
+    "returning every bet of it; the original result stays in the journal and is never "
+    "changed. A round is corrected once, only if its result was valid and the table still "
+    "holds it (the last 10,000 rounds); the round in play is voided with void_round. Which "
+    "rounds the damage affected is the Pit's call, one command per round. In the baccarat "
+    "games the command is refused: no clause of theirs voids a round already settled, and "
+    "RWS 5.6 and MBS 5.1.2 say earlier outcomes stand.",
+    "The controller cannot see when a die was damaged, so it cannot choose the rounds; the "
+    "Pit can, from surveillance. A published result cannot be recalled from every consumer, "
+    "so the void is a new message in the same sequence (docs/mqtt.md says how consumers "
+    "apply it), and the journal keeps both: what was paid and why it was undone.",
+)
 
 BACCARAT_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, WU_DALANG, CHAR_SIU_CARDS, BANKER_ON_SIX,
                       DECIDED_BETS, SEEN_BY_THE_PIT, DOUBLE_DRAW_HELD, READS_HELD,
@@ -272,4 +321,5 @@ MBS_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, MBS_TIE_PUSH, DECIDED_BETS, SEEN_BY_
 INSURANCE_DECISIONS = (*BACCARAT_DECISIONS, INSURANCE_WINDOWS, INSURANCE_SETTLEMENT,
                        INSURANCE_NOT_OFFERED)
 TAI_SAI_DECISIONS = (FOUR_NUMBER, DOUBLE_SINGLE_AS_PRINTED, TRIPLE_RULE, TAI_SAI_LAYOUTS,
-                     DECIDED_BETS, SEEN_BY_THE_PIT, OUT_OF_RANGE)
+                     DECIDED_BETS, SEEN_BY_THE_PIT, OUT_OF_RANGE, TAI_SAI_THROW,
+                     SETTLED_ROUND_CORRECTED)

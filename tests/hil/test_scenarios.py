@@ -17,7 +17,16 @@ import pytest
 from daemon.games import GAMES
 from hil.ports import PtyPort
 from hil.runner import check, run_scenario
-from hil.scenario import ScenarioError, load_rig, load_scenario, parse_scenario
+from hil.scenario import (
+    EXPECT_KEYS,
+    FAULTS,
+    RANDOM_EXPECT_KEYS,
+    Scenario,
+    ScenarioError,
+    load_rig,
+    load_scenario,
+    parse_scenario,
+)
 from hil.tumbler import Throw, TumblerSim
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "hil" / "scenarios").glob("*.json"))
@@ -47,6 +56,120 @@ def test_controller_irregularity_clauses_with_scenarios() -> None:
               f"have a scenario")
         assert missing == set(NO_SCENARIO_YET[game.id]), (
             f"{game.id}: update NO_SCENARIO_YET; without a scenario now: {sorted(missing)}")
+
+
+# Issue 13: each case has a test named by its clause and a scenario in every game it
+# applies to, which uses the fault or expectation that shows it. A case without either
+# fails here; so does a test or scenario renamed away.
+ISSUE_13: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
+    "Tai Sai: one Tumble message with count 3": (
+        ("test_tai_sai_5_5_1_one_tumble_message_with_count_3_is_one_tumble",),
+        {"tai-sai-tumble-count-3": "tumble_count"}),
+    "Tai Sai: one Tumble message with count 255": (
+        ("test_tai_sai_5_5_1_one_tumble_message_with_count_255_is_one_tumble",),
+        {"tai-sai-tumble-count-255": "tumble_count"}),
+    "Tai Sai: three tumbles with no Activated": (
+        ("test_tai_sai_3_7_three_tumbles_with_no_activation_are_not_a_result",),
+        {"tai-sai-no-activation": "no_activation"}),
+    "Tai Sai: a flat flag of 2": (
+        ("test_tai_sai_3_8_a_flat_flag_of_2_is_not_flat",),
+        {"tai-sai-flat-flag-out-of-range": "flat_flag"}),
+    "Tai Sai: a dice confidence of 0, and the table's floor": (
+        ("test_tai_sai_5_14_a_dice_confidence_of_0_is_not_a_result",
+         "test_tai_sai_5_14_the_confidence_floor_is_the_tables"),
+        {"tai-sai-dice-confidence-floor": "dice_confidence"}),
+    "Tai Sai: activated while idle, tumbling in betting, settled after": (
+        ("test_tai_sai_5_5_3_activated_while_idle_tumbling_in_betting_settled_after",),
+        {"tai-sai-activated-while-idle": "activate_idle",
+         "tai-sai-activated-early": "activate_early"}),
+    "Tai Sai: 5.5.1 and 5.5.2 void before the Pit is asked": (
+        ("test_tai_sai_5_5_1_two_tumbles_and_an_unreadable_die_void_first",
+         "test_tai_sai_5_5_2_a_tilted_die_and_an_unreadable_die_void_first"),
+        {"tai-sai-two-tumbles": "no_alerts", "tai-sai-die-not-flat": "no_alerts"}),
+    "Tai Sai: an arm the tumbler never confirmed": (
+        ("test_tai_sai_5_14_an_arm_the_tumbler_never_confirmed_is_not_a_result",),
+        {"tai-sai-arm-unconfirmed": "arm_unconfirmed"}),
+    "Tai Sai: a disarmed activation after \"No more Bets\" is the Pit's (D21)": (
+        ("test_tai_sai_5_5_3_does_not_apply_to_a_disarmed_activation_after_no_more_bets",),
+        {"tai-sai-arm-unconfirmed": "arm_lost"}),
+    "Tai Sai: the tumbler's own count disagrees (the Pit's)": (
+        ("test_tai_sai_5_14_the_tumblers_count_disagreeing_goes_to_the_pit",),
+        {"tai-sai-device-count-mismatch": "device_count"}),
+    "Tai Sai 5.14: the Pit has the dice thrown again": (
+        ("test_tai_sai_5_14_throw_again_rearms_and_the_new_throw_is_the_result",),
+        {"tai-sai-arm-unconfirmed": "throw_again"}),
+    "Tai Sai 5.6: a Pit correction of a published round": (
+        ("test_tai_sai_5_6_damaged_dice_void_an_already_published_round",
+         "test_rws_5_6_and_mbs_5_1_2_earlier_outcomes_stand"),
+        {"tai-sai-damaged-dice-correction": "corrections"}),
+    "Tai Sai: the dice watch": (
+        ("test_dice_watch_alerts_when_a_die_is_loaded",),
+        {"tai-sai-dice-watch-loaded-die": "alert_text",
+         "tai-sai-dice-watch-fair-dice": "no_alerts"}),
+    "IP 3.14: the squeeze waiver": (
+        ("test_rws_ip_3_14_the_squeeze_waives_insurance_after_the_player_third_card",),
+        {"tiger-buffalo-insurance-plus-squeeze-waiver": "squeeze"}),
+    "IP 4.2.2: a private table": (
+        ("test_rws_ip_4_2_2_a_private_table_offers_no_insurance_and_5_13_2_does_not_apply",),
+        {"tiger-buffalo-insurance-plus-private-table": "wins"}),
+    "IP 5.13.1: the late offer's payout cap": (
+        ("test_rws_ip_5_13_1_late_offer_carries_the_payout_cap",),
+        {"tiger-buffalo-insurance-plus-late-offer-payout-cap": "payout_cap",
+         "tiger-buffalo-insurance-plus-insurance-not-offered": "payout_cap"}),
+    "MBS 3.22.1: the cut card as a round's first card": (
+        ("test_mbs_3_22_1_cut_card_as_the_first_card_of_a_round_is_published",),
+        {"tiger-baccarat-cut-card-first-card": "alerts"}),
+    "D2: the Twin Tiger Pair per document": (
+        ("test_rws_1_33_two_picture_pairs_are_a_twin_by_value",
+         "test_rws_3_2_2_a_pair_of_tens_has_value_10_not_a_twin_with_kings",
+         "test_mbs_1_1_14_3_face_card_pairs_twin_only_as_the_same_face_cards",
+         "test_d2_house_edges_as_decided_and_as_quoted"),
+        {"tiger-buffalo-twin-tiger-pair-by-value": "pays",
+         "tiger-baccarat-twin-tiger-pair-by-rank": "pays"}),
+    # A layout's position count settles nothing: no round can show it.
+    "D20: MBS Appendix H, no position count invented": (
+        ("test_mbs_2_2_appendix_h_position_count_is_not_invented",), {}),
+    "D16: MBS 5.9, drawn cards stay in the deal": (
+        ("test_mbs_5_9_reset_reopens_betting_and_keeps_the_drawn_cards_in_order",),
+        {"tiger-baccarat-device-reset": "reset_device"}),
+}
+
+
+def _uses(s: Scenario) -> set[str]:
+    """The faults, expectation keys and scenario options a scenario uses."""
+    out = {key for key in ("dice_watch", "tumbler") if getattr(s, key)}
+    for r in s.rounds:
+        out |= {f.fault for f in r.faults} | set(r.expect)
+    return out
+
+
+def test_issue_13_each_case_has_a_clause_test_and_scenarios() -> None:
+    tests = Path(__file__).resolve().parents[1]
+    defined = {m for f in tests.rglob("test_*.py")
+               for m in re.findall(r"def (test_\w+)\(", f.read_text(encoding="utf-8"))}
+    by_stem = {p.stem: load_scenario(p) for p in SCENARIOS}
+    problems = []
+    for case, (names, scenarios) in ISSUE_13.items():
+        problems += [f"{case}: no test {n}" for n in names if n not in defined]
+        for stem, used in scenarios.items():
+            if stem not in by_stem:
+                problems.append(f"{case}: no scenario {stem}")
+            elif used not in _uses(by_stem[stem]):
+                problems.append(f"{case}: scenario {stem} does not use {used}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_readme_counts_the_shipped_scenarios() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"`hil/scenarios/\*\.json`, (\d+) shipped", readme)
+    assert said and int(said[1]) == len(SCENARIOS), (said and said[1], len(SCENARIOS))
+
+
+def test_every_fault_expectation_and_option_is_used_by_a_shipped_scenario() -> None:
+    """A fault or expectation the runner knows and no scenario uses is not shown to work."""
+    used = set().union(*(_uses(load_scenario(p)) for p in SCENARIOS))
+    known = set(FAULTS) | EXPECT_KEYS | RANDOM_EXPECT_KEYS | {"dice_watch", "tumbler"}
+    assert known - used == set(), f"used by no scenario: {sorted(known - used)}"
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
@@ -86,7 +209,47 @@ def test_check_names_each_mismatch() -> None:
         "expected a valid result, but the round was refused"]
 
 
+def test_check_names_each_mismatch_of_corrections_caps_and_alert_words() -> None:
+    result = {"status": "valid", "bets": [
+        {"bet": "banker_insurance", "result": "win", "pays": "3:2", "window": "four_cards",
+         "payout_cap": {"limit": "original_bet", "clause": "5.13.1"}}], "cards": []}
+    fix = {"round": 1, "void_clause": "5.6", "void_code": "damaged_dice"}
+    assert check({"payout_cap": {}, "no_alerts": ["dice_watch"],
+                  "alert_text": {"dice_watch": "die_1"}, "corrections": [fix]},
+                 result, ["dice_watch"], [("dice_watch", "totals chi-squared")], []) == [
+        "expected payout caps {}, got [('banker_insurance', 'four_cards', {'limit': "
+        "'original_bet', 'clause': '5.13.1'})]",
+        "expected no alert dice_watch, saw 1",
+        "expected an alert dice_watch saying 'die_1', saw ['totals chi-squared']",
+        f"expected corrections [{fix}], got []"]
+    # A correction no scenario expects is a mismatch: it voids a round.
+    assert check({}, result, [], [], [fix]) == [f"expected corrections [], got [{fix}]"]
+    assert check({"payout_cap": {"four_cards": "5.13.1"}, "corrections": [fix]}, result,
+                 [], [], [fix]) == []
+
+
+TAI_SAI = {"game": "tai-sai-open-cover", "layout": "E"}
+
+
 @pytest.mark.parametrize(("data", "message"), [
+    ({"table": TAI_SAI, "rounds": [{"dice": [1, 2, 3], "faults": [
+        {"fault": "void_settled", "round": 2}]}]},
+     "rounds[0].faults[0]: void_settled's 'round' is the number of a round already played"),
+    ({"table": TAI_SAI, "dice_watch": {"window": 10}, "rounds": [{"dice": [1, 2, 3]}]},
+     "dice_watch: window: 10 must be a whole number of throws"),
+    ({"table": TAI_SAI, "tumbler": {"loaded": {"die": 4, "face": 6, "probability": 0.5}},
+      "rounds": [{"dice": [1, 2, 3]}]}, "tumbler: {\"loaded\""),
+    ({"table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
+      "rounds": [{"cards": ["9H"], "faults": [{"fault": "arm_unconfirmed"}]}]},
+     "rounds[0].faults[0]: arm_unconfirmed is a fault of the dice tumbler"),
+    ({"table": TAI_SAI, "rounds": [{"random": 5, "expect": {"total": 7}}]},
+     "rounds[0]: {'random': N} takes a positive N and an 'expect'"),
+    ({"table": TAI_SAI, "rounds": [{"dice": [1, 2, 3], "faults": [
+        {"fault": "flat_flag", "die": 0, "value": 2}]}]},
+     "rounds[0].faults[0]: flat_flag needs 'die' (1-3)"),
+    ({"table": TAI_SAI, "rounds": [{"dice": [1, 2, 3], "expect": {"corrections": [{}]}}]},
+     "rounds[0].expect.corrections: a list of"),
+
     ({"table": {"game": "poker"}, "rounds": []}, "table.game: one of"),
     ({"table": {"game": "tiger-buffalo", "layout": "P", "decks": 8},
       "rounds": [{"cards": ["ZZ"]}]}, "rounds[0].cards: 'ZZ' is not a card code"),
@@ -184,14 +347,20 @@ async def test_the_rig_path_gives_command_faults_itself(tmp_path: Path) -> None:
                                             "irregularity": "damaged_dice",
                                             "reason": "a chipped die"}],
              "expect": {"status": "void", "void_code": "damaged_dice", "void_clause": "5.6"}},
-            {"dice": [4, 4, 2], "expect": {"status": "valid", "total": 10}}]}, "inline")
+            {"dice": [4, 4, 2], "expect": {"status": "valid", "total": 10}},
+            {"dice": [1, 1, 2], "faults": [{"fault": "void_settled", "round": 2,
+                                            "irregularity": "damaged_dice",
+                                            "reason": "the die was chipped in round 2"}],
+             "expect": {"status": "valid", "total": 4, "corrections": [
+                 {"round": 2, "void_clause": "5.6", "void_code": "damaged_dice"}]}}]},
+        "inline")
     try:
         report = await run_scenario(scenario, rig=load_rig(rig_file), workdir=tmp_path,
                                     out=operator)
     finally:
         await port.stop()
     assert report.ok, report.render()
-    assert operator.getvalue().count(">>> press the tumbler button") == 1
+    assert operator.getvalue().count(">>> press the tumbler button") == 2
     assert "fault to inject by hand" not in operator.getvalue()
 
 
