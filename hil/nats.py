@@ -34,8 +34,13 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
+DEBIAN_BINARY = Path("/usr/sbin/nats-server")
+
+
 def nats_binary() -> str:
-    binary = shutil.which("nats-server")
+    # Debian installs it in /usr/sbin, which is not on an ordinary user's PATH.
+    binary = shutil.which("nats-server") or \
+        (str(DEBIAN_BINARY) if DEBIAN_BINARY.exists() else None)
     if binary is None:
         raise RuntimeError("nats-server is not installed (https://nats.io; Debian: "
                            "apt-get install nats-server)")

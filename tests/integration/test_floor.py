@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.floor import floor
+from hil.nats import nats_binary
 from tests.reliability.harness import scale
 
 
@@ -49,3 +52,11 @@ async def test_settlement_recovers_by_replay_what_no_member_heard(tmp_path: Path
     assert r["results_journalled"] == 4 and r["received_live"] == 0
     assert r["recovered_by_replay"] == r["results_received"] == 4
     assert r["lost"] == 0 and r["unflagged_duplicates"] == 0, r
+
+
+def test_nats_server_is_found_where_debian_installs_it_off_an_ordinary_users_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts/setup.sh dev accepts /usr/sbin/nats-server (Debian's package); the bench
+    run by a user without /usr/sbin on PATH must find it there too."""
+    monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
+    assert Path(nats_binary()).is_file()
