@@ -48,6 +48,7 @@ from typing import Any
 
 import aiomqtt
 
+from bench.ledger import Arrival, Ledger
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.nats import NatsCluster
@@ -76,42 +77,50 @@ def peak_kib(pid: int) -> int:
 
 
 @dataclass
-class Arrival:
-    stamp: float
-    dup: bool
-    table: str
-    body: dict[str, Any]
-
-
-@dataclass
 class Settlement:
-    """The consumer group: its member processes, and every result they received."""
+    """The consumer group: its member processes, its ledger (bench/ledger.py: gaps
+    recovered by replay requests), and every result received, live or replayed."""
 
     members: int
     got: list[Arrival] = field(default_factory=list)
     procs: list[asyncio.subprocess.Process] = field(default_factory=list)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    ledger: Ledger | None = None
+    # (member, when, port, session present) of each member's connections
+    connects: list[tuple[int, float, int, bool]] = field(default_factory=list)
 
     async def start(self, ports: list[int], topics: Callable[[int], list[str]]) -> None:
+        self.ledger = Ledger(ports, self.got.append)
+        self.tasks.append(asyncio.create_task(self.ledger.run()))
+        async with asyncio.timeout(60):
+            await self.ledger.connected.wait()
         for i in range(self.members):
-            rotated = ports[i % len(ports):] + ports[:i % len(ports)]
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "bench.settlement", f"settlement-{i}",
-                ",".join(map(str, rotated)), *topics(i), stdout=asyncio.subprocess.PIPE,
+                ",".join(map(str, rotate(ports, i))), *topics(i), stdout=asyncio.subprocess.PIPE,
                 limit=1 << 22)
-            assert proc.stdout is not None
-            async with asyncio.timeout(60):
-                if await proc.stdout.readline() != b"ready\n":
-                    raise RuntimeError("a settlement consumer did not start")
             self.procs.append(proc)
-            self.tasks.append(asyncio.create_task(self._read(proc)))
+            ready = asyncio.Event()
+            self.tasks.append(asyncio.create_task(self._read(proc, i, ready)))
+            async with asyncio.timeout(60):
+                await ready.wait()
 
-    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+    async def _read(self, proc: asyncio.subprocess.Process, member: int,
+                    ready: asyncio.Event) -> None:
         assert proc.stdout is not None
         while line := await proc.stdout.readline():
+            if line == b"ready\n":
+                ready.set()
+                continue
+            if line.startswith(b"#connect\t"):
+                _, stamp, port, present = line.split(b"\t")
+                self.connects.append((member, float(stamp), int(port),
+                                      present.strip() == b"1"))
+                continue
             stamp, dup, topic, payload = line.rstrip(b"\n").split(b"\t", 3)
-            self.got.append(Arrival(float(stamp), dup == b"1", topic.decode().split("/")[1],
-                                    json.loads(payload)))
+            assert self.ledger is not None
+            self.ledger.take(Arrival(float(stamp), dup == b"1", topic.decode().split("/")[1],
+                                     json.loads(payload)))
 
     async def stop(self) -> None:
         for p in self.procs:
@@ -131,6 +140,7 @@ class FloorTable:
     dealer: SimDealer | None = None
     dealt: int = 0
     stalls: int = 0  # rounds the dealer had to pick up again (a command went unanswered)
+    dealer_moves: int = 0  # the dealer's connection lost or refused: moved to another node
 
     @property
     def table_id(self) -> str:
@@ -139,10 +149,13 @@ class FloorTable:
     def journal(self) -> Path:
         return self.rig.work / "journal.db"
 
-    async def deal(self, rounds: int, host: str, port: int) -> None:
-        """Deal ``rounds`` rounds; a round interrupted by the broker (its daemon moving to
-        another node) is picked up again from where the table is, as a dealer would."""
-        self.dealer = SimDealer(host, port, self.rig.base, self.rig.dealer_key,
+    async def deal(self, rounds: int, host: str, ports: list[int]) -> None:
+        """Deal ``rounds`` rounds through the cluster's nodes, starting on ``ports[0]``;
+        when the dealer's node goes it moves to the next one, as the daemon does, and a
+        round interrupted by the broker (the dealer or its daemon moving) is picked up
+        again from where the table is, as a dealer would."""
+        node = 0
+        self.dealer = SimDealer(host, ports[node], self.rig.base, self.rig.dealer_key,
                                 betting_seconds=0.01, reply_timeout=8.0,
                                 **self._devices())
         interrupted = False
@@ -157,7 +170,17 @@ class FloorTable:
                                    self.dealer.deal_round())
                         interrupted = False
                         self.dealt += 1
-            except (aiomqtt.MqttError, TimeoutError, RuntimeError):
+            except aiomqtt.MqttError:
+                # The dealer's own connection went or was refused: the next node.
+                interrupted = True
+                self.stalls += 1
+                self.dealer.forget()
+                node = (node + 1) % len(ports)
+                self.dealer.port = ports[node]
+                self.dealer_moves += 1
+                await asyncio.sleep(0.2)
+            except (TimeoutError, RuntimeError):
+                # Unanswered (its daemon moving): pick the round up again, same node.
                 interrupted = True
                 self.stalls += 1
                 self.dealer.forget()
@@ -202,12 +225,17 @@ def _same_message(first: Arrival, again: Arrival) -> bool:
     return "msg_seq" in again.body and again.body == first.body
 
 
-def check(tables: list[FloorTable], got: list[Arrival]) -> dict[str, Any]:
-    """Every journalled result received; copies after the first flagged; latencies."""
+def check(tables: list[FloorTable], got: list[Arrival], ledger: Ledger | None = None
+          ) -> dict[str, Any]:
+    """Every journalled result received, live or by replay; copies after the first
+    de-duplicable (the same sealed message); latencies of the live ones."""
     seen: dict[tuple[str, Any, int], Arrival] = {}
+    live: set[tuple[str, Any, int]] = set()
     unflagged = duplicates = 0
     for a in got:
         key = (a.table, a.body.get("journal_id"), int(a.body["seq"]))
+        if a.via == "live":
+            live.add(key)
         if key in seen:
             duplicates += 1
             if not (a.body.get("replayed") or a.dup or _same_message(seen[key], a)):
@@ -238,6 +266,10 @@ def check(tables: list[FloorTable], got: list[Arrival]) -> dict[str, Any]:
             p50s.append(statistics.median(lat))
             p99s.append(pct(lat, 99))
     return {"results_journalled": expected, "results_received": len(seen),
+            "received_live": len(live), "recovered_by_replay": len(set(seen) - live),
+            "recovered_results": sorted(f"{k[0]}#{k[2]}" for k in set(seen) - live)[:50],
+            "replay_requests": ledger.requests if ledger else 0,
+            "replay_busy": ledger.busy if ledger else 0,
             "copies_received": len(got), "duplicates": duplicates,
             "unflagged_duplicates": unflagged, "lost": lost, "lost_results": lost_keys[:50],
             "outbox_entries": outbox,
@@ -252,6 +284,36 @@ def check(tables: list[FloorTable], got: list[Arrival]) -> dict[str, Any]:
                 "p99_worst_table": round(max(p99s) * 1e3, 2) if p99s else None}}
 
 
+def explain(out: dict[str, Any], tables: list[FloorTable], settlement: Settlement
+            ) -> list[dict[str, Any]]:
+    """For each result that arrived only by replay, what happened around it: when it
+    was committed and acknowledged relative to the kill, where its table's daemon and its
+    settlement member were connected (and whether the node still had the member's
+    session), times in seconds from the kill."""
+    kill = out["killed"]["wall"]
+    by_id = {t.table_id: t for t in tables}
+    notes = []
+    for name in out["recovered_results"][:10]:
+        table_id, seq = name.rsplit("#", 1)
+        t = by_id[table_id]
+        committed = dict(journal_results(t.journal())[0])[int(seq)]
+        member = t.index % settlement.members
+        notes.append({
+            "result": name, "committed_s": round(committed - kill, 2),
+            "daemon_connects": [(round(at - kill, 2), port)
+                                for at, port in connections(t.journal())],
+            "member": member, "member_connects": [
+                (round(at - kill, 2), port, present)
+                for m, at, port, present in settlement.connects if m == member]})
+    return notes
+
+
+def rotate(items: list[Any], i: int) -> list[Any]:
+    """The list starting at its (i mod n)th item: the tables' first choices spread over
+    the nodes."""
+    return items[i % len(items):] + items[:i % len(items)]
+
+
 async def start_tables(work: Path, n: int, urls: list[str]) -> list[FloorTable]:
     tables = []
     for i in range(n):
@@ -261,8 +323,7 @@ async def start_tables(work: Path, n: int, urls: list[str]) -> list[FloorTable]:
                      table_id=f"floor-{i:03d}")
         await rig.start()
         cfg = rig.config()
-        rotated = urls[i % len(urls):] + urls[:i % len(urls)]
-        cfg["broker"] = {"urls": rotated, "allow_plaintext_remote": True}
+        cfg["broker"] = {"urls": rotate(urls, i), "allow_plaintext_remote": True}
         tables.append(FloorTable(i, rig, DaemonProcess(cfg, tw, log_level="WARNING")))
     for t in tables:
         t.daemon.start()
@@ -289,7 +350,8 @@ async def kill_mid_run(cluster: NatsCluster, tables: list[FloorTable], total: in
                        cpu0: dict[int, float], t0: float, log: Callable[[str], None]
                        ) -> dict[str, Any]:
     """When half the rounds are dealt, SIGKILL the node that the most daemons are on
-    (never the first, which the dealers use); restart it five seconds later."""
+    (their dealers and a settlement member are on it too); restart it five seconds
+    later."""
     async with asyncio.timeout(600):
         while sum(t.dealt for t in tables) < total // 2:
             await asyncio.sleep(0.1)
@@ -297,13 +359,14 @@ async def kill_mid_run(cluster: NatsCluster, tables: list[FloorTable], total: in
     for t in tables:
         if conns := connections(t.journal()):
             on[conns[-1][1]] = on.get(conns[-1][1], 0) + 1
-    victim = max(range(1, len(cluster.nodes)),
+    victim = max(range(len(cluster.nodes)),
                  key=lambda i: on.get(cluster.nodes[i].mqtt_port, 0))
     pid = cluster.nodes[victim].pid
     assert pid is not None
     cpu0.pop(pid, None)  # its CPU until now is lost with it; the others' is counted
     cluster.kill_node(victim)
-    killed: dict[str, Any] = {"node": cluster.nodes[victim].name,
+    killed: dict[str, Any] = {"node": cluster.nodes[victim].name, "wall": time.time(),
+                              "port": cluster.nodes[victim].mqtt_port,
                               "at_s": round(time.monotonic() - t0, 1),
                               "tables_on_it": on.get(cluster.nodes[victim].mqtt_port, 0),
                               "rounds_dealt_then": sum(t.dealt for t in tables)}
@@ -372,7 +435,8 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
         log(f"{kind}: {n} tables online in {out['start_s']} s")
         cpu0 = {pid: cpu_seconds(pid) for pid in broker_pids(mosquitto, cluster)}
         t0 = time.monotonic()
-        dealing = [asyncio.create_task(t.deal(rounds, "127.0.0.1", ports[0]))
+        # Each dealer starts on its table's first node and moves on as its daemon does.
+        dealing = [asyncio.create_task(t.deal(rounds, "127.0.0.1", rotate(ports, t.index)))
                    for t in tables]
         if cluster is not None and kill:
             out["killed"] = await kill_mid_run(cluster, tables, n * rounds, cpu0, t0, log)
@@ -389,9 +453,12 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
         await settle(settlement, tables)
         for t in tables:
             t.daemon.stop()
-        out.update(check(tables, settlement.got))
+        out.update(check(tables, settlement.got, settlement.ledger))
+        if "killed" in out:
+            out["why_replayed"] = explain(out, tables, settlement)
         out.update(figures(out, deal_s, broker_cpu, broker_kib, n))
         out["stalled_rounds"] = sum(t.stalls for t in tables)
+        out["dealer_moves"] = sum(t.dealer_moves for t in tables)
         out["rounds_dealt"] = sum(t.dealt for t in tables)
         out["load_avg_1m"] = [round(load_before[0], 2), round(os.getloadavg()[0], 2)]
         return out
@@ -406,8 +473,17 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
             cluster.cleanup()
 
 
+FLOOR = 500  # tables in the extrapolation
+ROUNDS_PER_HOUR = 60  # a real baccarat table: about a round a minute
+
+
 def figures(out: dict[str, Any], deal_s: float, broker_cpu: float, broker_kib: int,
             n: int) -> dict[str, Any]:
+    per_message_us = 1e6 * broker_cpu / max(out["outbox_entries"], 1)
+    per_round = out["outbox_entries"] / max(out["results_journalled"], 1)
+    # A floor of FLOOR tables at a real pace: the broker CPU per message a table
+    # publishes, and the memory per table, measured here, times the floor's rates.
+    floor_messages = FLOOR * ROUNDS_PER_HOUR * per_round / 3600
     return {"deal_s": round(deal_s, 1),
             "messages_per_s": round(out["outbox_entries"] / deal_s, 1),
             "results_per_s": round(out["results_journalled"] / deal_s, 1),
@@ -417,20 +493,27 @@ def figures(out: dict[str, Any], deal_s: float, broker_cpu: float, broker_kib: i
             # The figure that scales: broker CPU per message a table publishes (commands,
             # deliveries to the dealers and settlement, sessions and retained state
             # included), whatever the dealing pace.
-            "broker_cpu_us_per_message": round(1e6 * broker_cpu / max(out["outbox_entries"],
-                                                                      1), 1),
-            "messages_per_round": round(out["outbox_entries"] /
-                                        max(out["results_journalled"], 1), 1),
+            "broker_cpu_us_per_message": round(per_message_us, 1),
+            "messages_per_round": round(per_round, 1),
             "broker_peak_rss_mib": round(broker_kib / 1024, 1),
-            "broker_peak_rss_mib_per_table": round(broker_kib / 1024 / n, 2)}
+            "broker_peak_rss_mib_per_table": round(broker_kib / 1024 / n, 2),
+            f"extrapolated_{FLOOR}_tables": {
+                "rounds_per_hour_per_table": ROUNDS_PER_HOUR,
+                "messages_per_s": round(floor_messages, 1),
+                "broker_cpu_percent_of_a_core": round(floor_messages * per_message_us / 1e4,
+                                                      1),
+                "broker_rss_mib": round(broker_kib / 1024 / n * FLOOR)}}
 
 
 def show(r: dict[str, Any]) -> str:
     lat = r["latency_ms"]
-    kill = f"; node {r['killed']['node']} killed at {r['killed']['at_s']} s" \
-        if "killed" in r else ""
+    kill = (f"; node {r['killed']['node']} ({r['killed']['tables_on_it']} tables on it) "
+            f"killed at {r['killed']['at_s']} s, back at {r['killed']['restarted_at_s']} s"
+            if "killed" in r else "")
+    x = r[f"extrapolated_{FLOOR}_tables"]
     return (f"{r['broker']}: {r['tables']} tables x {r['rounds_per_table']} rounds in "
-            f"{r['deal_s']} s{kill}\n"
+            f"{r['deal_s']} s{kill}; load average {r['load_avg_1m'][0]} -> "
+            f"{r['load_avg_1m'][1]}\n"
             f"  {r['messages_per_s']} messages/s, {r['results_per_s']} results/s; result "
             f"latency p50 {lat['p50_median_of_tables']} ms, p99 {lat['p99_median_of_tables']}"
             f" ms (median table), {lat['p99_worst_table']} ms (worst table)\n"
@@ -440,10 +523,16 @@ def show(r: dict[str, Any]) -> str:
             f"{r['broker_peak_rss_mib']} MiB ({r['broker_peak_rss_mib_per_table']} MiB per "
             f"table)\n"
             f"  results: {r['results_journalled']} journalled, {r['results_received']} "
-            f"received, {r['lost']} lost, {r['duplicates']} duplicates "
-            f"({r['unflagged_duplicates']} unflagged); {r['tables_reconnected']} tables "
-            f"reconnected, {r['tables_moved']} to another node; {r['stalled_rounds']} rounds "
-            "picked up again")
+            f"received ({r['received_live']} live, {r['recovered_by_replay']} only by "
+            f"replay; {r['replay_requests']} replay requests), {r['lost']} lost; "
+            f"{r['duplicates']} duplicates by (table, journal_id, seq), de-duplicable: "
+            f"{r['unflagged_duplicates']} not the same sealed message (unflagged)\n"
+            f"  {r['tables_reconnected']} tables reconnected, {r['tables_moved']} to another "
+            f"node; {r['dealer_moves']} dealer moves to another node; "
+            f"{r['stalled_rounds']} rounds picked up again\n"
+            f"  {FLOOR} tables at {x['rounds_per_hour_per_table']} rounds an hour: "
+            f"{x['messages_per_s']} messages/s, broker {x['broker_cpu_percent_of_a_core']}% "
+            f"of a core, {x['broker_rss_mib']} MiB")
 
 
 def main() -> None:

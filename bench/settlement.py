@@ -47,7 +47,12 @@ def main() -> None:
             out.flush()
             subscribed = True
 
-    def on_connect(c: paho.Client, *_: Any) -> None:
+    def on_connect(c: paho.Client, _u: Any, flags: Any, *_: Any) -> None:
+        # Where this member is, and whether the node still had its session: the floor
+        # bench names them beside any result that had to be replayed.
+        out.write(f"#connect\t{time.time()!r}\t{ports[node]}\t"
+                  f"{int(flags.session_present)}\n".encode())
+        out.flush()
         c.subscribe([(t, 1) for t in topics])
 
     client = paho.Client(CallbackAPIVersion.VERSION2, client_id=client_id,

@@ -33,6 +33,7 @@ from hil.tumbler import TumblerSim
 
 CUT_CARD_FROM_END = 14
 BACKLOG = 512  # about fifteen rounds of messages
+LOST = ""  # the inbox's word that the connection is gone (no topic is empty)
 
 
 def prompt(t: str, b: dict[str, Any], *events: str) -> bool:
@@ -86,6 +87,14 @@ class SimDealer:
         self.round_id: str | None = None  # the open round, as the last reply named it
 
     async def _listen(self, client: aiomqtt.Client) -> None:
+        try:
+            await self._read(client)
+        except aiomqtt.MqttError as exc:
+            # The connection went (its node did): whoever waits for a message hears it
+            # now, not when its timeout runs out, and can move to another node.
+            self._inbox.put_nowait((LOST, {"error": str(exc)}))
+
+    async def _read(self, client: aiomqtt.Client) -> None:
         async for m in client.messages:
             raw = m.payload if isinstance(m.payload, bytes) else str(m.payload).encode()
             topic = str(m.topic)[len(self.base) + 1:]
@@ -115,6 +124,8 @@ class SimDealer:
         async with asyncio.timeout(timeout):
             while True:
                 topic, body = await self._inbox.get()
+                if topic == LOST:
+                    raise aiomqtt.MqttError(f"the broker connection was lost: {body['error']}")
                 if match(topic, body):
                     return body
                 self._backlog.append((topic, body))

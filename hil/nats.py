@@ -34,8 +34,13 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
+DEBIAN_BINARY = Path("/usr/sbin/nats-server")
+
+
 def nats_binary() -> str:
-    binary = shutil.which("nats-server")
+    # Debian installs it in /usr/sbin, which is not on an ordinary user's PATH.
+    binary = shutil.which("nats-server") or \
+        (str(DEBIAN_BINARY) if DEBIAN_BINARY.exists() else None)
     if binary is None:
         raise RuntimeError("nats-server is not installed (https://nats.io; Debian: "
                            "apt-get install nats-server)")
@@ -86,10 +91,12 @@ class NatsCluster:
                 f'http: "127.0.0.1:{node.http_port}"\n'
                 f'jetstream {{ store_dir: "{node.store}", max_memory_store: 256MB, '
                 'max_file_store: 2GB }\n'
-                f'cluster {{ name: "{name}", listen: "127.0.0.1:{node.cluster_port}", '
-                f"routes: [{routes}] }}\n"
+                # One node alone is no cluster: with a cluster block it would wait for
+                # routes to a meta leader for ever.
+                + (f'cluster {{ name: "{name}", listen: "127.0.0.1:{node.cluster_port}", '
+                   f"routes: [{routes}] }}\n" if size > 1 else "")
                 # A QoS 1 message waits this long for its PUBACK before NATS sends it again.
-                f'mqtt {{ listen: "127.0.0.1:{node.mqtt_port}", ack_wait: "10s" }}\n'
+                + f'mqtt {{ listen: "127.0.0.1:{node.mqtt_port}", ack_wait: "10s" }}\n'
                 f"{extra_conf}", encoding="utf-8")
 
     @property

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from hil.nats import NatsCluster
+from hil.process import DaemonProcess
+from hil.rig import SimRig
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "systemd" / "nats" / "authorization.conf.example"
@@ -46,3 +52,107 @@ async def test_each_table_is_confined_to_its_topics_on_the_cluster(tmp_path: Pat
     finally:
         cluster.cleanup()
     assert got == [("tables/bac-07/results", b"own")]
+
+
+# The table's permissions as shipped before contract v2's replay requests: the table may
+# not subscribe to its replay/request topic.
+WITHOUT_REPLAY = """
+authorization { users = [
+    {user: "bac-07", password: "example-bac-07", permissions: {
+        publish: ["tables.bac-07.>"],
+        subscribe: ["tables.bac-07.cmd.*", "tables.bac-07.status", "$MQTT.sub.>"]}}
+    {user: "settlement", password: "example-settlement", permissions: {
+        publish: ["tables.*.replay.request"],
+        subscribe: ["tables.*.status", "tables.*.replay.to.settlement", "$MQTT.sub.>"]}}
+] }
+"""
+
+
+@contextlib.asynccontextmanager
+async def table_on_nats(work: Path, permissions: str) -> AsyncIterator[
+        tuple[NatsCluster, SimRig, DaemonProcess]]:
+    """The daemon of table bac-07, its own process with its simulated devices, logging
+    in to a one-node NATS (JetStream, MQTT) as the table, under ``permissions``."""
+    cluster = NatsCluster(work, size=1, extra_conf=permissions)
+    cluster.start()
+    rig = SimRig(work, "tai-sai-open-cover", "E", None, ("127.0.0.1", 0), speed=50,
+                 table_id="bac-07")
+    await rig.start()
+    (work / "mqtt-password").write_text("example-bac-07\n", encoding="utf-8")
+    config = rig.config()
+    config["broker"] = {"urls": cluster.urls, "username": "bac-07",
+                        "password_file": str(work / "mqtt-password"),
+                        "allow_plaintext_remote": True}
+    daemon = DaemonProcess(config, work, log_level="INFO")
+    try:
+        daemon.start()
+        yield cluster, rig, daemon
+    finally:
+        daemon.kill()
+        await rig.stop()
+        cluster.cleanup()
+
+
+def journal(rig: SimRig) -> list[tuple[str, dict[str, Any]]]:
+    db = sqlite3.connect(f"file:{rig.work / 'journal.db'}?mode=ro", uri=True, timeout=10)
+    try:
+        return [(k, json.loads(b)) for k, b in db.execute(
+            "SELECT kind, body FROM journal ORDER BY id")]
+    finally:
+        db.close()
+
+
+async def statuses(port: int, seconds: float) -> list[str]:
+    """The table's status as settlement sees it for ``seconds``: retained, then live."""
+    seen: list[str] = []
+    async with aiomqtt.Client("127.0.0.1", port, username="settlement",
+                              password="example-settlement", identifier="watch") as c:
+        await c.subscribe("tables/bac-07/status", qos=0)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                async for m in c.messages:
+                    seen.append(json.loads(bytes(m.payload))["state"])
+    return seen
+
+
+async def test_a_table_refused_a_subscription_never_sits_connected_but_deaf(
+        tmp_path: Path) -> None:
+    """SUBACK 0x80 on one of the daemon's subscriptions (here its replay requests, denied
+    by the broker's permissions) fails the connection: the table never says "online"
+    on a connection it cannot hear on, and says why."""
+    async with table_on_nats(tmp_path, WITHOUT_REPLAY) as (cluster, rig, daemon):
+        async with asyncio.timeout(60):
+            while not (rig.work / "journal.db").exists() or not any(
+                    k == "mqtt_disconnected" for k, _ in journal(rig)):
+                await asyncio.sleep(0.2)
+        # Several attempts later, still never connected, never online.
+        seen = await statuses(cluster.nodes[0].mqtt_port, 3.0)
+        records = journal(rig)
+        assert daemon.running()
+    lost = [b["reason"] for k, b in records if k == "mqtt_disconnected"]
+    assert "refused the subscription to tables/bac-07/replay/request" in lost[0], lost
+    assert not [b for k, b in records if k == "mqtt_connected"]
+    assert "online" not in seen, seen
+    assert "refused the subscription" in daemon.log()
+
+
+async def test_a_table_under_the_shipped_permissions_comes_online_and_answers_replays(
+        tmp_path: Path) -> None:
+    async with table_on_nats(tmp_path, EXAMPLE.read_text(encoding="utf-8")) as (
+            cluster, _rig, daemon):
+        port = cluster.nodes[0].mqtt_port
+        async with asyncio.timeout(60):
+            while "online" not in await statuses(port, 1.0):
+                pass
+        async with aiomqtt.Client("127.0.0.1", port, username="settlement",
+                                  password="example-settlement", identifier="settle") as s:
+            assert granted(await s.subscribe("tables/bac-07/replay/to/settlement", qos=1))
+            await s.publish("tables/bac-07/replay/request", json.dumps(
+                {"id": "r1", "reply_to": "settlement", "from_msg_seq": 1}), qos=1)
+            async with asyncio.timeout(20):
+                async for m in s.messages:
+                    body = json.loads(bytes(m.payload))
+                    if body.get("type") == "replay":
+                        break
+        assert daemon.running()
+    assert body["id"] == "r1" and body["error"] is None and body["count"] >= 1, body
