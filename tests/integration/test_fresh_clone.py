@@ -25,6 +25,8 @@ import pytest
 from tests.soak import SOAK
 
 ROOT = Path(__file__).resolve().parents[2]
+# One clone for both tests: under pytest-xdist, on one worker.
+pytestmark = pytest.mark.xdist_group("fresh_clone")
 
 
 def _run(argv: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
