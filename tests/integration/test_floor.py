@@ -14,13 +14,14 @@ import pytest
 
 from bench.floor import floor
 from hil.nats import nats_binary
-from tests.reliability.harness import scale
+from tests.soak import scale
 
 
 def _log(line: str) -> None:
     print(line)
 
 
+@pytest.mark.soak
 async def test_floor_through_one_mosquitto_with_shared_subscription(tmp_path: Path) -> None:
     tables, rounds = scale(3, 20), scale(3, 10)
     r = await floor("mosquitto", tables, rounds, 2, tmp_path, log=_log)
@@ -29,6 +30,7 @@ async def test_floor_through_one_mosquitto_with_shared_subscription(tmp_path: Pa
     assert r["lost"] == 0 and r["unflagged_duplicates"] == 0, r
 
 
+@pytest.mark.soak
 async def test_floor_through_a_nats_cluster_losing_a_node_mid_run(tmp_path: Path) -> None:
     tables, rounds = scale(3, 20), scale(6, 10)
     r = await floor("nats", tables, rounds, 2, tmp_path, kill=True, log=_log)

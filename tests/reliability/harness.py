@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,13 +19,6 @@ from hil.broker import Mosquitto
 from hil.process import DaemonProcess
 from hil.rig import SimRig
 from tests.wait import until
-
-SOAK = os.environ.get("TABLED_SOAK") == "1"
-
-
-def scale(bounded: int, full: int) -> int:
-    """CI runs the bounded size; TABLED_SOAK=1 runs the full one."""
-    return full if SOAK else bounded
 
 
 def outage(stop: Callable[[], object], start: Callable[[], object], *, after: float,

@@ -11,15 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
+import pytest
 
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.signing import Keyring, Signer
 from daemon.store.journal import Journal, Publish
 from hil.broker import Mosquitto
 from tests.keys import TABLE_KEY
-from tests.reliability.harness import scale, sim_table
+from tests.reliability.harness import sim_table
+from tests.soak import scale
 
 
+@pytest.mark.soak
 async def test_outage_mid_play_loses_nothing_and_keeps_order(tmp_path: Path) -> None:
     target = scale(10, 60)
     outage_at, outage_seconds = 4, 3.0

@@ -21,11 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.harness import Table, scale, sim_table
+from tests.reliability.harness import Table, sim_table
+from tests.soak import scale
 
 INTERRUPTION = {"5.4.1", "5.4.2"}
-RESULTS = scale(30, 220)  # results to reach, through...
-KILLS = scale(10, 80)  # ...this many SIGKILLs
+RESULTS = scale(20, 220)  # results to reach, through...
+KILLS = scale(8, 80)  # ...this many SIGKILLs
 # The whole test's bound: a stall fails with what it reached, not a CI timeout. Generous:
 # under load a restart alone (a new Python process) can take seconds.
 BOUND = scale(300, 1800)

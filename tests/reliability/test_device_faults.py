@@ -8,10 +8,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from hil.faults import LineFaults
-from tests.reliability.harness import scale, sim_table
+from tests.reliability.harness import sim_table
+from tests.soak import scale
 
 
+@pytest.mark.soak
 async def test_line_noise_at_ber_1e_3_voids_nothing(tmp_path: Path) -> None:
     rounds = scale(15, 100)
     async with sim_table(tmp_path, speed=100) as t:
