@@ -17,7 +17,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import aiomqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -260,31 +260,76 @@ class SimDealer:
     async def deal_round(self) -> dict[str, Any]:
         if self.tumbler is not None:
             return await self.throw_round()
+        result = await self.deal()
+        assert result is not None  # this dealer raises where a round cannot be dealt
+        return result
+
+    # -- the dealer loop of a card game: the only one. Each step is a method that the
+    # scripted dealer (hil/runner.py: faults where the scenario puts them) and the
+    # operator's (hil/operator.py: a person told what to do) give their own way.
+
+    PATIENCE: ClassVar[float] = 30.0  # how long a prompt may take (a person is slower)
+
+    async def deal(self) -> dict[str, Any] | None:
+        """One round, from "Place your bets" to its result (None: the table refused to
+        open one), following the daemon's prompts: the next card, an insurance window, a
+        result held for the Pit."""
+        if not await self.open_round():
+            return None
+        await self.during_betting()
+        await asyncio.sleep(self.betting_seconds)
+        await self.close_round()
+        await self.after_card(0)
+        while True:
+            body = self.pending_result() or await self._expect(
+                lambda t, b: prompt(t, b, "insurance_offered", "result_held"), self.PATIENCE)
+            if "seq" in body:  # the result of this round
+                return body
+            if body["event"] == "result_held":  # the Pit's word (D17, D18)
+                await self.held(body)
+                continue
+            if body["event"] == "insurance_offered":
+                await asyncio.sleep(self.betting_seconds)  # players place insurance
+                if await self.offer_insurance(body):
+                    continue
+            await self.next_card(body)
+
+    async def open_round(self) -> bool:
         opened = await self.command("open_betting")
         if not opened["ok"]:
             await self._new_shoe()
             opened = await self.command("open_betting")
             if not opened["ok"]:
                 raise RuntimeError(f"open_betting refused: {opened}")
-        await asyncio.sleep(self.betting_seconds)
+        return True
+
+    async def during_betting(self) -> None:
+        """Anything done while bets are placed (nothing, at a well-run table)."""
+
+    async def close_round(self) -> None:
         closed = await self.command("close_betting")
         if not closed["ok"]:
             raise RuntimeError(f"close_betting refused: {closed}")
-        while True:
-            body = await self._expect(
-                lambda t, b: prompt(t, b, "insurance_offered", "result_held"))
-            if "seq" in body:  # the result of this round
-                return body
-            if body["event"] == "result_held":  # the Pit's word (D17, D18)
-                await self.pit_decides(body)
-                continue
-            if body["event"] == "insurance_offered":
-                await asyncio.sleep(self.betting_seconds)  # players place insurance
-                answer = await self.command("close_insurance")
-                if not answer["ok"]:
-                    raise RuntimeError(f"close_insurance refused: {answer}")
-                continue
-            await self._draw()
+
+    async def after_card(self, n: int) -> None:
+        """Anything done after the round's n-th card (0: after "No more bets")."""
+
+    def pending_result(self) -> dict[str, Any] | None:
+        """A result to take before any prompt (none: prompts and results come in order)."""
+        return None
+
+    async def held(self, body: dict[str, Any]) -> None:
+        await self.pit_decides(body)
+
+    async def offer_insurance(self, body: dict[str, Any]) -> bool:
+        """Offer insurance and close the window; False: it stays open, the dealer draws."""
+        answer = await self.command("close_insurance")
+        if not answer["ok"]:
+            raise RuntimeError(f"close_insurance refused: {answer}")
+        return True
+
+    async def next_card(self, body: dict[str, Any]) -> None:
+        await self._draw()
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[SimDealer]:

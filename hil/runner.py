@@ -185,58 +185,90 @@ class ScriptedDealer(SimDealer):
         self.owed = 0  # a card carried from the last round is dealt without a prompt
         if r.dice is not None:
             return await self._throw(r)
+        self.round, self.drawn, self.round_draws = r, 0, []
+        try:
+            return await self.deal()  # the dealer loop, this round's faults in its steps
+        finally:
+            self.round = None
+
+    async def deal_round(self) -> dict[str, Any]:
+        """A round of a random shoe: the loop with the plain dealer's steps."""
+        self.round = None
+        return await super().deal_round()
+
+    round: Round | None = None  # the scripted round being dealt; None: a random one
+    drawn: int  # its cards drawn so far
+    round_draws: list[int]  # their draw numbers
+
+    async def open_round(self) -> bool:
+        if self.round is None:
+            return await super().open_round()
         opened = await self.command("open_betting")
         if not opened["ok"]:
             if not await self._shoe_or_alert():
-                return None
+                return False
             opened = await self.command("open_betting")
-            if not opened["ok"]:
-                return None
-        for _ in r.faults_at("betting"):
+        return bool(opened["ok"])
+
+    async def during_betting(self) -> None:
+        for _ in self.round.faults_at("betting") if self.round else ():
             await self._force_draw()  # the daemon deals it as the next hand's first card
-        await asyncio.sleep(self.betting_seconds)
-        await self.command("close_betting")
-        drawn = 0
-        self.round_draws: list[int] = []
-        await self._after(r, 0)
-        while True:
-            body = self.take_result() or await self._expect(
-                lambda t, b: prompt(t, b, "insurance_offered", "result_held"))
-            if "seq" in body:
-                return body
-            if body["event"] == "result_held":
-                if body.get("reason") == "reads":  # the Pit reconstructs the deal (D18)
-                    await self.pit_decides(body)
-                continue  # a double draw's order: the scenario says when (confirm_order)
-            if body["event"] == "insurance_offered":
-                await asyncio.sleep(self.betting_seconds)
-                if not r.faults_at("insurance"):
-                    await self.command("close_insurance")
-                    continue
-                # The dealer skips insurance: the next card, with the window still open.
-            if self.owed:  # a card already out answers this prompt
-                self.owed -= 1
-                continue
-            faults = r.faults_at("draw", drawn + 1)
-            draw_no = await self._draw_with(faults)
-            if draw_no is None:
-                continue  # a prompt from before a fault: the gate stays shut, wait on
-            drawn += 1
-            while any(f.fault == "lost_read" for f in faults):
-                # Nobody heard that card, but the dealer goes on by the Table of Play: the
-                # next card, unprompted; or, if it was the last, the Pit reconstructs.
-                if drawn == len(r.cards):
-                    await self.reconstruct(self.round_draws)
-                    break
-                faults = r.faults_at("draw", drawn + 1)
-                if await self._draw_with(faults) is None:
-                    break
-                drawn += 1
-            if r.faults_at("after", drawn):
-                # "after card n" means after the daemon has recorded it, not merely after
-                # it left the shoe: otherwise a kill could race the card's record.
-                await self._recorded(draw_no)
-            drawn += await self._after(r, drawn)
+
+    async def close_round(self) -> None:
+        if self.round is None:
+            return await super().close_round()
+        await self.command("close_betting")  # refused: the scenario's expectations say so
+        return None
+
+    async def after_card(self, n: int) -> None:
+        if self.round is not None:
+            await self._after(self.round, n)
+
+    def pending_result(self) -> dict[str, Any] | None:
+        if self.round is None:
+            return super().pending_result()
+        return self.take_result()  # after a fault it overtakes prompts sent before it
+
+    async def held(self, body: dict[str, Any]) -> None:
+        if self.round is None or body.get("reason") == "reads":
+            await self.pit_decides(body)  # the Pit reconstructs the deal (D18)
+        # A double draw's order: the scenario says when (confirm_order).
+
+    async def offer_insurance(self, body: dict[str, Any]) -> bool:
+        if self.round is None:
+            return await super().offer_insurance(body)
+        if self.round.faults_at("insurance"):
+            return False  # the dealer skips insurance: the next card, the window still open
+        await self.command("close_insurance")
+        return True
+
+    async def next_card(self, body: dict[str, Any]) -> None:
+        r = self.round
+        if r is None:
+            return await super().next_card(body)
+        if self.owed:  # a card already out answers this prompt
+            self.owed -= 1
+            return
+        faults = r.faults_at("draw", self.drawn + 1)
+        draw_no = await self._draw_with(faults)
+        if draw_no is None:
+            return  # a prompt from before a fault: the gate stays shut, wait on
+        self.drawn += 1
+        while any(f.fault == "lost_read" for f in faults):
+            # Nobody heard that card, but the dealer goes on by the Table of Play: the
+            # next card, unprompted; or, if it was the last, the Pit reconstructs.
+            if self.drawn == len(r.cards):
+                await self.reconstruct(self.round_draws)
+                break
+            faults = r.faults_at("draw", self.drawn + 1)
+            if await self._draw_with(faults) is None:
+                break
+            self.drawn += 1
+        if r.faults_at("after", self.drawn):
+            # "after card n" means after the daemon has recorded it, not merely after
+            # it left the shoe: otherwise a kill could race the card's record.
+            await self._recorded(draw_no)
+        self.drawn += await self._after(r, self.drawn)
 
     async def _shoe_or_alert(self) -> bool:
         """A new shoe, or the alert that says why the daemon would not certify it."""
