@@ -242,20 +242,22 @@ class SimDealer:
 
     async def throw_round(self) -> dict[str, Any]:
         """Tai Sai: bets, "No more bets", then the button once the tumbler is armed."""
+        result = await self.throw()
+        assert result is not None  # this dealer raises where a round cannot be thrown
+        return result
+
+    async def press_when_armed(self, *, regardless: bool = True) -> None:
+        """The button, once the armed light is on (within 3 s); then ``regardless``."""
         assert self.tumbler and self.tumbler_port
-        for name in ("open_betting", "close_betting"):
-            answer = await self.command(name)
-            if not answer["ok"]:
-                raise RuntimeError(f"{name} refused: {answer}")
-            if name == "open_betting":
-                await asyncio.sleep(self.betting_seconds)
-        for _ in range(300):  # a dealer waits for the armed light
+        for _ in range(300):
             if self.tumbler.armed:
                 break
             await asyncio.sleep(0.01)
+        else:
+            if not regardless:
+                return
         self.tumbler.press_button(self.tumbler_port.now())
         self.tumbler_port.kick()
-        return await self._expect(lambda t, b: t == "results")
 
     async def deal_round(self) -> dict[str, Any]:
         if self.tumbler is not None:
@@ -294,13 +296,33 @@ class SimDealer:
                     continue
             await self.next_card(body)
 
+    async def throw(self) -> dict[str, Any] | None:
+        """One round of a dice game, the same steps as ``deal``: bets, "No more bets",
+        the button, the dice at rest, the result (None: the table refused to open one)."""
+        if not await self.open_round():
+            return None
+        await self.during_betting()
+        await asyncio.sleep(self.betting_seconds)
+        await self.close_round()
+        await self.after_card(0)
+        await self.press()
+        await self.at_rest()
+        return self.pending_result() or await self._expect(lambda t, b: t == "results",
+                                                           self.PATIENCE)
+
+    async def press(self) -> None:
+        await self.press_when_armed()
+
+    async def at_rest(self) -> None:
+        """Anything done once the dice are at rest, before their result."""
+
     async def open_round(self) -> bool:
         opened = await self.command("open_betting")
-        if not opened["ok"]:
+        if not opened["ok"] and self.tumbler is None:  # a card game's shoe is out
             await self._new_shoe()
             opened = await self.command("open_betting")
-            if not opened["ok"]:
-                raise RuntimeError(f"open_betting refused: {opened}")
+        if not opened["ok"]:
+            raise RuntimeError(f"open_betting refused: {opened}")
         return True
 
     async def during_betting(self) -> None:

@@ -32,16 +32,17 @@ class OperatorDealer(SimDealer):
 
     async def play(self, r: Round) -> dict[str, Any] | None:
         self.round, self.drawn = r, 0
-        if r.dice is None:
-            return await self.deal()  # the dealer loop; each step told to the person
-        if not await self.open_round():
-            return None
-        await self.during_betting()
-        await self.close_round()
-        await self.after_card(0)
-        if (done := self.take_result()) is not None:
-            return done
-        self.say(f"press the tumbler button; expected dice {list(r.dice)}")
+        # The dealer loop (or its dice twin), each step told to the person.
+        return await (self.deal() if r.dice is None else self.throw())
+
+    async def press(self) -> None:
+        if any(t == "results" for t, _ in self._backlog):
+            return  # the round is over already (a void after "No more bets")
+        assert self.round.dice is not None
+        self.say(f"press the tumbler button; expected dice {list(self.round.dice)}")
+
+    async def at_rest(self) -> None:
+        r = self.round
         if r.faults_at("after", 1):  # the Pit's word once the dice are at rest
             await self._expect(lambda t, b: t == "events" and b.get("event") == "dice",
                                OPERATOR_TIMEOUT)
@@ -49,9 +50,7 @@ class OperatorDealer(SimDealer):
             for f in r.faults_at("after", 1):
                 if f.fault == "throw_again":
                     self.say("the Pit has the dice thrown again: press the tumbler "
-                             f"button; expected dice {f.args.get('dice', list(r.dice))}")
-        return self.take_result() or await self._expect(lambda t, b: t == "results",
-                                                        OPERATOR_TIMEOUT)
+                             f"button; expected dice {f.args.get('dice', list(r.dice or ()))}")
 
     round: Round  # the round being dealt
     drawn: int  # the cards the person was told to draw

@@ -139,13 +139,7 @@ async def _resume(dealer: SimDealer) -> None:
         return
     if state == "betting_open":
         await dealer.command("close_betting")
-    assert dealer.tumbler_port is not None
-    for _ in range(300):
-        if dealer.tumbler.armed:
-            dealer.tumbler.press_button(dealer.tumbler_port.now())
-            dealer.tumbler_port.kick()
-            break
-        await asyncio.sleep(0.01)
+    await dealer.press_when_armed(regardless=False)
     await dealer._expect(lambda t, b: t == "results")
 
 
