@@ -371,10 +371,10 @@ class SimDealer:
                 self._client = None
 
     async def resume_round(self, patience: float = 2.0) -> dict[str, Any]:
-        """Deal one round from wherever the table is: after a restart the round in progress
-        may have been continued (5.4.1), and its next_card prompt may have gone by, so
-        when nothing arrives the dealer tries the shoe (the gate opens only if a card is
-        wanted)."""
+        """Deal (or throw) one round from wherever the table is: after a restart the round
+        in progress may have been continued (5.4.1), and its next_card prompt may have gone
+        by, so when nothing arrives the dealer tries the shoe (the gate opens only if a card
+        is wanted)."""
         state = (await self.command("status"))["state"]
         if state == "idle":
             return await self.deal_round()
@@ -382,6 +382,9 @@ class SimDealer:
             closed = await self.command("close_betting")
             if not closed["ok"]:
                 raise RuntimeError(f"close_betting refused: {closed}")
+        if self.tumbler is not None:  # the throw awaited: the button, once armed
+            await self.press_when_armed(regardless=False)
+            return await self._expect(lambda t, b: t == "results")
         while True:
             try:
                 body = await self._expect(lambda t, b: prompt(t, b, "result_held"),
