@@ -17,7 +17,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import aiomqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -253,49 +253,116 @@ class SimDealer:
 
     async def throw_round(self) -> dict[str, Any]:
         """Tai Sai: bets, "No more bets", then the button once the tumbler is armed."""
+        result = await self.throw()
+        assert result is not None  # this dealer raises where a round cannot be thrown
+        return result
+
+    async def press_when_armed(self, *, regardless: bool = True) -> None:
+        """The button, once the armed light is on (within 3 s); then ``regardless``."""
         assert self.tumbler and self.tumbler_port
-        for name in ("open_betting", "close_betting"):
-            answer = await self.command(name)
-            if not answer["ok"]:
-                raise RuntimeError(f"{name} refused: {answer}")
-            if name == "open_betting":
-                await asyncio.sleep(self.betting_seconds)
-        for _ in range(300):  # a dealer waits for the armed light
+        for _ in range(300):
             if self.tumbler.armed:
                 break
             await asyncio.sleep(0.01)
+        else:
+            if not regardless:
+                return
         self.tumbler.press_button(self.tumbler_port.now())
         self.tumbler_port.kick()
-        return await self._expect(lambda t, b: t == "results")
 
     async def deal_round(self) -> dict[str, Any]:
         if self.tumbler is not None:
             return await self.throw_round()
-        opened = await self.command("open_betting")
-        if not opened["ok"]:
-            await self._new_shoe()
-            opened = await self.command("open_betting")
-            if not opened["ok"]:
-                raise RuntimeError(f"open_betting refused: {opened}")
+        result = await self.deal()
+        assert result is not None  # this dealer raises where a round cannot be dealt
+        return result
+
+    # -- the dealer loop of a card game: the only one. Each step is a method that the
+    # scripted dealer (hil/runner.py: faults where the scenario puts them) and the
+    # operator's (hil/operator.py: a person told what to do) give their own way.
+
+    PATIENCE: ClassVar[float] = 30.0  # how long a prompt may take (a person is slower)
+
+    async def deal(self) -> dict[str, Any] | None:
+        """One round, from "Place your bets" to its result (None: the table refused to
+        open one), following the daemon's prompts: the next card, an insurance window, a
+        result held for the Pit."""
+        if not await self.open_round():
+            return None
+        await self.during_betting()
         await asyncio.sleep(self.betting_seconds)
-        closed = await self.command("close_betting")
-        if not closed["ok"]:
-            raise RuntimeError(f"close_betting refused: {closed}")
+        await self.close_round()
+        await self.after_card(0)
         while True:
-            body = await self._expect(
-                lambda t, b: prompt(t, b, "insurance_offered", "result_held"))
+            body = self.pending_result() or await self._expect(
+                lambda t, b: prompt(t, b, "insurance_offered", "result_held"), self.PATIENCE)
             if "seq" in body:  # the result of this round
                 return body
             if body["event"] == "result_held":  # the Pit's word (D17, D18)
-                await self.pit_decides(body)
+                await self.held(body)
                 continue
             if body["event"] == "insurance_offered":
                 await asyncio.sleep(self.betting_seconds)  # players place insurance
-                answer = await self.command("close_insurance")
-                if not answer["ok"]:
-                    raise RuntimeError(f"close_insurance refused: {answer}")
-                continue
-            await self._draw()
+                if await self.offer_insurance(body):
+                    continue
+            await self.next_card(body)
+
+    async def throw(self) -> dict[str, Any] | None:
+        """One round of a dice game, the same steps as ``deal``: bets, "No more bets",
+        the button, the dice at rest, the result (None: the table refused to open one)."""
+        if not await self.open_round():
+            return None
+        await self.during_betting()
+        await asyncio.sleep(self.betting_seconds)
+        await self.close_round()
+        await self.after_card(0)
+        await self.press()
+        await self.at_rest()
+        return self.pending_result() or await self._expect(lambda t, b: t == "results",
+                                                           self.PATIENCE)
+
+    async def press(self) -> None:
+        await self.press_when_armed()
+
+    async def at_rest(self) -> None:
+        """Anything done once the dice are at rest, before their result."""
+
+    async def open_round(self) -> bool:
+        opened = await self.command("open_betting")
+        if not opened["ok"] and self.tumbler is None:  # a card game's shoe is out
+            await self._new_shoe()
+            opened = await self.command("open_betting")
+        if not opened["ok"]:
+            raise RuntimeError(f"open_betting refused: {opened}")
+        return True
+
+    async def during_betting(self) -> None:
+        """Anything done while bets are placed (nothing, at a well-run table)."""
+
+    async def close_round(self) -> None:
+        closed = await self.command("close_betting")
+        if not closed["ok"]:
+            raise RuntimeError(f"close_betting refused: {closed}")
+
+    async def after_card(self, n: int) -> None:
+        """Anything done after the round's n-th card (0: after "No more bets")."""
+
+    def pending_result(self) -> dict[str, Any] | None:
+        """A result to take before any prompt (none: prompts and results come in order)."""
+        return None
+
+    async def held(self, body: dict[str, Any]) -> None:
+        await self.pit_decides(body)
+
+    async def offer_insurance(self, body: dict[str, Any]) -> bool:
+        """Offer insurance and close the window; False: it stays open, the dealer draws."""
+        answer = await self.command("close_insurance")
+        if not answer["ok"]:
+            raise RuntimeError(f"close_insurance refused: {answer}")
+        return True
+
+    async def next_card(self, body: dict[str, Any]) -> None:
+        await self._draw()
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[SimDealer]:
@@ -315,10 +382,10 @@ class SimDealer:
                 self._client = None
 
     async def resume_round(self, patience: float = 2.0) -> dict[str, Any]:
-        """Deal one round from wherever the table is: after a restart the round in progress
-        may have been continued (5.4.1), and its next_card prompt may have gone by, so
-        when nothing arrives the dealer tries the shoe (the gate opens only if a card is
-        wanted)."""
+        """Deal (or throw) one round from wherever the table is: after a restart the round
+        in progress may have been continued (5.4.1), and its next_card prompt may have gone
+        by, so when nothing arrives the dealer tries the shoe (the gate opens only if a card
+        is wanted)."""
         state = (await self.command("status"))["state"]
         if state == "idle":
             return await self.deal_round()
@@ -326,6 +393,9 @@ class SimDealer:
             closed = await self.command("close_betting")
             if not closed["ok"]:
                 raise RuntimeError(f"close_betting refused: {closed}")
+        if self.tumbler is not None:  # the throw awaited: the button, once armed
+            await self.press_when_armed(regardless=False)
+            return await self._expect(lambda t, b: t == "results")
         while True:
             try:
                 body = await self._expect(lambda t, b: prompt(t, b, "result_held"),

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.signing import Keyring, SignatureError, private_key_pem, public_key_text
 from hil.broker import Mosquitto
-from hil.dealer import COMMAND_FAULTS, SimDealer, prompt
+from hil.dealer import COMMAND_FAULTS, SimDealer
 from hil.process import DaemonProcess
 from hil.runner import Report, RoundReport, check, correct_settled, settle_alert_windows
 from hil.scenario import Rig, Round, Scenario
@@ -28,63 +28,82 @@ class OperatorDealer(SimDealer):
     def say(self, text: str) -> None:
         print(f">>> {text}", file=self.out, flush=True)
 
+    PATIENCE = OPERATOR_TIMEOUT
+
     async def play(self, r: Round) -> dict[str, Any] | None:
-        if not (await self.command("open_betting"))["ok"]:
-            self.say("new shoe: when the shuffler is done, load its cards into the shoe")
-            await self.command("new_shoe")
-            await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded",
+        self.round, self.drawn = r, 0
+        # The dealer loop (or its dice twin), each step told to the person.
+        return await (self.deal() if r.dice is None else self.throw())
+
+    async def press(self) -> None:
+        if any(t == "results" for t, _ in self._backlog):
+            return  # the round is over already (a void after "No more bets")
+        assert self.round.dice is not None
+        self.say(f"press the tumbler button; expected dice {list(self.round.dice)}")
+
+    async def at_rest(self) -> None:
+        r = self.round
+        if r.faults_at("after", 1):  # the Pit's word once the dice are at rest
+            await self._expect(lambda t, b: t == "events" and b.get("event") == "dice",
                                OPERATOR_TIMEOUT)
-            if not (await self.command("open_betting"))["ok"]:
-                return None
-        for f in r.faults:
+            await self._commanded(r, 1)
+            for f in r.faults_at("after", 1):
+                if f.fault == "throw_again":
+                    self.say("the Pit has the dice thrown again: press the tumbler "
+                             f"button; expected dice {f.args.get('dice', list(r.dice or ()))}")
+
+    round: Round  # the round being dealt
+    drawn: int  # the cards the person was told to draw
+
+    async def open_round(self) -> bool:
+        if (await self.command("open_betting"))["ok"]:
+            return True
+        self.say("new shoe: when the shuffler is done, load its cards into the shoe")
+        await self.command("new_shoe")
+        await self._expect(lambda t, b: t == "events" and b.get("event") == "shoe_loaded",
+                           OPERATOR_TIMEOUT)
+        return bool((await self.command("open_betting"))["ok"])
+
+    async def during_betting(self) -> None:
+        for f in self.round.faults:
             if f.fault not in COMMAND_FAULTS:
                 self.say(f"fault to inject by hand: {f.fault} {f.args} "
                          f"(draw {f.draw}, after {f.after})")
+
+    async def close_round(self) -> None:
         await self.command("close_betting")
-        await self._commanded(r, 0)
-        if r.dice is not None:
-            if (done := self.take_result()) is not None:
-                return done
-            self.say(f"press the tumbler button; expected dice {list(r.dice)}")
-            if r.faults_at("after", 1):  # the Pit's word once the dice are at rest
-                await self._expect(lambda t, b: t == "events" and b.get("event") == "dice",
-                                   OPERATOR_TIMEOUT)
-                await self._commanded(r, 1)
-                for f in r.faults_at("after", 1):
-                    if f.fault == "throw_again":
-                        self.say("the Pit has the dice thrown again: press the tumbler "
-                                 f"button; expected dice {f.args.get('dice', list(r.dice))}")
-            return self.take_result() or await self._expect(lambda t, b: t == "results",
-                                                            OPERATOR_TIMEOUT)
-        n = 0
-        while True:
-            body = self.take_result() or await self._expect(
-                lambda t, b: prompt(t, b, "insurance_offered", "result_held"),
-                OPERATOR_TIMEOUT)
-            if "seq" in body:
-                return body
-            if body["event"] == "result_held":
-                if body.get("reason") == "reads":  # the runner plays the Pit (D18)
-                    cards = " ".join(r.cards[:len(body["reads"])])
-                    self.say(f"a draw had no trustworthy read: the runner reconstructs the "
-                             f"deal as the scenario lists it: {cards}")
-                    answer = await self.command("reconstruct_deal", cards=cards)
-                    if not answer["ok"]:
-                        raise RuntimeError(f"reconstruct_deal refused: {answer.get('error')}")
-                continue
-            if body["event"] == "insurance_offered":
-                if r.faults_at("insurance"):
-                    self.say("do not offer insurance: draw on (IP 5.13)")
-                else:
-                    self.say(f"offer insurance ({body['window']}); the runner closes it")
-                    await self.command("close_insurance")
-                continue
-            if n and await self._commanded(r, n):
-                continue  # the prompt answered by the command's own
-            card = r.cards[n] if n < len(r.cards) else "any"
-            n += 1
-            needed = body.get("needed") or body.get("next")
-            self.say(f"draw card {n} of the round ({needed}): expected {card}")
+
+    async def after_card(self, n: int) -> None:
+        await self._commanded(self.round, n)
+
+    def pending_result(self) -> dict[str, Any] | None:
+        return self.take_result()
+
+    async def held(self, body: dict[str, Any]) -> None:
+        if body.get("reason") == "reads":  # the runner plays the Pit (D18)
+            cards = " ".join(self.round.cards[:len(body["reads"])])
+            self.say(f"a draw had no trustworthy read: the runner reconstructs the "
+                     f"deal as the scenario lists it: {cards}")
+            answer = await self.command("reconstruct_deal", cards=cards)
+            if not answer["ok"]:
+                raise RuntimeError(f"reconstruct_deal refused: {answer.get('error')}")
+
+    async def offer_insurance(self, body: dict[str, Any]) -> bool:
+        if self.round.faults_at("insurance"):
+            self.say("do not offer insurance: draw on (IP 5.13)")
+            return False
+        self.say(f"offer insurance ({body['window']}); the runner closes it")
+        await self.command("close_insurance")
+        return True
+
+    async def next_card(self, body: dict[str, Any]) -> None:
+        r, n = self.round, self.drawn
+        if n and await self._commanded(r, n):
+            return  # the prompt answered by the command's own
+        card = r.cards[n] if n < len(r.cards) else "any"
+        self.drawn += 1
+        needed = body.get("needed") or body.get("next")
+        self.say(f"draw card {n + 1} of the round ({needed}): expected {card}")
 
     async def _commanded(self, r: Round, n: int) -> bool:
         """The faults that are commands (a void, a reset), after the round's n-th card:

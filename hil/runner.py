@@ -183,60 +183,104 @@ class ScriptedDealer(SimDealer):
     async def play(self, r: Round) -> dict[str, Any] | None:
         self.forget()  # prompts of an earlier round must not drive this one
         self.owed = 0  # a card carried from the last round is dealt without a prompt
-        if r.dice is not None:
-            return await self._throw(r)
+        self.round, self.drawn, self.round_draws = r, 0, []
+        try:
+            if r.dice is not None:
+                await self._before_throw(r)
+                return await self.throw()  # the same steps, for dice
+            return await self.deal()  # the dealer loop, this round's faults in its steps
+        finally:
+            self.round = None
+
+    async def deal_round(self) -> dict[str, Any]:
+        """A round of a random shoe: the loop with the plain dealer's steps."""
+        self.round = None
+        return await super().deal_round()
+
+    round: Round | None = None  # the scripted round being dealt; None: a random one
+    drawn: int  # its cards drawn so far
+    round_draws: list[int]  # their draw numbers
+
+    async def open_round(self) -> bool:
+        if self.round is None:
+            return await super().open_round()
         opened = await self.command("open_betting")
-        if not opened["ok"]:
+        if not opened["ok"] and self.tumbler is None:
             if not await self._shoe_or_alert():
-                return None
+                return False
             opened = await self.command("open_betting")
-            if not opened["ok"]:
-                return None
-        for _ in r.faults_at("betting"):
-            await self._force_draw()  # the daemon deals it as the next hand's first card
-        await asyncio.sleep(self.betting_seconds)
-        await self.command("close_betting")
-        drawn = 0
-        self.round_draws: list[int] = []
-        await self._after(r, 0)
-        while True:
-            body = self.take_result() or await self._expect(
-                lambda t, b: prompt(t, b, "insurance_offered", "result_held"))
-            if "seq" in body:
-                return body
-            if body["event"] == "result_held":
-                if body.get("reason") == "reads":  # the Pit reconstructs the deal (D18)
-                    await self.pit_decides(body)
-                continue  # a double draw's order: the scenario says when (confirm_order)
-            if body["event"] == "insurance_offered":
-                await asyncio.sleep(self.betting_seconds)
-                if not r.faults_at("insurance"):
-                    await self.command("close_insurance")
-                    continue
-                # The dealer skips insurance: the next card, with the window still open.
-            if self.owed:  # a card already out answers this prompt
-                self.owed -= 1
-                continue
-            faults = r.faults_at("draw", drawn + 1)
-            draw_no = await self._draw_with(faults)
-            if draw_no is None:
-                continue  # a prompt from before a fault: the gate stays shut, wait on
-            drawn += 1
-            while any(f.fault == "lost_read" for f in faults):
-                # Nobody heard that card, but the dealer goes on by the Table of Play: the
-                # next card, unprompted; or, if it was the last, the Pit reconstructs.
-                if drawn == len(r.cards):
-                    await self.reconstruct(self.round_draws)
-                    break
-                faults = r.faults_at("draw", drawn + 1)
-                if await self._draw_with(faults) is None:
-                    break
-                drawn += 1
-            if r.faults_at("after", drawn):
-                # "after card n" means after the daemon has recorded it, not merely after
-                # it left the shoe: otherwise a kill could race the card's record.
-                await self._recorded(draw_no)
-            drawn += await self._after(r, drawn)
+        return bool(opened["ok"])
+
+    async def during_betting(self) -> None:
+        for f in self.round.faults_at("betting") if self.round else ():
+            if f.fault == "activate_early":  # the button before "No more bets" (5.5.3)
+                assert self.tumbler and self.tumbler_port
+                self.tumbler.press_button(self.tumbler_port.now())
+                self.tumbler_port.kick()
+            else:
+                await self._force_draw()  # the daemon deals it as the next hand's first card
+
+    async def close_round(self) -> None:
+        if self.round is None:
+            return await super().close_round()
+        if self.tumbler is not None:
+            faults = {f.fault for f in self.round.faults_at("round")}
+            # The tumbler obeys the Arm "No more bets" sends, but its answer is lost; or it
+            # never hears it, and the dealer presses anyway (a disarmed activation).
+            self.tumbler.silent_arms = 1 if "arm_unconfirmed" in faults else 0
+            self.tumbler.deaf_arms = 1 if "arm_lost" in faults else 0
+        await self.command("close_betting")  # refused: the scenario's expectations say so
+        return None
+
+    async def after_card(self, n: int) -> None:
+        if self.round is not None:
+            await self._after(self.round, n)
+
+    def pending_result(self) -> dict[str, Any] | None:
+        if self.round is None:
+            return super().pending_result()
+        return self.take_result()  # after a fault it overtakes prompts sent before it
+
+    async def held(self, body: dict[str, Any]) -> None:
+        if self.round is None or body.get("reason") == "reads":
+            await self.pit_decides(body)  # the Pit reconstructs the deal (D18)
+        # A double draw's order: the scenario says when (confirm_order).
+
+    async def offer_insurance(self, body: dict[str, Any]) -> bool:
+        if self.round is None:
+            return await super().offer_insurance(body)
+        if self.round.faults_at("insurance"):
+            return False  # the dealer skips insurance: the next card, the window still open
+        await self.command("close_insurance")
+        return True
+
+    async def next_card(self, body: dict[str, Any]) -> None:
+        r = self.round
+        if r is None:
+            return await super().next_card(body)
+        if self.owed:  # a card already out answers this prompt
+            self.owed -= 1
+            return
+        faults = r.faults_at("draw", self.drawn + 1)
+        draw_no = await self._draw_with(faults)
+        if draw_no is None:
+            return  # a prompt from before a fault: the gate stays shut, wait on
+        self.drawn += 1
+        while any(f.fault == "lost_read" for f in faults):
+            # Nobody heard that card, but the dealer goes on by the Table of Play: the
+            # next card, unprompted; or, if it was the last, the Pit reconstructs.
+            if self.drawn == len(r.cards):
+                await self.reconstruct(self.round_draws)
+                break
+            faults = r.faults_at("draw", self.drawn + 1)
+            if await self._draw_with(faults) is None:
+                break
+            self.drawn += 1
+        if r.faults_at("after", self.drawn):
+            # "after card n" means after the daemon has recorded it, not merely after
+            # it left the shoe: otherwise a kill could race the card's record.
+            await self._recorded(draw_no)
+        self.drawn += await self._after(r, self.drawn)
 
     async def _shoe_or_alert(self) -> bool:
         """A new shoe, or the alert that says why the daemon would not certify it."""
@@ -346,46 +390,46 @@ class ScriptedDealer(SimDealer):
                 self.tumbler.scripted.append(Throw((int(d[0]), int(d[1]), int(d[2]))))
         return bad is not None or (flags is not None and max(flags) > 1)
 
-    async def _throw(self, r: Round) -> dict[str, Any] | None:
-        assert self.tumbler and self.tumbler_port and r.dice is not None
+    out_of_range: bool  # the round's throw reports a value out of range: the Pit's
+
+    async def _before_throw(self, r: Round) -> None:
+        assert self.tumbler and self.tumbler_port
         faults = {f.fault: f for f in r.faults_at("round")}
-        out_of_range = self._script_throws(r, faults)
+        self.out_of_range = self._script_throws(r, faults)
         if "activate_idle" in faults:  # pressed between rounds: dice that are no result
             d = faults["activate_idle"].args.get("dice", [1, 1, 1])
             self.tumbler.scripted.insert(0, Throw((int(d[0]), int(d[1]), int(d[2]))))
             self.tumbler.press_button(self.tumbler_port.now())
             self.tumbler_port.kick()
             await self._expect(lambda t, b: t == "events" and b.get("event") == "dice")
-        opened = await self.command("open_betting")
-        if not opened["ok"]:
-            return None
-        early = bool(r.faults_at("betting"))
-        if early:  # the button before "No more bets" (Tai Sai 5.5.3)
-            self.tumbler.press_button(self.tumbler_port.now())
-            self.tumbler_port.kick()
-        await asyncio.sleep(self.betting_seconds)
-        # The tumbler obeys the Arm that "No more bets" sends, but its answer is lost.
-        self.tumbler.silent_arms = 1 if "arm_unconfirmed" in faults else 0
-        # Or it never hears it, and the dealer presses anyway (a disarmed activation).
-        self.tumbler.deaf_arms = 1 if "arm_lost" in faults else 0
-        await self.command("close_betting")
-        await self._after(r, 0)
-        if "arm_lost" in faults:
+
+    async def press(self) -> None:
+        r = self.round
+        if r is None:
+            return await super().press()
+        assert self.tumbler and self.tumbler_port
+        if any(f.fault == "arm_lost" for f in r.faults):
             for _ in range(300):  # until the Arm it does not obey has reached it
                 if not self.tumbler.deaf_arms:
                     break
                 await asyncio.sleep(0.01)
             self.tumbler.press_button(self.tumbler_port.now())
             self.tumbler_port.kick()
-        elif not early:
-            await self._press_when_armed()
+        elif not r.faults_at("betting"):  # pressed already, before "No more bets"
+            await self.press_when_armed(regardless=False)
+        return None
+
+    async def at_rest(self) -> None:
+        r = self.round
+        if r is None:
+            return
         if r.faults_at("after", 1):  # after the dice came to rest
             await self._expect(lambda t, b: t == "events" and b.get("event") == "dice")
             for f in r.faults_at("after", 1):
                 await self.run_ctx.inject(f, self)
                 if f.fault == "throw_again":  # re-armed: the dealer presses again
-                    await self._press_when_armed()
-        if out_of_range:
+                    await self.press_when_armed(regardless=False)
+        if self.out_of_range:
             # A value out of range: no outcome, and the controller says so; the Pit voids.
             await self._expect(lambda t, b: t == "alerts" and
                                b.get("code") == "unresolved_irregularity")
@@ -393,16 +437,6 @@ class ScriptedDealer(SimDealer):
                                         "out of range")
             if not answer["ok"]:
                 raise RuntimeError(f"void_round refused: {answer.get('error')}")
-        return await self._expect(lambda t, b: t == "results")
-
-    async def _press_when_armed(self) -> None:
-        assert self.tumbler and self.tumbler_port
-        for _ in range(300):  # a dealer presses only once the armed light is on
-            if self.tumbler.armed:
-                self.tumbler.press_button(self.tumbler_port.now())
-                self.tumbler_port.kick()
-                return
-            await asyncio.sleep(0.01)
 
 
 @dataclass

@@ -128,27 +128,6 @@ async def _wait_for_broker(host: str, port: int, within: float) -> None:
     raise BrokerGoneError(f"the broker at {host}:{port} did not come back within {within:.0f} s")
 
 
-async def _resume(dealer: SimDealer) -> None:
-    """The round under way when the broker went away, finished from where the table is."""
-    if dealer.tumbler is None:
-        await dealer.resume_round()
-        return
-    state = (await dealer.command("status"))["state"]
-    if state == "idle":
-        await dealer.throw_round()
-        return
-    if state == "betting_open":
-        await dealer.command("close_betting")
-    assert dealer.tumbler_port is not None
-    for _ in range(300):
-        if dealer.tumbler.armed:
-            dealer.tumbler.press_button(dealer.tumbler_port.now())
-            dealer.tumbler_port.kick()
-            break
-        await asyncio.sleep(0.01)
-    await dealer._expect(lambda t, b: t == "results")
-
-
 def _unique(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted({int(r["seq"]): r for r in results}.values(), key=lambda r: int(r["seq"]))
 
@@ -164,7 +143,7 @@ async def _deal(dealer: SimDealer, view: _View, rounds: int,
             while len(_unique(dealer.results)) < rounds:
                 if resume:
                     resume = False
-                    await _resume(dealer)
+                    await dealer.resume_round()
                 else:
                     await dealer.deal_round()
 

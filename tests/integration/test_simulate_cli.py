@@ -102,10 +102,14 @@ def test_two_runs_on_one_broker_with_their_own_tables(tmp_path: Path) -> None:
         broker.cleanup()
 
 
-def test_a_broker_outage_is_survived(tmp_path: Path) -> None:
+@pytest.mark.parametrize("game", [[], ["--game", "tai-sai-open-cover", "--layout", "E"]],
+                         ids=["cards", "dice"])
+def test_a_broker_outage_is_survived(tmp_path: Path, game: list[str]) -> None:
+    """The round under way when the broker went away is finished from where the table is
+    (SimDealer.resume_round: a card game's next card, or the tumbler's button)."""
     broker = Mosquitto(tmp_path)
     broker.start()
-    run = subprocess.Popen([*TABLED, "simulate", "--rounds", "8", "--speed", "20",
+    run = subprocess.Popen([*TABLED, "simulate", *game, "--rounds", "8", "--speed", "20",
                             "--broker", f"mqtt://127.0.0.1:{broker.port}"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env=_env(tmp_path))
