@@ -3,29 +3,31 @@ accelerated pace through (a) one Mosquitto and (b) a three-node NATS JetStream c
 loopback (its MQTT listeners), with a settlement consumer that scales out; in (b) one node
 is SIGKILLed in the middle of the run and restarted.
 
-Run: .venv/bin/python -m bench.floor [--tables 50] [--rounds 10] [--broker both]
+Run (the README's command): .venv/bin/python -m bench.floor --tables 50 --rounds 10
+--consumers 3 [--broker both|mosquitto|nats] [--no-kill] [--keep DIR]
 
 - every table: simulators on real ports (a pty shoe, the shuffler behind pyusb) and a
   simulated dealer in this process, the daemon in its own (``python -m daemon run``),
   its ``[broker] urls`` all the nodes, rotated so the tables' first choices spread over
-  the cluster;
+  the cluster; its dealer starts on the same node and, like the daemon, moves to the
+  next node when its own goes;
 - settlement: ``--consumers`` processes (bench/settlement.py) sharing the results: an MQTT
   shared subscription on Mosquitto, partitions by table on NATS (no shared
   subscriptions there); each with a persistent session, moving to the next node when
-  its own goes;
-- checked at the end against every daemon's journal: each result arrived (lost = in a
-  journal, never received), and each copy after the first is flagged (``replayed`` by
-  the daemon or the MQTT DUP flag by the broker; under contract v2, the same message
-  with the same ``msg_seq``); any other copy is counted as unflagged. Results are keyed
-  by table, ``journal_id`` (contract v2, when payloads carry it) and ``seq``;
-- printed: messages/s (every outbox entry of every table, over the dealing time),
+  its own goes; and the group's ledger (bench/ledger.py), which asks each table's
+  journal, by contract v2's replay requests, for any result the members did not get;
+- checked at the end against every daemon's journal: each result arrived, live or by
+  replay (lost = in a journal, never received either way); copies after the first are
+  counted as duplicates by (table, ``journal_id``, ``seq``), and any that is not the
+  same sealed message (or flagged ``replayed``/DUP, before contract v2) as unflagged;
+- printed: messages/s (every stored message of every table, over the dealing time),
   result latency p50/p99 per table (from the daemon's journal commit to a settlement
   consumer's receipt, wall clock, taken per table and then the median and worst of the
-  tables), broker CPU seconds and peak memory, in total and per table.
+  tables), broker CPU seconds and peak memory, in total and per table, results received
+  live and recovered only by replay, and the extrapolation to a floor of 500 tables.
 
-The dealers stay on a node that is not killed (they are the test's hands, not the thing
-tested); the daemons and the settlement consumers on the killed node move. Writes
-bench/results/floor.json. The machine's load is recorded with the figures.
+The node killed is the one most daemons are on, with their dealers and a settlement
+member. Writes bench/results/floor.json, with the machine's load average per run.
 """
 
 from __future__ import annotations
