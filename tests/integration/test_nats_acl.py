@@ -74,21 +74,23 @@ async def table_on_nats(work: Path, permissions: str) -> AsyncIterator[
     """The daemon of table bac-07, its own process with its simulated devices, logging
     in to a one-node NATS (JetStream, MQTT) as the table, under ``permissions``."""
     cluster = NatsCluster(work, size=1, extra_conf=permissions)
-    cluster.start()
     rig = SimRig(work, "tai-sai-open-cover", "E", None, ("127.0.0.1", 0), speed=50,
                  table_id="bac-07")
-    await rig.start()
     (work / "mqtt-password").write_text("example-bac-07\n", encoding="utf-8")
-    config = rig.config()
-    config["broker"] = {"urls": cluster.urls, "username": "bac-07",
-                        "password_file": str(work / "mqtt-password"),
-                        "allow_plaintext_remote": True}
-    daemon = DaemonProcess(config, work, log_level="INFO")
+    daemon: DaemonProcess | None = None
     try:
+        cluster.start()
+        await rig.start()
+        config = rig.config()
+        config["broker"] = {"urls": cluster.urls, "username": "bac-07",
+                            "password_file": str(work / "mqtt-password"),
+                            "allow_plaintext_remote": True}
+        daemon = DaemonProcess(config, work, log_level="INFO")
         daemon.start()
         yield cluster, rig, daemon
     finally:
-        daemon.kill()
+        if daemon is not None:
+            daemon.kill()
         await rig.stop()
         cluster.cleanup()
 
