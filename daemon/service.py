@@ -9,13 +9,14 @@ answered on ``replies`` (through the outbox, like everything else).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
 import ssl
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import structlog
@@ -132,13 +133,16 @@ class TableService:
                                on_status=self._on_device_status,
                                on_problem=self._on_device_problem,
                                on_rejected=self._on_device_rejected,
-                               serial=cfg.serials.get(name), on_impostor=self._on_impostor)
+                               serial=cfg.serials.get(name), on_impostor=self._on_impostor,
+                               together=self._together)
             for name, url in cfg.devices.items() if name in DEVICES
         }
         self._tasks: set[asyncio.Task[None]] = set()
         self._device_latest: dict[str, DeviceStatus] = {}
         self._device_shown: dict[str, tuple[Any, ...]] = {}
         self.stopping = False
+        # Inside ``_together``: the device commands to send once the group is on disk.
+        self._deferred: list[DeviceCommand] | None = None
         self._handlers = self._device_handlers()
         self.recovered = asyncio.Event()  # the journal is read and any open round resolved
 
@@ -227,7 +231,7 @@ class TableService:
     def _fold(self, topic: str, payload: dict[str, Any]) -> None:
         """Every stored message, inside its transaction: the snapshot moves with it."""
         self.view.fold(payload)
-        self.journal.set_meta("snapshot", self.view.dumps())
+        self.journal.stage_meta("snapshot", self.view.dumps)  # once, at the commit
         self._snapshot_due = True
 
     def _snapshot(self) -> dict[str, Any]:
@@ -375,9 +379,38 @@ class TableService:
         return [e for e in effects if isinstance(e, DeviceCommand)]
 
     def _send(self, commands: list[DeviceCommand]) -> None:
+        if self._deferred is not None:  # in a group: sent once the group is committed
+            self._deferred.extend(commands)
+            return
         for c in commands:  # only once what they follow from is on disk
             self._spawn(self._device_command(c))
         self.publisher.wake()
+
+    @contextlib.contextmanager
+    def _together(self) -> Iterator[None]:
+        """Group commit for what a device sent in one read (several frames: cards dealt
+        fast, a gate report and a card): each input is still journalled whole or not at
+        all (a savepoint), all of them in one transaction and one fsync, and what they make
+        the devices do is sent, and the outbox woken, only once the group is on disk."""
+        if self._deferred is not None or self.storage_error is not None:
+            yield
+            return
+        self._deferred = []
+        try:
+            with self.journal.group():
+                yield
+        except JournalError as exc:
+            self._deferred = None  # none of it is on disk: nothing of it is acted on
+            self._storage_failed(exc)
+            return
+        except BaseException:
+            self._flush_group()  # the inputs before the failure are on disk: act on them
+            raise
+        self._flush_group()
+
+    def _flush_group(self) -> None:
+        commands, self._deferred = self._deferred or [], None
+        self._send(commands)
 
     # -- a journal that cannot be written --------------------------------------------------
 

@@ -65,7 +65,7 @@ class _InFlightIsIntended(logging.Filter):
 AIOMQTT_LOG = logging.getLogger("tabled.aiomqtt")
 AIOMQTT_LOG.addFilter(_InFlightIsIntended())
 
-WINDOW = 32  # outbox entries marked delivered per transaction
+WINDOW = 64  # outbox entries in flight (paho's limit too), marked delivered per transaction
 # paho leaves Nagle on: a small reply then waits for the broker's delayed ACK, ~40 ms
 # per exchange (measured: a command round trip fell from 88 ms to under 1 ms).
 NODELAY = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
@@ -227,7 +227,7 @@ class Publisher:
         client = aiomqtt.Client(
             host, port, username=b.username, password=b.password, identifier=b.client_id,
             will=will, keepalive=b.keepalive, tls_context=b.tls, timeout=b.publish_timeout,
-            socket_options=NODELAY, logger=AIOMQTT_LOG)
+            socket_options=NODELAY, logger=AIOMQTT_LOG, max_inflight_messages=WINDOW)
         async with client:
             # Subscribe before the birth: "online" then means commands are heard.
             for topic in self.subscriptions:

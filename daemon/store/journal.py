@@ -123,6 +123,11 @@ class Journal:
         # Told of every message as it is stored, inside its transaction (the snapshot).
         self.watch: Callable[[str, dict[str, Any]], None] | None = None
         self._depth = 0
+        self._grouped = False  # inside group(): each unit directly in it is a savepoint
+        # Meta values written once, just before their unit commits (the snapshot moves
+        # with every message, and is written once per transaction, not once per message).
+        self._staged: dict[str, Callable[[], str]] = {}
+        self._next_msg_seq: int | None = None  # known while no transaction rolled back
         self.created = not self.path.exists()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -184,29 +189,114 @@ class Journal:
 
     @contextmanager
     def _tx(self) -> Iterator[None]:
-        if self._depth:  # inside batch(): one transaction, one fsync, for all of it
-            yield
+        if self._depth:
+            if self._grouped and self._depth == 1:  # one unit of a group: all of it or none
+                if not self._db.in_transaction:  # the group's first write begins it
+                    self._db.execute("BEGIN IMMEDIATE")
+                yield from self._savepoint()
+            else:  # inside batch(): one transaction, one fsync, for all of it
+                yield
             return
         self._depth += 1
         try:
             self._db.execute("BEGIN IMMEDIATE")
             yield
+            self._write_staged()
             self._db.execute("COMMIT")
         except BaseException as exc:
             # Also when COMMIT itself failed (disk full): never leave a transaction open,
             # or every later write would fail with "cannot start a transaction".
-            if self._db.in_transaction:
-                with suppress(sqlite3.Error):
-                    self._db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.IntegrityError):
-                if "results.round_id" in str(exc):
-                    raise DuplicateResultError(str(exc)) from exc
-                raise JournalError(f"journal {self.path}: {exc}") from exc
-            if isinstance(exc, sqlite3.Error):
-                raise JournalError(f"journal {self.path}: write failed: {exc}") from exc
-            raise
+            self._rolled_back()
+            err = self._error(exc)
+            if err is exc:
+                raise
+            raise err from exc
         finally:
             self._depth -= 1
+
+    def _savepoint(self) -> Iterator[None]:
+        self._depth += 1
+        try:
+            self._db.execute("SAVEPOINT unit")
+            yield
+            self._write_staged()
+            self._db.execute("RELEASE unit")
+        except BaseException as exc:
+            self._staged.clear()
+            self._next_msg_seq = None
+            if self._db.in_transaction:
+                with suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK TO unit")
+                    self._db.execute("RELEASE unit")
+            err = self._error(exc)
+            if err is exc:
+                raise
+            raise err from exc
+        finally:
+            self._depth -= 1
+
+    def _rolled_back(self) -> None:
+        self._staged.clear()
+        self._next_msg_seq = None  # numbers given back: read them again
+        if self._db.in_transaction:
+            with suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+
+    def _write_staged(self) -> None:
+        for key, value in self._staged.items():
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value()))
+        self._staged.clear()
+
+    def stage_meta(self, key: str, value: Callable[[], str]) -> None:
+        """Set a meta value in the current transaction, computed once just before it
+        commits (however many times it is staged in it)."""
+        assert self._depth, "stage_meta is for use inside a transaction"
+        self._staged[key] = value
+
+    def _error(self, exc: BaseException) -> BaseException:
+        if isinstance(exc, sqlite3.IntegrityError):
+            if "results.round_id" in str(exc):
+                return DuplicateResultError(str(exc))
+            return JournalError(f"journal {self.path}: {exc}")
+        if isinstance(exc, sqlite3.Error):
+            return JournalError(f"journal {self.path}: write failed: {exc}")
+        return exc
+
+    @contextmanager
+    def group(self) -> Iterator[None]:
+        """Group commit: inputs that arrived together (several frames in one read) share
+        one transaction and one fsync. Each unit inside (a ``batch()``, an ``append``) is
+        a savepoint: all of it or none of it, so an exception from outside the journal (a
+        link that failed after its first frames) leaves the units already complete to be
+        committed, as they would have been one by one; a journal error in the commit
+        rolls the whole group back, and the caller acts on none of it."""
+        if self._depth:
+            yield
+            return
+        self._depth += 1
+        self._grouped = True  # begun by its first write: most reads bring only link acks
+        try:
+            try:
+                yield
+            except BaseException as exc:
+                if isinstance(exc, JournalError | sqlite3.Error):
+                    raise
+                self._commit_group()
+                raise
+            self._commit_group()
+        except BaseException as exc:
+            self._rolled_back()
+            err = self._error(exc)
+            if err is exc:
+                raise
+            raise err from exc
+        finally:
+            self._grouped = False
+            self._depth -= 1
+
+    def _commit_group(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("COMMIT")
 
     def batch(self) -> AbstractContextManager[None]:
         """Several appends as one transaction: all recorded, or none (and one fsync)."""
@@ -232,15 +322,17 @@ class Journal:
 
     def _queue(self, p: Publish, now: float) -> int:
         """Number, seal and store one message, and queue it to be sent: its only build."""
-        cur = self._db.execute(
-            "INSERT INTO messages(at, topic, payload, qos, retain) VALUES (?,?,'',?,?)",
-            (now, p.topic, p.qos, int(p.retain)))
-        msg_seq = int(cur.lastrowid or 0)
+        if self._next_msg_seq is None:
+            self._next_msg_seq = self.last_msg_seq() + 1
+        msg_seq = self._next_msg_seq
         full = {**p.payload, "journal_id": self.journal_id, "msg_seq": msg_seq}
         sealed = self._seal(full)
         if self.watch is not None:
             self.watch(p.topic, full)
-        self._db.execute("UPDATE messages SET payload=? WHERE msg_seq=?", (sealed, msg_seq))
+        self._db.execute("INSERT INTO messages(msg_seq, at, topic, payload, qos, retain) "
+                         "VALUES (?,?,?,?,?,?)", (msg_seq, now, p.topic, sealed, p.qos,
+                                                  int(p.retain)))
+        self._next_msg_seq = msg_seq + 1
         self._db.execute("INSERT INTO unsent(msg_seq) VALUES (?)", (msg_seq,))
         return msg_seq
 
