@@ -4,6 +4,7 @@ by a second connection (what a restart would find) and after a real SIGKILL."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sqlite3
@@ -84,7 +85,7 @@ def test_a_journal_error_in_a_group_drops_all_of_it_and_the_journal_goes_on(tmp_
     j = Journal(tmp_path / "j.db")
     j.append("before", {})
     db = j._db
-    with pytest.raises(Exception, match="journal"), j.group():  # noqa: PT012
+    with pytest.raises(Exception, match="journal"), j.group():
         j.append("card", {"n": 1}, publish=(Publish("t/events", {"n": 1}),))
         db.execute("PRAGMA query_only=1")  # the disk refuses: nothing of the group lands
         db.execute("INSERT INTO meta VALUES ('x', 'y')")
@@ -105,7 +106,7 @@ def test_grouped_or_one_by_one_the_journal_is_the_same(
         j.journal_id = "same"  # the comparison is of what is stored, not of the ids
 
         def one(i: int, n: int, fail: bool) -> None:
-            with pytest.raises(ValueError) if fail else _nothing(), j.batch():
+            with pytest.raises(ValueError) if fail else contextlib.nullcontext(), j.batch():
                 j.append("input", {"i": i}, publish=tuple(
                     Publish("t/events", {"i": i, "k": k}) for k in range(n)))
                 if fail:
@@ -125,14 +126,6 @@ def test_grouped_or_one_by_one_the_journal_is_the_same(
 
     d = tmp_path_factory.mktemp("g")
     assert run(d / "grouped.db", True) == run(d / "single.db", False)
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def test_a_kill_inside_a_group_leaves_none_of_it_and_after_it_all(tmp_path: Path) -> None:
