@@ -102,6 +102,15 @@ class OutboxEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class Backlog:
+    """The outbox not yet acknowledged by the broker."""
+
+    messages: int
+    oldest_msg_seq: int | None
+    oldest_at: float | None  # when the oldest was stored (epoch seconds)
+
+
+@dataclass(frozen=True, slots=True)
 class JournalRecord:
     id: int
     at: float
@@ -399,6 +408,21 @@ class Journal:
 
     def pending_count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM unsent").fetchone()[0])
+
+    def now(self) -> float:
+        """The journal's clock (what ``at`` of its records and messages is read from)."""
+        return float(self._clock())
+
+    def backlog(self) -> Backlog:
+        try:
+            n, first = self._db.execute("SELECT count(*), min(msg_seq) FROM unsent"
+                                        ).fetchone()
+        except sqlite3.Error as exc:
+            raise JournalError(f"journal {self.path}: cannot read the outbox: {exc}") from exc
+        if first is None:
+            return Backlog(0, None, None)
+        at = self._db.execute("SELECT at FROM messages WHERE msg_seq=?", (first,)).fetchone()
+        return Backlog(int(n), int(first), float(at[0]))
 
     def messages(self, first: int, last: int, limit: int,
                  topics: tuple[str, ...] = ("%",)) -> list[OutboxEntry]:
