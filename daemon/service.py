@@ -40,6 +40,7 @@ from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
 from daemon.results import iso
+from daemon.round import checkpoint
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import (
     Alert,
@@ -54,7 +55,7 @@ from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store import identity
 from daemon.store.identity import Identity, JournalIdentityError
-from daemon.store.journal import Journal, JournalError, Publish
+from daemon.store.journal import RECORDS_MIN_AGE, Journal, JournalError, Publish
 from daemon.takeover import SessionWatch
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import CommandResult, DeviceKind
@@ -77,6 +78,9 @@ SHOWN = ("fault", "firmware", "model", "protocol_version", "serial", "sessions",
          "url")
 IDENTITY_EVERY = 5.0  # s between updates of the identity file (identity.py)
 SNAPSHOT_EVERY = 0.2  # s: the retained snapshot follows the table at most this often
+# A checkpoint of the table a day (daemon/round/checkpoint.py): a restart folds a day of
+# records at most, and retention prunes what came before it.
+CHECKPOINT_EVERY = 86400.0
 
 
 def tls_context(b: BrokerConfig) -> ssl.SSLContext | None:
@@ -311,16 +315,42 @@ class TableService:
             self.cfg.table_id, self.journal.journal_id))
 
     async def _keep_retention(self, every: float = 3600.0) -> None:
-        policy = self.cfg.journal_policy
         while True:
-            try:
-                gone = self.journal.prune(policy.keep_days, policy.keep_rounds)
-            except JournalError as exc:
-                log.error("retention: %s", exc)
-            else:
-                if gone:
-                    log.info("retention: %d stored messages pruned", gone)
+            self.retain()
             await asyncio.sleep(every)
+
+    def retain(self) -> None:
+        """Retention: a checkpoint when the last is a day old (a restart folds from it),
+        then stored messages and records past the window pruned (docs/operations.md)."""
+        policy = self.cfg.journal_policy
+        try:
+            self.checkpoint_if_due()
+            gone = self.journal.prune(policy.keep_days, policy.keep_rounds)
+            records = self.journal.prune_records(policy.keep_days, policy.keep_rounds)
+        except JournalError as exc:
+            log.error("retention: %s", exc)
+        else:
+            if gone or records:
+                log.info("retention: %d stored messages and %d records pruned", gone,
+                         records)
+
+    def checkpoint_if_due(self, every: float = CHECKPOINT_EVERY) -> None:
+        if self.storage_error is not None:  # the table may be ahead of its journal
+            return
+        last = self.journal.last_checkpoint_at()
+        if last is not None and self.clock() - last < every:
+            return
+        # Made from the fold of the journal, not from the live table: a checkpoint holds
+        # only what a restart would fold (not, say, an order reveal half received, which
+        # is asked for again). It is what recovery does, of a day of records at most.
+        folded = self._new_table()
+        folded.replay(self.journal.records_for_recovery())
+        try:
+            body = checkpoint.make(folded, self._new_table)
+        except checkpoint.CheckpointError as exc:
+            log.error("no checkpoint: %s", exc)
+            return
+        self.journal.append(checkpoint.KIND, body)
 
     def _cleared(self) -> list[str]:
         """Device topics of devices this table does not have any more, whose retained
@@ -454,7 +484,7 @@ class TableService:
             log.warning("the journal can be written again; rebuilding the table from it")
             # The table in memory may be ahead of the journal: rebuild it from what was
             # recorded, and let the technical-interruption rule resolve the open round.
-            records = self.journal.records()
+            records = self.journal.records_for_recovery()
             self.table = self._new_table()
             self._handlers = self._device_handlers()
             self.storage_error = None
@@ -718,8 +748,11 @@ class TableService:
     # -- running --------------------------------------------------------------------------
 
     async def run(self) -> None:
-        records = self.journal.records()
-        self.authority.remember_journal(records)
+        records = self.journal.records_for_recovery()
+        # Command ids are refused again for 2 x max_age (two hours at most), and
+        # retention keeps every record of the last day, checkpoint or not.
+        self.authority.remember_journal(
+            self.journal.records_since(self.clock() - RECORDS_MIN_AGE))
         self.begin()
         # Technical interruption: rebuild from the journal and resolve an open round.
         self.apply(restore(self.table, records))

@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS journal (
     body     TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS journal_round ON journal(round_id);
+CREATE INDEX IF NOT EXISTS journal_checkpoint ON journal(id) WHERE kind='checkpoint';
+CREATE INDEX IF NOT EXISTS journal_at ON journal(at);
 CREATE TABLE IF NOT EXISTS results (
     seq        INTEGER PRIMARY KEY AUTOINCREMENT,
     round_id   TEXT NOT NULL UNIQUE,
@@ -72,6 +74,7 @@ CREATE TABLE IF NOT EXISTS unsent (
 V1_OUTBOX = "SELECT topic, payload, qos, retain FROM outbox WHERE delivered_at IS NULL ORDER BY id"
 
 Sealer = Callable[[Mapping[str, Any]], str]
+RECORDS_MIN_AGE = 86400.0  # seconds: retention never prunes a younger record
 
 
 class JournalError(TabledError, RuntimeError):
@@ -452,6 +455,49 @@ class Journal:
                 "AND msg_seq NOT IN (SELECT max(msg_seq) FROM messages WHERE retain=1 "
                 "GROUP BY topic)", (cutoff, upto))
         return int(cur.rowcount)
+
+    def prune_records(self, keep_days: float, keep_rounds: int) -> int:
+        """Retention of records: delete those from before the latest checkpoint (a restart
+        folds from it: daemon/round/checkpoint.py) that are older than ``keep_days`` or
+        from before the last ``keep_rounds`` results, like stored messages, but never one
+        younger than a day (the command ids a restart must still refuse, at most two
+        hours old, are in it). Without a checkpoint nothing goes. Returns how many."""
+        cp = self.last_checkpoint()
+        if cp is None:
+            return 0
+        now = self._clock()
+        row = self._db.execute("SELECT journal_id FROM results ORDER BY seq DESC "
+                               "LIMIT 1 OFFSET ?", (keep_rounds,)).fetchone()
+        upto = 0 if row is None else int(row[0])
+        where = ("id < ? AND at < ? AND (at < ? OR id <= ?)",
+                 (cp, now - RECORDS_MIN_AGE, now - keep_days * 86400, upto))
+        with self._tx():
+            # A result's row goes with its record (its round_id's uniqueness with it: round
+            # ids are random, and a correction reaches only the rounds a checkpoint keeps).
+            self._db.execute("DELETE FROM results WHERE journal_id IN "
+                             f"(SELECT id FROM journal WHERE {where[0]})", where[1])
+            cur = self._db.execute(f"DELETE FROM journal WHERE {where[0]}", where[1])
+        return int(cur.rowcount)
+
+    def last_checkpoint(self) -> int | None:
+        row = self._db.execute("SELECT max(id) FROM journal WHERE kind='checkpoint'"
+                               ).fetchone()
+        return None if row[0] is None else int(row[0])
+
+    def last_checkpoint_at(self) -> float | None:
+        row = self._db.execute("SELECT at FROM journal WHERE id = (SELECT max(id) FROM "
+                               "journal WHERE kind='checkpoint')").fetchone()
+        return None if row is None else float(row[0])
+
+    def records_for_recovery(self) -> list[JournalRecord]:
+        """What a restart folds: from the latest checkpoint on (every record without one)."""
+        cp = self.last_checkpoint()
+        return self.records(after=0 if cp is None else cp - 1)
+
+    def records_since(self, at: float) -> list[JournalRecord]:
+        rows = self._db.execute("SELECT id, at, round_id, kind, body FROM journal "
+                                "WHERE at >= ? ORDER BY id", (at,))
+        return [JournalRecord(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
 
     def latest_sent(self, topics: list[str]) -> dict[str, str]:
         """The last stored retained message of each topic, unless it is still unsent
