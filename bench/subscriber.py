@@ -9,6 +9,7 @@ Run by bench/end_to_end.py: ``python -m bench.subscriber PORT TOPIC...``.
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import time
@@ -31,7 +32,9 @@ def main() -> None:
         out.write(b"ready\n")
         out.flush()
 
-    client = paho.Client(CallbackAPIVersion.VERSION2, client_id="bench-subscriber")
+    # One id per process: two subscribers with one id take the connection from each
+    # other (the drain's consumer runs beside the latency subscriber).
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-sub-{os.getpid()}")
     client.on_message = on_message
     client.on_subscribe = on_subscribe
     client.connect("127.0.0.1", port)

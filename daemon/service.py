@@ -9,13 +9,14 @@ answered on ``replies`` (through the outbox, like everything else).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
 import ssl
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import structlog
@@ -39,6 +40,7 @@ from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
 from daemon.results import iso
+from daemon.round import checkpoint
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import (
     Alert,
@@ -53,7 +55,7 @@ from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store import identity
 from daemon.store.identity import Identity, JournalIdentityError
-from daemon.store.journal import Journal, JournalError, Publish
+from daemon.store.journal import RECORDS_MIN_AGE, Journal, JournalError, Publish
 from daemon.takeover import SessionWatch
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import CommandResult, DeviceKind
@@ -76,6 +78,9 @@ SHOWN = ("fault", "firmware", "model", "protocol_version", "serial", "sessions",
          "url")
 IDENTITY_EVERY = 5.0  # s between updates of the identity file (identity.py)
 SNAPSHOT_EVERY = 0.2  # s: the retained snapshot follows the table at most this often
+# A checkpoint of the table a day (daemon/round/checkpoint.py): a restart folds a day of
+# records at most, and retention prunes what came before it.
+CHECKPOINT_EVERY = 86400.0
 
 
 def tls_context(b: BrokerConfig) -> ssl.SSLContext | None:
@@ -132,13 +137,16 @@ class TableService:
                                on_status=self._on_device_status,
                                on_problem=self._on_device_problem,
                                on_rejected=self._on_device_rejected,
-                               serial=cfg.serials.get(name), on_impostor=self._on_impostor)
+                               serial=cfg.serials.get(name), on_impostor=self._on_impostor,
+                               together=self._together)
             for name, url in cfg.devices.items() if name in DEVICES
         }
         self._tasks: set[asyncio.Task[None]] = set()
         self._device_latest: dict[str, DeviceStatus] = {}
         self._device_shown: dict[str, tuple[Any, ...]] = {}
         self.stopping = False
+        # Inside ``_together``: the device commands to send once the group is on disk.
+        self._deferred: list[DeviceCommand] | None = None
         self._handlers = self._device_handlers()
         self.recovered = asyncio.Event()  # the journal is read and any open round resolved
 
@@ -227,7 +235,7 @@ class TableService:
     def _fold(self, topic: str, payload: dict[str, Any]) -> None:
         """Every stored message, inside its transaction: the snapshot moves with it."""
         self.view.fold(payload)
-        self.journal.set_meta("snapshot", self.view.dumps())
+        self.journal.stage_meta("snapshot", self.view.dumps)  # once, at the commit
         self._snapshot_due = True
 
     def _snapshot(self) -> dict[str, Any]:
@@ -307,16 +315,42 @@ class TableService:
             self.cfg.table_id, self.journal.journal_id))
 
     async def _keep_retention(self, every: float = 3600.0) -> None:
-        policy = self.cfg.journal_policy
         while True:
-            try:
-                gone = self.journal.prune(policy.keep_days, policy.keep_rounds)
-            except JournalError as exc:
-                log.error("retention: %s", exc)
-            else:
-                if gone:
-                    log.info("retention: %d stored messages pruned", gone)
+            self.retain()
             await asyncio.sleep(every)
+
+    def retain(self) -> None:
+        """Retention: a checkpoint when the last is a day old (a restart folds from it),
+        then stored messages and records past the window pruned (docs/operations.md)."""
+        policy = self.cfg.journal_policy
+        try:
+            self.checkpoint_if_due()
+            gone = self.journal.prune(policy.keep_days, policy.keep_rounds)
+            records = self.journal.prune_records(policy.keep_days, policy.keep_rounds)
+        except JournalError as exc:
+            log.error("retention: %s", exc)
+        else:
+            if gone or records:
+                log.info("retention: %d stored messages and %d records pruned", gone,
+                         records)
+
+    def checkpoint_if_due(self, every: float = CHECKPOINT_EVERY) -> None:
+        if self.storage_error is not None:  # the table may be ahead of its journal
+            return
+        last = self.journal.last_checkpoint_at()
+        if last is not None and self.clock() - last < every:
+            return
+        # Made from the fold of the journal, not from the live table: a checkpoint holds
+        # only what a restart would fold (not, say, an order reveal half received, which
+        # is asked for again). It is what recovery does, of a day of records at most.
+        folded = self._new_table()
+        folded.replay(self.journal.records_for_recovery())
+        try:
+            body = checkpoint.make(folded, self._new_table)
+        except checkpoint.CheckpointError as exc:
+            log.error("no checkpoint: %s", exc)
+            return
+        self.journal.append(checkpoint.KIND, body)
 
     def _cleared(self) -> list[str]:
         """Device topics of devices this table does not have any more, whose retained
@@ -375,9 +409,38 @@ class TableService:
         return [e for e in effects if isinstance(e, DeviceCommand)]
 
     def _send(self, commands: list[DeviceCommand]) -> None:
+        if self._deferred is not None:  # in a group: sent once the group is committed
+            self._deferred.extend(commands)
+            return
         for c in commands:  # only once what they follow from is on disk
             self._spawn(self._device_command(c))
         self.publisher.wake()
+
+    @contextlib.contextmanager
+    def _together(self) -> Iterator[None]:
+        """Group commit for what a device sent in one read (several frames: cards dealt
+        fast, a gate report and a card): each input is still journalled whole or not at
+        all (a savepoint), all of them in one transaction and one fsync, and what they make
+        the devices do is sent, and the outbox woken, only once the group is on disk."""
+        if self._deferred is not None or self.storage_error is not None:
+            yield
+            return
+        self._deferred = []
+        try:
+            with self.journal.group():
+                yield
+        except JournalError as exc:
+            self._deferred = None  # none of it is on disk: nothing of it is acted on
+            self._storage_failed(exc)
+            return
+        except BaseException:
+            self._flush_group()  # the inputs before the failure are on disk: act on them
+            raise
+        self._flush_group()
+
+    def _flush_group(self) -> None:
+        commands, self._deferred = self._deferred or [], None
+        self._send(commands)
 
     # -- a journal that cannot be written --------------------------------------------------
 
@@ -421,7 +484,7 @@ class TableService:
             log.warning("the journal can be written again; rebuilding the table from it")
             # The table in memory may be ahead of the journal: rebuild it from what was
             # recorded, and let the technical-interruption rule resolve the open round.
-            records = self.journal.records()
+            records = self.journal.records_for_recovery()
             self.table = self._new_table()
             self._handlers = self._device_handlers()
             self.storage_error = None
@@ -685,8 +748,11 @@ class TableService:
     # -- running --------------------------------------------------------------------------
 
     async def run(self) -> None:
-        records = self.journal.records()
-        self.authority.remember_journal(records)
+        records = self.journal.records_for_recovery()
+        # Command ids are refused again for 2 x max_age (two hours at most), and
+        # retention keeps every record of the last day, checkpoint or not.
+        self.authority.remember_journal(
+            self.journal.records_since(self.clock() - RECORDS_MIN_AGE))
         self.begin()
         # Technical interruption: rebuild from the journal and resolve an open round.
         self.apply(restore(self.table, records))

@@ -84,6 +84,8 @@ def _table_panel(t: TableState) -> Panel:
     if t.missing:
         outbox += f"; MISSING seq {', '.join(map(str, t.missing[:10]))}"
     body.append(Text(outbox, style="yellow" if t.missing else "dim"))
+    waiting = bool((s.get("backlog") or {}).get("messages"))
+    body.append(Text(t.backlog_line(), style="yellow" if waiting else "dim"))
     return Panel(Group(*body), title=title, title_align="left")
 
 

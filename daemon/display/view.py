@@ -32,6 +32,7 @@ from daemon.display.dice import dice_stats
 from daemon.display.roads import derive
 from daemon.games.cards import POINT_VALUE
 from daemon.signing import Keyring, SignatureError
+from daemon.watch import backlog_text
 
 MAX_REFUSED = 50
 MAX_ALERTS = 50
@@ -325,8 +326,10 @@ class TableView:
             # those the table no longer had (pruned) when asked.
             "msg_gaps": self.catchup.gaps(), "lost": self.catchup.lost(),
             "last_results": [_result_view(r) for r in results[-LAST_RESULTS:]][::-1],
-            # Contract v1 does not publish the outbox backlog; v2 may (status.backlog).
+            # The table's outbox backlog, as its status last said (absent: the will, or
+            # a table from before contract v2 published it).
             "backlog": (self.status or {}).get("backlog"),
+            "backlog_text": backlog_text(self.status or {}),
         }
         if game == "tai-sai-open-cover":
             out["dice"] = dice_stats(results)

@@ -16,6 +16,7 @@ import itertools
 import logging
 import random
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -110,6 +111,9 @@ class DeviceDriver:
     # another is refused, whatever its USB ids say. on_impostor journals an alert.
     serial: str | None = None
     on_impostor: Callable[[str], None] = lambda detail: None
+    # Wraps the handling of everything one read (or tick) brought: the table journals
+    # it as one group commit (TableService._together).
+    together: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext
     heartbeat_timeout: float = 3.5
     handshake_timeout: float = 3.0
     command_timeout: float = 3.0
@@ -292,7 +296,8 @@ class DeviceDriver:
         while True:
             data = await transport.read()
             assert self._endpoint is not None
-            self._handle(self._endpoint.feed(data, self._loop.time()))
+            with self.together():
+                self._handle(self._endpoint.feed(data, self._loop.time()))
             await self._flush()
 
     async def _ticker(self, transport: Transport) -> None:
@@ -307,7 +312,8 @@ class DeviceDriver:
                 async with asyncio.timeout(wait):
                     await self._tick.wait()
             now = self.progress_at = self._loop.time()
-            self._handle(self._endpoint.poll(now))
+            with self.together():
+                self._handle(self._endpoint.poll(now))
             await self._flush()
             silent = now - self._last_rx
             if self.ready and silent > self.heartbeat_timeout:

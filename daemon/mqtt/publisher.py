@@ -39,8 +39,9 @@ from typing import Any
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from daemon.results import iso
 from daemon.signing import Signer
-from daemon.store.journal import Journal, JournalError, OutboxEntry
+from daemon.store.journal import Backlog, Journal, JournalError, OutboxEntry
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,12 @@ class _InFlightIsIntended(logging.Filter):
 AIOMQTT_LOG = logging.getLogger("tabled.aiomqtt")
 AIOMQTT_LOG.addFilter(_InFlightIsIntended())
 
-WINDOW = 32  # outbox entries marked delivered per transaction
+WINDOW = 64  # outbox entries in flight (paho's limit too), marked delivered per transaction
+# The status says how far the outbox is behind (its ``backlog``). A message counts as
+# waiting once it has been stored this long: a table dealing normally has a message or
+# two in flight at any moment, which is not news. The status is published again when
+# the count waiting changes, at most this often: during a drain, once a second.
+BACKLOG_EVERY = 1.0
 # paho leaves Nagle on: a small reply then waits for the broker's delayed ACK, ~40 ms
 # per exchange (measured: a command round trip fell from 88 ms to under 1 ms).
 NODELAY = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
@@ -132,6 +138,8 @@ class Publisher:
         self._client: aiomqtt.Client | None = None
         self._node = 0  # index into broker.targets
         self._held: asyncio.Queue[bytes] = asyncio.Queue()  # our retained status, read back
+        self._backlog_shown = 0  # the backlog (messages waiting) the last status said
+        self._backlog_checked = 0.0  # monotonic
 
     async def publish_now(self, topic: str, body: Mapping[str, Any] | str, *,
                           retain: bool = False) -> bool:
@@ -214,7 +222,42 @@ class Publisher:
         return json.dumps(dict(body), separators=(",", ":"), sort_keys=True)
 
     def _payload(self, state: str, session: int, started: float, at: bool = True) -> str:
-        return self._wire(self.status(state, session, started, at))
+        body = dict(self.status(state, session, started, at))
+        # The will has none: it is made at connect and sent who knows when; nor has a
+        # status while the journal cannot be read.
+        backlog = self._backlog() if at else None
+        if backlog is not None:
+            self._backlog_shown = self._waiting(backlog)
+            body["backlog"] = {"messages": backlog.messages,
+                               "oldest_msg_seq": backlog.oldest_msg_seq,
+                               "oldest_at": iso(backlog.oldest_at)}
+        return self._wire(body)
+
+    def _backlog(self) -> Backlog | None:
+        try:
+            return self.journal.backlog()
+        except JournalError:
+            return None
+
+    def _waiting(self, b: Backlog) -> int:
+        """The backlog as news: 0 while the oldest message is younger than BACKLOG_EVERY."""
+        if b.oldest_at is None or self.journal.now() - b.oldest_at < BACKLOG_EVERY:
+            return 0
+        return b.messages
+
+    async def _backlog_news(self, client: aiomqtt.Client, session: int, started: float
+                            ) -> None:
+        """Publish the status again if the outbox's backlog changed (debounced: see
+        BACKLOG_EVERY): after an outage it counts down as the outbox drains, and ends
+        at 0 once it is drained; a table dealing normally never sends one."""
+        now = time.monotonic()
+        if now - self._backlog_checked < BACKLOG_EVERY:
+            return
+        self._backlog_checked = now
+        backlog = self._backlog()
+        if backlog is not None and self._waiting(backlog) != self._backlog_shown:
+            await client.publish(self.status_topic, self._payload("online", session, started),
+                                 qos=1, retain=True)
 
     async def _session(self, session: int) -> None:
         b = self.broker
@@ -227,7 +270,7 @@ class Publisher:
         client = aiomqtt.Client(
             host, port, username=b.username, password=b.password, identifier=b.client_id,
             will=will, keepalive=b.keepalive, tls_context=b.tls, timeout=b.publish_timeout,
-            socket_options=NODELAY, logger=AIOMQTT_LOG)
+            socket_options=NODELAY, logger=AIOMQTT_LOG, max_inflight_messages=WINDOW)
         async with client:
             # Subscribe before the birth: "online" then means commands are heard.
             for topic in self.subscriptions:
@@ -354,7 +397,7 @@ class Publisher:
         await self._birth(client, session, started)
         while not self._stopping:
             try:
-                await self._drain(client)
+                await self._drain(client, session, started)
                 if self._stopping:
                     break
                 self._wake.clear()
@@ -367,17 +410,18 @@ class Publisher:
                 self.on_journal_error(exc)
                 await asyncio.sleep(1.0)
                 continue
+            await self._backlog_news(client, session, started)
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(1.0):
+                async with asyncio.timeout(BACKLOG_EVERY):
                     await self._wake.wait()
         with contextlib.suppress(JournalError):  # the last words, queued by on_stop
             async with asyncio.timeout(self.broker.publish_timeout):
-                await self._drain(client)
+                await self._drain(client, session, started)
         await client.publish(self.status_topic, self._payload("offline", session, started),
                              qos=1, retain=True)
         self.stats.connected = False
 
-    async def _drain(self, client: aiomqtt.Client) -> None:
+    async def _drain(self, client: aiomqtt.Client, session: int, started: float) -> None:
         last = 0
         while True:
             batch = self.journal.pending(limit=WINDOW * 8, after=last)
@@ -386,6 +430,7 @@ class Publisher:
             for i in range(0, len(batch), WINDOW):
                 await self._publish_window(client, batch[i:i + WINDOW])
                 last = batch[min(i + WINDOW, len(batch)) - 1].id
+            await self._backlog_news(client, session, started)
 
     async def _publish_window(self, client: aiomqtt.Client, window: list[OutboxEntry]
                               ) -> None:

@@ -109,7 +109,11 @@ class TableView:
                 "last_result_msg_seq": self.last_result_msg_seq}
 
     def dumps(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"), sort_keys=True)
+        # Written at every commit: plain dicts, not asdict's deep copy, which was the
+        # daemon's largest Python cost per card (docs/performance.md).
+        return json.dumps({**vars(self), "shoe": None if self.shoe is None else
+                           vars(self.shoe), "round": None if self.round is None
+                           else vars(self.round)}, separators=(",", ":"), sort_keys=True)
 
     @classmethod
     def loads(cls, text: str | None) -> TableView:

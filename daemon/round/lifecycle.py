@@ -24,6 +24,7 @@ from transitions import Machine
 from daemon.games.cards import Card
 from daemon.games.model import GameRules
 from daemon.results import correction_result, correction_round_id
+from daemon.round import checkpoint
 from daemon.round.effects import Alert, CommandRefusedError, Effect, Record, RoundResult
 from firmware_protocols.wire import Message
 
@@ -160,6 +161,11 @@ class RoundLifecycle(ABC):
         """The round's result (journalled as kind "result"), folded like any record."""
         self.fold(Folded("result", payload, round_id, self.clock()))
         return RoundResult(round_id, payload)
+
+    def _fold_checkpoint(self, r: Folded) -> None:
+        """The table as it was when the checkpoint was written (round/checkpoint.py): a
+        restart folds from the latest one, and retention prunes the records before it."""
+        checkpoint.apply(self, r.body)
 
     def _fold_betting_opened(self, r: Folded) -> None:
         assert r.round_id is not None

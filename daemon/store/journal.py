@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS journal (
     body     TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS journal_round ON journal(round_id);
+CREATE INDEX IF NOT EXISTS journal_checkpoint ON journal(id) WHERE kind='checkpoint';
+CREATE INDEX IF NOT EXISTS journal_at ON journal(at);
 CREATE TABLE IF NOT EXISTS results (
     seq        INTEGER PRIMARY KEY AUTOINCREMENT,
     round_id   TEXT NOT NULL UNIQUE,
@@ -72,6 +74,7 @@ CREATE TABLE IF NOT EXISTS unsent (
 V1_OUTBOX = "SELECT topic, payload, qos, retain FROM outbox WHERE delivered_at IS NULL ORDER BY id"
 
 Sealer = Callable[[Mapping[str, Any]], str]
+RECORDS_MIN_AGE = 86400.0  # seconds: retention never prunes a younger record
 
 
 class JournalError(TabledError, RuntimeError):
@@ -102,6 +105,15 @@ class OutboxEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class Backlog:
+    """The outbox not yet acknowledged by the broker."""
+
+    messages: int
+    oldest_msg_seq: int | None
+    oldest_at: float | None  # when the oldest was stored (epoch seconds)
+
+
+@dataclass(frozen=True, slots=True)
 class JournalRecord:
     id: int
     at: float
@@ -123,6 +135,11 @@ class Journal:
         # Told of every message as it is stored, inside its transaction (the snapshot).
         self.watch: Callable[[str, dict[str, Any]], None] | None = None
         self._depth = 0
+        self._grouped = False  # inside group(): each unit directly in it is a savepoint
+        # Meta values written once, just before their unit commits (the snapshot moves
+        # with every message, and is written once per transaction, not once per message).
+        self._staged: dict[str, Callable[[], str]] = {}
+        self._next_msg_seq: int | None = None  # known while no transaction rolled back
         self.created = not self.path.exists()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -184,29 +201,114 @@ class Journal:
 
     @contextmanager
     def _tx(self) -> Iterator[None]:
-        if self._depth:  # inside batch(): one transaction, one fsync, for all of it
-            yield
+        if self._depth:
+            if self._grouped and self._depth == 1:  # one unit of a group: all of it or none
+                if not self._db.in_transaction:  # the group's first write begins it
+                    self._db.execute("BEGIN IMMEDIATE")
+                yield from self._savepoint()
+            else:  # inside batch(): one transaction, one fsync, for all of it
+                yield
             return
         self._depth += 1
         try:
             self._db.execute("BEGIN IMMEDIATE")
             yield
+            self._write_staged()
             self._db.execute("COMMIT")
         except BaseException as exc:
             # Also when COMMIT itself failed (disk full): never leave a transaction open,
             # or every later write would fail with "cannot start a transaction".
-            if self._db.in_transaction:
-                with suppress(sqlite3.Error):
-                    self._db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.IntegrityError):
-                if "results.round_id" in str(exc):
-                    raise DuplicateResultError(str(exc)) from exc
-                raise JournalError(f"journal {self.path}: {exc}") from exc
-            if isinstance(exc, sqlite3.Error):
-                raise JournalError(f"journal {self.path}: write failed: {exc}") from exc
-            raise
+            self._rolled_back()
+            err = self._error(exc)
+            if err is exc:
+                raise
+            raise err from exc
         finally:
             self._depth -= 1
+
+    def _savepoint(self) -> Iterator[None]:
+        self._depth += 1
+        try:
+            self._db.execute("SAVEPOINT unit")
+            yield
+            self._write_staged()
+            self._db.execute("RELEASE unit")
+        except BaseException as exc:
+            self._staged.clear()
+            self._next_msg_seq = None
+            if self._db.in_transaction:
+                with suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK TO unit")
+                    self._db.execute("RELEASE unit")
+            err = self._error(exc)
+            if err is exc:
+                raise
+            raise err from exc
+        finally:
+            self._depth -= 1
+
+    def _rolled_back(self) -> None:
+        self._staged.clear()
+        self._next_msg_seq = None  # numbers given back: read them again
+        if self._db.in_transaction:
+            with suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+
+    def _write_staged(self) -> None:
+        for key, value in self._staged.items():
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value()))
+        self._staged.clear()
+
+    def stage_meta(self, key: str, value: Callable[[], str]) -> None:
+        """Set a meta value in the current transaction, computed once just before it
+        commits (however many times it is staged in it)."""
+        assert self._depth, "stage_meta is for use inside a transaction"
+        self._staged[key] = value
+
+    def _error(self, exc: BaseException) -> BaseException:
+        if isinstance(exc, sqlite3.IntegrityError):
+            if "results.round_id" in str(exc):
+                return DuplicateResultError(str(exc))
+            return JournalError(f"journal {self.path}: {exc}")
+        if isinstance(exc, sqlite3.Error):
+            return JournalError(f"journal {self.path}: write failed: {exc}")
+        return exc
+
+    @contextmanager
+    def group(self) -> Iterator[None]:
+        """Group commit: inputs that arrived together (several frames in one read) share
+        one transaction and one fsync. Each unit inside (a ``batch()``, an ``append``) is
+        a savepoint: all of it or none of it, so an exception from outside the journal (a
+        link that failed after its first frames) leaves the units already complete to be
+        committed, as they would have been one by one; a journal error in the commit
+        rolls the whole group back, and the caller acts on none of it."""
+        if self._depth:
+            yield
+            return
+        self._depth += 1
+        self._grouped = True  # begun by its first write: most reads bring only link acks
+        try:
+            try:
+                yield
+            except BaseException as exc:
+                if isinstance(exc, JournalError | sqlite3.Error):
+                    raise
+                self._commit_group()
+                raise
+            self._commit_group()
+        except BaseException as exc:
+            self._rolled_back()
+            err = self._error(exc)
+            if err is exc:
+                raise
+            raise err from exc
+        finally:
+            self._grouped = False
+            self._depth -= 1
+
+    def _commit_group(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("COMMIT")
 
     def batch(self) -> AbstractContextManager[None]:
         """Several appends as one transaction: all recorded, or none (and one fsync)."""
@@ -232,15 +334,17 @@ class Journal:
 
     def _queue(self, p: Publish, now: float) -> int:
         """Number, seal and store one message, and queue it to be sent: its only build."""
-        cur = self._db.execute(
-            "INSERT INTO messages(at, topic, payload, qos, retain) VALUES (?,?,'',?,?)",
-            (now, p.topic, p.qos, int(p.retain)))
-        msg_seq = int(cur.lastrowid or 0)
+        if self._next_msg_seq is None:
+            self._next_msg_seq = self.last_msg_seq() + 1
+        msg_seq = self._next_msg_seq
         full = {**p.payload, "journal_id": self.journal_id, "msg_seq": msg_seq}
         sealed = self._seal(full)
         if self.watch is not None:
             self.watch(p.topic, full)
-        self._db.execute("UPDATE messages SET payload=? WHERE msg_seq=?", (sealed, msg_seq))
+        self._db.execute("INSERT INTO messages(msg_seq, at, topic, payload, qos, retain) "
+                         "VALUES (?,?,?,?,?,?)", (msg_seq, now, p.topic, sealed, p.qos,
+                                                  int(p.retain)))
+        self._next_msg_seq = msg_seq + 1
         self._db.execute("INSERT INTO unsent(msg_seq) VALUES (?)", (msg_seq,))
         return msg_seq
 
@@ -308,6 +412,21 @@ class Journal:
     def pending_count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM unsent").fetchone()[0])
 
+    def now(self) -> float:
+        """The journal's clock (what ``at`` of its records and messages is read from)."""
+        return float(self._clock())
+
+    def backlog(self) -> Backlog:
+        try:
+            n, first = self._db.execute("SELECT count(*), min(msg_seq) FROM unsent"
+                                        ).fetchone()
+        except sqlite3.Error as exc:
+            raise JournalError(f"journal {self.path}: cannot read the outbox: {exc}") from exc
+        if first is None:
+            return Backlog(0, None, None)
+        at = self._db.execute("SELECT at FROM messages WHERE msg_seq=?", (first,)).fetchone()
+        return Backlog(int(n), int(first), float(at[0]))
+
     def messages(self, first: int, last: int, limit: int,
                  topics: tuple[str, ...] = ("%",)) -> list[OutboxEntry]:
         """Stored messages first..last (msg_seq) on topics matching any of ``topics``
@@ -336,6 +455,49 @@ class Journal:
                 "AND msg_seq NOT IN (SELECT max(msg_seq) FROM messages WHERE retain=1 "
                 "GROUP BY topic)", (cutoff, upto))
         return int(cur.rowcount)
+
+    def prune_records(self, keep_days: float, keep_rounds: int) -> int:
+        """Retention of records: delete those from before the latest checkpoint (a restart
+        folds from it: daemon/round/checkpoint.py) that are older than ``keep_days`` or
+        from before the last ``keep_rounds`` results, like stored messages, but never one
+        younger than a day (the command ids a restart must still refuse, at most two
+        hours old, are in it). Without a checkpoint nothing goes. Returns how many."""
+        cp = self.last_checkpoint()
+        if cp is None:
+            return 0
+        now = self._clock()
+        row = self._db.execute("SELECT journal_id FROM results ORDER BY seq DESC "
+                               "LIMIT 1 OFFSET ?", (keep_rounds,)).fetchone()
+        upto = 0 if row is None else int(row[0])
+        where = ("id < ? AND at < ? AND (at < ? OR id <= ?)",
+                 (cp, now - RECORDS_MIN_AGE, now - keep_days * 86400, upto))
+        with self._tx():
+            # A result's row goes with its record (its round_id's uniqueness with it: round
+            # ids are random, and a correction reaches only the rounds a checkpoint keeps).
+            self._db.execute("DELETE FROM results WHERE journal_id IN "
+                             f"(SELECT id FROM journal WHERE {where[0]})", where[1])
+            cur = self._db.execute(f"DELETE FROM journal WHERE {where[0]}", where[1])
+        return int(cur.rowcount)
+
+    def last_checkpoint(self) -> int | None:
+        row = self._db.execute("SELECT max(id) FROM journal WHERE kind='checkpoint'"
+                               ).fetchone()
+        return None if row[0] is None else int(row[0])
+
+    def last_checkpoint_at(self) -> float | None:
+        row = self._db.execute("SELECT at FROM journal WHERE id = (SELECT max(id) FROM "
+                               "journal WHERE kind='checkpoint')").fetchone()
+        return None if row is None else float(row[0])
+
+    def records_for_recovery(self) -> list[JournalRecord]:
+        """What a restart folds: from the latest checkpoint on (every record without one)."""
+        cp = self.last_checkpoint()
+        return self.records(after=0 if cp is None else cp - 1)
+
+    def records_since(self, at: float) -> list[JournalRecord]:
+        rows = self._db.execute("SELECT id, at, round_id, kind, body FROM journal "
+                                "WHERE at >= ? ORDER BY id", (at,))
+        return [JournalRecord(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
 
     def latest_sent(self, topics: list[str]) -> dict[str, str]:
         """The last stored retained message of each topic, unless it is still unsent

@@ -142,7 +142,7 @@ function health(t) {
     <div class="status ${esc(st.state)}" data-status="${esc(st.state)}">${esc(st.state || "unknown")}
       <span class="sub">session ${esc(st.session)} · ${esc(st.version)}</span></div>
     <ul class="devices">${devs || '<li class="empty">no device reported</li>'}</ul>
-    <div class="sub">outbox backlog: <b data-backlog>${t.backlog === null || t.backlog === undefined ? "not published (contract v1)" : esc(t.backlog)}</b></div>
+    <div class="${t.backlog && t.backlog.messages ? "alert-line" : "sub"}" data-backlog="${t.backlog ? esc(t.backlog.messages) : ""}">${esc(t.backlog_text || "")}</div>
     <div class="sub">results <b data-results="${c.results ?? 0}">${c.results ?? 0}</b> · duplicates dropped ${c.duplicates ?? 0} · replayed copies ${c.replayed ?? 0}</div>
     ${gaps ? `<div class="alert-line" data-gaps>missing results ${esc(gaps)}${t.msg_gaps === undefined || t.lost || !missing ? "" : " (being fetched)"}</div>` : ""}
     ${missing ? `<div class="sub" data-msg-gaps>${missing} messages missing, asked for by replay</div>` : ""}

@@ -6,6 +6,7 @@ input raises; after every step the live state equals the replayed one."""
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.games import get_game
+from daemon.round import checkpoint
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import CommandRefusedError, Effect, Record, RoundResult
 from daemon.round.lifecycle import RoundLifecycle
@@ -148,3 +150,45 @@ def test_the_live_table_is_the_folded_journal(seed: int, game: str) -> None:
         fresh = tai_sai() if game.startswith("tai-sai") else baccarat(game)
         fresh.replay(records)
         assert snapshot(fresh) == snapshot(live), f"step {step}: live and replayed differ"
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 100_000), at=st.integers(0, 119),
+       game=st.sampled_from(["tiger-buffalo", "tiger-baccarat", "tiger-buffalo-insurance-plus",
+                             "tai-sai-open-cover"]))
+def test_a_checkpoint_and_the_records_after_it_are_the_whole_journal(
+        seed: int, at: int, game: str) -> None:
+    """Retention prunes the records before a checkpoint: folding the checkpoint (made
+    from the fold of the records so far, stored as JSON) and what followed gives the
+    table that folding every record gives, in every attribute."""
+    rng = random.Random(seed)
+    cards = [c for _ in range(DECKS) for c in fp.INVENTORY_ORDER]
+    rng.shuffle(cards)
+
+    def new() -> RoundLifecycle:
+        return tai_sai() if game.startswith("tai-sai") else baccarat(game)
+
+    live = new()
+    every: list[Rec] = []
+    pruned: list[Rec] = []
+    for step in range(120):
+        if step == at:
+            so_far = new()
+            so_far.replay(every)
+            body = json.loads(json.dumps(checkpoint.make(so_far, new)))
+            pruned = [Rec(checkpoint.KIND, body, None, 1.0e9)]  # what came before: gone
+        try:
+            if isinstance(live, BaccaratTable):
+                effects = baccarat_step(live, rng, cards)
+            else:
+                assert isinstance(live, TaiSaiTable)
+                effects = tai_sai_step(live, rng)
+        except CommandRefusedError:
+            continue
+        every += journal(effects, 1.0e9)
+        pruned += journal(effects, 1.0e9)
+    whole, from_checkpoint = new(), new()
+    whole.replay(every)
+    from_checkpoint.replay(pruned)
+    assert checkpoint.exact(whole, from_checkpoint)
+    assert snapshot(from_checkpoint) == snapshot(live)
