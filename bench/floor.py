@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import platform
 import sqlite3
@@ -556,6 +557,10 @@ def main() -> None:
     ap.add_argument("--no-kill", action="store_true", help="(b) without killing a node")
     ap.add_argument("--keep", type=Path, help="keep the journals and logs in this directory")
     args = ap.parse_args()
+    # The clients on the node the bench kills leave aiomqtt's and asyncio's complaints
+    # about their dropped sockets on stderr; what matters is in the figures.
+    for name in ("mqtt", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     kinds = ("mosquitto", "nats") if args.broker == "both" else (args.broker,)
     runs = {}
     for kind in kinds:
