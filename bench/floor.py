@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import platform
 import sqlite3
@@ -143,6 +144,7 @@ class FloorTable:
     dealt: int = 0
     stalls: int = 0  # rounds the dealer had to pick up again (a command went unanswered)
     dealer_moves: int = 0  # the dealer's connection lost or refused: moved to another node
+    rounds: int = 0  # to deal
 
     @property
     def table_id(self) -> str:
@@ -157,6 +159,7 @@ class FloorTable:
         round interrupted by the broker (the dealer or its daemon moving) is picked up
         again from where the table is, as a dealer would."""
         node = 0
+        self.rounds = rounds
         self.dealer = SimDealer(host, ports[node], self.rig.base, self.rig.dealer_key,
                                 betting_seconds=0.01, reply_timeout=8.0,
                                 **self._devices())
@@ -365,12 +368,16 @@ async def kill_mid_run(cluster: NatsCluster, tables: list[FloorTable], total: in
                  key=lambda i: on.get(cluster.nodes[i].mqtt_port, 0))
     pid = cluster.nodes[victim].pid
     assert pid is not None
+    # Dealers still dealing through it (the others finished, or moved earlier).
+    dealers = sum(1 for t in tables if t.dealer is not None and t.dealt < t.rounds
+                  and t.dealer.port == cluster.nodes[victim].mqtt_port)
     cpu0.pop(pid, None)  # its CPU until now is lost with it; the others' is counted
     cluster.kill_node(victim)
     killed: dict[str, Any] = {"node": cluster.nodes[victim].name, "wall": time.time(),
                               "port": cluster.nodes[victim].mqtt_port,
                               "at_s": round(time.monotonic() - t0, 1),
                               "tables_on_it": on.get(cluster.nodes[victim].mqtt_port, 0),
+                              "dealers_on_it": dealers,
                               "rounds_dealt_then": sum(t.dealt for t in tables)}
     log(f"nats: SIGKILLed node {killed['node']} ({killed['tables_on_it']} tables on it) at "
         f"{killed['at_s']} s ({killed['rounds_dealt_then']} rounds dealt)")
@@ -556,6 +563,10 @@ def main() -> None:
     ap.add_argument("--no-kill", action="store_true", help="(b) without killing a node")
     ap.add_argument("--keep", type=Path, help="keep the journals and logs in this directory")
     args = ap.parse_args()
+    # The clients on the node the bench kills leave aiomqtt's and asyncio's complaints
+    # about their dropped sockets on stderr; what matters is in the figures.
+    for name in ("mqtt", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     kinds = ("mosquitto", "nats") if args.broker == "both" else (args.broker,)
     runs = {}
     for kind in kinds:

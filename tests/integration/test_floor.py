@@ -37,17 +37,17 @@ async def test_floor_through_a_nats_cluster_losing_a_node_mid_run(tmp_path: Path
     # have moved, since a SIGKILL closes their connections at once.
     r = await floor("nats", tables, rounds, 2, tmp_path, kill=True, log=_log,
                     restart_after=2.0)
-    assert r["killed"]["tables_on_it"] >= 1
-    assert 0 < r["killed"]["rounds_dealt_then"] < tables * rounds
+    assert r["killed"]["tables_on_it"] >= 1, r
+    assert 0 < r["killed"]["rounds_dealt_then"] < tables * rounds, r
     # Each table on the killed node connected again: to another node, or (when the
     # others refused it while the cluster re-elected) to the same one restarted.
-    assert r["tables_reconnected"] >= r["killed"]["tables_on_it"]
-    # Their dealers started on the same node and moved on too, and dealt every round.
-    assert r["dealer_moves"] >= 1
+    assert r["tables_reconnected"] >= r["killed"]["tables_on_it"], r
+    # Their dealers started on the same node; those still dealing moved on too.
+    assert r["dealer_moves"] >= min(r["killed"]["dealers_on_it"], 1), r
     # A round whose result the dealer missed while its table moved is dealt again:
     # more results than rounds may be journalled; every one must arrive.
-    assert r["rounds_dealt"] == tables * rounds
-    assert r["results_received"] == r["results_journalled"] >= tables * rounds
+    assert r["rounds_dealt"] == tables * rounds, r
+    assert r["results_received"] == r["results_journalled"] >= tables * rounds, r
     assert r["lost"] == 0 and r["unflagged_duplicates"] == 0, r
 
 

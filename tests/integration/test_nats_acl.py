@@ -29,16 +29,19 @@ def granted(codes: tuple[int, ...] | list[ReasonCode]) -> bool:
 
 async def test_each_table_is_confined_to_its_topics_on_the_cluster(tmp_path: Path) -> None:
     cluster = NatsCluster(tmp_path, extra_conf=EXAMPLE.read_text(encoding="utf-8"))
-    cluster.start()
     ports = [n.mqtt_port for n in cluster.nodes]
     got: list[tuple[str, bytes]] = []
     try:
+        cluster.start()  # inside: a node that fails to start is stopped with the others
         async with aiomqtt.Client("127.0.0.1", ports[0], username="settlement",
                                   password="example-settlement", identifier="settle") as s, \
                 aiomqtt.Client("127.0.0.1", ports[1], username="bac-07",
                                password="example-bac-07", identifier="tabled-bac-07") as t:
             assert granted(await s.subscribe("tables/+/results", qos=1))
             assert not granted(await s.subscribe("tables/+/cmd/+", qos=1))
+            # Its own replay answers, not another consumer's.
+            assert granted(await s.subscribe("tables/+/replay/to/settlement", qos=1))
+            assert not granted(await s.subscribe("tables/+/replay/to/display-7", qos=1))
             assert granted(await t.subscribe("tables/bac-07/cmd/+", qos=1))
             # the daemon reads its own status back; a refusal would fail its connection
             assert granted(await t.subscribe("tables/bac-07/status", qos=1))
