@@ -755,7 +755,12 @@ class TableService:
             self.journal.records_since(self.clock() - RECORDS_MIN_AGE))
         self.begin()
         # Technical interruption: rebuild from the journal and resolve an open round.
-        self.apply(restore(self.table, records))
+        try:
+            effects = restore(self.table, records)
+        except checkpoint.CheckpointError as exc:  # written by a release that reads it
+            raise JournalError(f"cannot rebuild the table from {self.cfg.journal_path}: "
+                               f"{exc}; run the release that wrote it") from exc
+        self.apply(effects)
         self.recovered.set()
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self.publisher.run())

@@ -84,9 +84,13 @@ class CatchUp:
         jid, as_of = snapshot.get("journal_id"), snapshot.get("as_of_msg_seq")
         if not isinstance(jid, str) or not isinstance(as_of, int):
             return
+        # Joining (the first journal met, by its snapshot): tracking starts there. A new
+        # journal met while following another is wanted whole, though its snapshot may
+        # come before its first messages (one of which may have been lost).
+        joining = not self.journals
         new = jid not in self.journals
         j = self.journal(jid)
-        if new:
+        if new and joining:
             j.start = as_of
         j.newest = max(j.newest, as_of)
         shoe = snapshot.get("shoe") or {}

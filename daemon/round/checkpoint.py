@@ -28,6 +28,7 @@ from typing import Any
 
 from transitions import Machine
 
+from daemon.errors import TabledError
 from daemon.games.model import GameRules
 
 KIND = "checkpoint"
@@ -36,7 +37,7 @@ FORMAT = 1
 MODULES = ("daemon.", "firmware_protocols.")
 
 
-class CheckpointError(ValueError):
+class CheckpointError(TabledError, ValueError):
     """The table holds state a checkpoint cannot carry exactly: none is written."""
 
 

@@ -13,12 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from daemon.config import parse_config
-from daemon.round import checkpoint
+from daemon.round import checkpoint, lifecycle
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Effect, RoundResult
 from daemon.service import TableService
-from daemon.store.journal import Journal
+from daemon.store.journal import Journal, JournalError
 from firmware_protocols import shoe as sp
 from firmware_protocols import shuffler as fp
 from tests.keys import commands, signing
@@ -88,7 +90,11 @@ def file_bytes(path: Path) -> int:
 
 
 async def test_records_stay_bounded_and_a_restart_after_pruning_is_exact(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A checkpoint holds the rounds a correction can still reach, so it grows until
+    # there are SETTLED_KEPT of them (10,000: docs/performance.md); fewer here, so that
+    # forty days reach the plateau.
+    monkeypatch.setattr(lifecycle, "SETTLED_KEPT", 48)
     now = [1_800_000_000.0]
     cfg = config(tmp_path)
     s = TableService(cfg, clock=lambda: now[0])
@@ -158,3 +164,16 @@ def test_a_kill_in_the_middle_of_pruning_loses_nothing(tmp_path: Path) -> None:
     assert j2.prune_records(1, 100) == len(before) - 2  # all but the checkpoint and after
     assert [r.kind for r in j2.records()] == [checkpoint.KIND, "after"]
     assert j2.last_seq() == 30 and j2.result_seqs() == []  # seq is never reused
+
+
+async def test_a_checkpoint_this_release_cannot_read_stops_the_start(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    s = TableService(cfg, clock=lambda: 1.8e9)
+    s.begin()
+    s.journal.append(checkpoint.KIND, {"format": checkpoint.FORMAT + 1, "state": "idle",
+                                       "vars": {}})
+    s.journal.close()
+    again = TableService(cfg, clock=lambda: 1.8e9)
+    with pytest.raises(JournalError, match="checkpoint format 2; this release reads format 1"):
+        await again.run()
+    again.journal.close()

@@ -422,3 +422,20 @@ def test_v2_a_late_result_of_a_replaced_journal_does_not_take_the_roads_back() -
         d.receive("tables/t1/results", wire(body), AT)
     bead = d.view()["tables"]["t1"]["roads"]["bead_plate"]
     assert [(c["hand"]["seq"], c["hand"]["winner"]) for c in bead] == [(1, "player")]
+
+
+def test_a_new_journal_met_while_following_is_wanted_whole_though_its_snapshot_is_first(
+        ) -> None:
+    from daemon.display.catchup import CatchUp  # noqa: PLC0415
+
+    c = CatchUp("t1")
+    c.joined({"journal_id": "a" * 16, "as_of_msg_seq": 10}, 0)  # joining: from 11 on
+    for n in range(11, 14):
+        c.saw("a" * 16, n)
+    assert c.journals["a" * 16].missing() == []
+    # The table's journal is replaced; its snapshot arrives before its messages, and its
+    # journal_started (msg_seq 1) was lost on the way.
+    c.joined({"journal_id": "b" * 16, "as_of_msg_seq": 4}, 0)
+    for n in (2, 3, 4):
+        c.saw("b" * 16, n)
+    assert c.journals["b" * 16].missing() == [(1, 1)]
