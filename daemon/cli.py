@@ -319,8 +319,10 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         with open(args.config, "rb") as f:
             raw = tomllib.load(f)
     except ConfigError as exc:
-        findings = [fail("config", f"{args.config}: {p}; fix: tabled config check --config "
-                                   f"{args.config}") for p in exc.problems]
+        # The problem says what is wrong and, where there is one, the remedy: the fix is
+        # to edit that setting (``config check`` would only print the same line again).
+        findings = [fail("config", f"{args.config}: {p}; fix: edit {p.split(':')[0]} in "
+                                   f"{args.config} as this says") for p in exc.problems]
         findings += [check_libusb(False), check_clock(clock_state())]
     else:
         findings = [ok("config", f"{args.config}: table {cfg.table_id}, {cfg.game} layout "
@@ -661,6 +663,15 @@ class _HelpWithDefaults(argparse.ArgumentDefaultsHelpFormatter):
         if action.default in (None, False, argparse.SUPPRESS) or "default" in text:
             return text
         return super()._get_help_string(action)
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if isinstance(action, argparse._SubParsersAction):
+            # argparse measures a command's name 2 columns shallower than it draws it: a
+            # name as long as "protocols" got its description on a line of its own.
+            longest = max((len(name) for name in action.choices), default=0)
+            self._action_max_length = max(self._action_max_length,
+                                          longest + self._current_indent + 4)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -177,3 +177,32 @@ def test_keys_sign_and_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureF
     assert out[2] == "REJECTED line 3: unsigned: the payload has no 'sig' object"
     stream.write_text(signer.seal(good) + "\n", encoding="utf-8")
     assert main(["verify", "--key", str(tmp_path / "table.pub"), str(stream)]) == 0
+
+
+def test_the_example_configs_own_check_command_names_credentials(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review of issue 16: the command in the example's header failed on its
+    credential:signing-key without saying that --credentials is the way outside systemd."""
+    monkeypatch.delenv("CREDENTIALS_DIRECTORY", raising=False)
+    example = Path(__file__).resolve().parents[2] / "systemd/table.example.toml"
+    header = example.read_text(encoding="utf-8").split("\n[", 1)[0]
+    assert "--credentials" in header
+    assert main(["config", "check", "--config", str(example), "--config-only"]) == 2
+    err = capsys.readouterr().err
+    assert "signing.key_file: 'credential:signing-key' needs $CREDENTIALS_DIRECTORY" in err
+    assert "outside systemd, give --credentials DIR (the folder holding signing-key)" in err
+
+
+def test_doctor_gives_the_config_problem_itself_as_the_fix(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review: doctor's fix for a config failure was 'tabled config check --config ...',
+    which only prints the same failure again."""
+    bad = tmp_path / "table.toml"
+    bad.write_text('[table]\nid = "t1"\ngame = "tiger-buffalo"\nlayout = "Q"\ndecks = 11\n',
+                   encoding="utf-8")
+    assert main(["doctor", "--config", str(bad)]) == 2
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("FAIL  config:")]
+    assert f"FAIL  config: {bad}: table.decks: 11 is outside 4-10" in "\n".join(lines)
+    assert lines and not any("tabled config check" in line for line in lines), lines
+    assert all("fix" in line for line in lines), lines
