@@ -252,8 +252,17 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
     bad = 0
+    skipped = {"command": 0, "replay request": 0}
     for n, topic, text in payloads:
         where = f"line {n}" + (f" ({topic})" if topic else "")
+        # What others publish under a table's topics: the Pit's commands, signed by a
+        # principal, and consumers' replay requests, unsigned (docs/mqtt.md).
+        other = "command" if "/cmd/" in topic else \
+            "replay request" if topic.endswith("/replay/request") else None
+        if other is not None:
+            skipped[other] += 1
+            print(f"skipped {where}: a {other}, not a table payload")
+            continue
         try:
             body = json.loads(text)
             if not isinstance(body, dict):
@@ -265,8 +274,14 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             continue
         what = body.get("type", "?") + (f" seq {body['seq']}" if "seq" in body else "")
         print(f"ok {where}: {what}, key {kid}")
-    print(f"{len(payloads) - bad} verified, {bad} rejected", file=sys.stderr)
-    return 1 if bad or not payloads else 0
+    checked = len(payloads) - sum(skipped.values())
+    line = f"{checked - bad} verified, {bad} rejected"
+    if any(skipped.values()):
+        line += (f"; {sum(skipped.values())} skipped (" + ", ".join(
+            f"{k} {name}{'s' if k != 1 else ''}" for name, k in skipped.items() if k)
+                 + ": not the table's payloads)")
+    print(line, file=sys.stderr)
+    return 1 if bad or not checked else 0
 
 
 def _cmd_command_sign(args: argparse.Namespace) -> int:
@@ -689,6 +704,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RulesError, UsageError) as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`tabled verify ... | head`): not an error to report. The
+        # interpreter's flush of stdout at exit would raise again, so point it nowhere.
+        import os  # noqa: PLC0415
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":
