@@ -242,8 +242,10 @@ class Watcher:
         if len(parts) < base + 2 or "/".join(parts[:base]) != self.prefix:
             return None
         table, kind = parts[base], parts[base + 1]
-        if kind == "cmd":
-            return None  # commands are someone's request, not the table's word
+        if kind in ("cmd", "replay"):
+            # Commands and replay requests are someone's request, not the table's word;
+            # replay answers are old messages addressed to one consumer.
+            return None
         try:
             body = json.loads(payload)
             if not isinstance(body, dict):
