@@ -252,8 +252,17 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
     bad = 0
+    skipped = {"command": 0, "replay request": 0}
     for n, topic, text in payloads:
         where = f"line {n}" + (f" ({topic})" if topic else "")
+        # What others publish under a table's topics: the Pit's commands, signed by a
+        # principal, and consumers' replay requests, unsigned (docs/mqtt.md).
+        other = "command" if "/cmd/" in topic else \
+            "replay request" if topic.endswith("/replay/request") else None
+        if other is not None:
+            skipped[other] += 1
+            print(f"skipped {where}: a {other}, not a table payload")
+            continue
         try:
             body = json.loads(text)
             if not isinstance(body, dict):
@@ -265,8 +274,14 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             continue
         what = body.get("type", "?") + (f" seq {body['seq']}" if "seq" in body else "")
         print(f"ok {where}: {what}, key {kid}")
-    print(f"{len(payloads) - bad} verified, {bad} rejected", file=sys.stderr)
-    return 1 if bad or not payloads else 0
+    checked = len(payloads) - sum(skipped.values())
+    line = f"{checked - bad} verified, {bad} rejected"
+    if any(skipped.values()):
+        line += (f"; {sum(skipped.values())} skipped (" + ", ".join(
+            f"{k} {name}{'s' if k != 1 else ''}" for name, k in skipped.items() if k)
+                 + ": not the table's payloads)")
+    print(line, file=sys.stderr)
+    return 1 if bad or not checked else 0
 
 
 def _cmd_command_sign(args: argparse.Namespace) -> int:
@@ -319,8 +334,10 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         with open(args.config, "rb") as f:
             raw = tomllib.load(f)
     except ConfigError as exc:
-        findings = [fail("config", f"{args.config}: {p}; fix: tabled config check --config "
-                                   f"{args.config}") for p in exc.problems]
+        # The problem says what is wrong and, where there is one, the remedy: the fix is
+        # to edit that setting (``config check`` would only print the same line again).
+        findings = [fail("config", f"{args.config}: {p}; fix: edit {p.split(':')[0]} in "
+                                   f"{args.config} as this says") for p in exc.problems]
         findings += [check_libusb(False), check_clock(clock_state())]
     else:
         findings = [ok("config", f"{args.config}: table {cfg.table_id}, {cfg.game} layout "
@@ -662,6 +679,15 @@ class _HelpWithDefaults(argparse.ArgumentDefaultsHelpFormatter):
             return text
         return super()._get_help_string(action)
 
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if isinstance(action, argparse._SubParsersAction):
+            # argparse measures a command's name 2 columns shallower than it draws it: a
+            # name as long as "protocols" got its description on a line of its own.
+            longest = max((len(name) for name in action.choices), default=0)
+            self._action_max_length = max(self._action_max_length,
+                                          longest + self._current_indent + 4)
+
 
 def parser() -> argparse.ArgumentParser:
     """The whole command line; every help shows each option's default."""
@@ -678,6 +704,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RulesError, UsageError) as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`tabled verify ... | head`): not an error to report. The
+        # interpreter's flush of stdout at exit would raise again, so point it nowhere.
+        import os  # noqa: PLC0415
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

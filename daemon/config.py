@@ -211,7 +211,8 @@ def resolve_path(value: str) -> Path:
         raise ValueError(f"{value!r}: a credential name is a plain file name")
     if not directory:
         raise ValueError(f"{value!r} needs $CREDENTIALS_DIRECTORY, which systemd sets for a "
-                         "unit with LoadCredential=")
+                         "unit with LoadCredential=; outside systemd, give --credentials DIR "
+                         f"(the folder holding {name})")
     return Path(directory) / name
 
 

@@ -126,7 +126,7 @@ class TableService:
             on_message=self._on_mqtt,
             signer=cfg.signer, on_journal_error=self._storage_failed,
             on_lost=self._session_lost, on_stop=self._last_words, cleared=self._cleared,
-            on_cleared=self._was_cleared)
+            on_cleared=self._was_cleared, last_state=self._last_snapshot)
         self.session_watch = SessionWatch(clock, b.client_id)
         self.authority = CommandAuthority(cfg.table_id, cfg.principals, cfg.command_max_age,
                                           clock)
@@ -237,6 +237,14 @@ class TableService:
         self.view.fold(payload)
         self.journal.stage_meta("snapshot", self.view.dumps)  # once, at the commit
         self._snapshot_due = True
+
+    def _last_snapshot(self) -> list[tuple[str, Mapping[str, Any]]]:
+        """A clean stop: the snapshot as of the last words, whether or not the timer of
+        _keep_snapshot has come round (a retained snapshot one result behind otherwise)."""
+        if self.storage_error is not None:
+            return []
+        self._snapshot_due = False
+        return [(self.topics["snapshot"], self._snapshot())]
 
     def _snapshot(self) -> dict[str, Any]:
         return out_of_band({**self.view.body(self.table.state), "at": iso(self.clock()),

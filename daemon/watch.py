@@ -4,19 +4,28 @@
 Every payload is verified against the trusted keys before it changes anything; one that
 does not verify is only counted (with its reason), never shown. Fields this model does not
 know are ignored, so a newer table's payloads (more fields) still show.
+
+Contract v2 (docs/mqtt.md), by the display's rules, not a second copy of them: a message
+is new once per (journal_id, msg_seq) and gaps are in msg_seq (daemon/display/catchup.py);
+results are kept per (journal_id, seq), and a correction voids the round it names
+(daemon/display/corrections.py). The watch asks for no replays: it shows the gaps.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.display.catchup import CatchUp
+from daemon.display.corrections import apply_corrections
 from daemon.signing import Keyring, SignatureError
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 WIDTH = 100  # columns a line may take
+KEPT_RESULTS = 500  # results (and corrections) kept per table, the newest
 PHASES = {"betting_opened": "betting open", "betting_reopened": "betting open",
           "betting_closed": "no more bets", "awaiting_tumble": "waiting for the tumble",
           "result_held": "held for the pit (double draw)",
@@ -42,32 +51,49 @@ class TableState:
     cards: list[tuple[str, str]] = field(default_factory=list)  # (hand, card code)
     dice: list[int] = field(default_factory=list)
     tumbles: int = 0
-    results: collections.deque[dict[str, Any]] = field(
-        default_factory=lambda: collections.deque(maxlen=12))
+    results: dict[tuple[str | None, int], dict[str, Any]] = field(default_factory=dict)
     alerts: collections.deque[dict[str, Any]] = field(
         default_factory=lambda: collections.deque(maxlen=6))
-    last_seq: int = 0
-    missing: list[int] = field(default_factory=list)  # result seqs skipped over
-    duplicates: int = 0  # results seen again (at least once delivery)
-    replayed: int = 0  # copies re-sent from the table's outbox after an outage or restart
-    last_replayed_at: str = ""
+    journal_id: str | None = None  # the newest journal met
+    duplicates: int = 0  # messages seen again (at least once delivery), counted once
+    catchup: CatchUp = field(init=False)
+    _joined: set[str] = field(default_factory=set)  # journals whose snapshot was taken
+
+    def __post_init__(self) -> None:
+        self.catchup = CatchUp(self.table)
 
     def apply(self, kind: str, body: dict[str, Any]) -> dict[str, Any] | None:
-        """Take one verified payload; returns a result that is new (not a duplicate)."""
-        if body.get("replayed"):
-            self.replayed += 1
-            self.last_replayed_at = str(body.get("at") or body.get("settled_at") or "")
+        """Take one verified payload; returns a result or correction that is new."""
+        msg, jid = body.get("msg_seq"), body.get("journal_id")
+        if type(msg) is int and isinstance(jid, str) and not self.catchup.saw(jid, msg):
+            self.duplicates += 1
+            return None
         if kind == "status":
             self.status = body
         elif kind == "devices":
             self.devices[str(body.get("name", "?"))] = body
         elif kind == "alerts":
             self.alerts.append(body)
-        elif kind == "events" and not body.get("replayed"):
+        elif kind == "events":
             self._event(body)
+        elif kind == "snapshot":
+            self._snapshot(body)
         elif kind == "results":
             return self._result(body)
         return None
+
+    def _snapshot(self, body: dict[str, Any]) -> None:
+        """The first snapshot of a journal met only by retained messages: what came
+        before it is not a gap (the watch joined there); later ones change nothing."""
+        jid, as_of = body.get("journal_id"), body.get("as_of_msg_seq")
+        if not isinstance(jid, str) or type(as_of) is not int or jid in self._joined:
+            return
+        self._joined.add(jid)
+        j = self.catchup.journals.get(jid)
+        if j is None or max(j.seen, default=0) <= as_of:
+            # No shoe to fetch: the watch asks for nothing (results_in_shoe: as if all).
+            self.catchup.joined(body, results_in_shoe=sys.maxsize)
+            self.catchup.journal(jid).start = max(self.catchup.journal(jid).start, as_of)
 
     def _event(self, e: dict[str, Any]) -> None:
         name = str(e.get("event", ""))
@@ -87,20 +113,43 @@ class TableState:
             self.phase = "dice read"
 
     def _result(self, r: dict[str, Any]) -> dict[str, Any] | None:
-        seq = int(r.get("seq", 0))
-        if seq <= self.last_seq:
+        jid = r.get("journal_id") if isinstance(r.get("journal_id"), str) else None
+        key = (jid, int(r.get("seq", 0)))
+        if key in self.results:
             self.duplicates += 1
-            if seq in self.missing:  # a late copy fills its gap
-                self.missing.remove(seq)
-            else:
-                return None
-        else:
-            self.missing += range(self.last_seq + 1, seq) if self.last_seq else []
-            self.last_seq = seq
-        self.results.append(r)
-        if r.get("round_id") == self.round_id:
+            return None
+        self.results[key] = r
+        if jid is not None:  # a late copy from an older journal does not take us back
+            self.journal_id = self.catchup.current or jid
+        if len(self.results) > KEPT_RESULTS:
+            del self.results[min(self.results, key=lambda k: k[1])]
+        if r.get("type") != "correction" and r.get("round_id") == self.round_id:
             self.round_id, self.phase = None, "idle"
         return r
+
+    def shown_results(self) -> list[dict[str, Any]]:
+        """The newest journal's results in seq order, corrections applied (the corrected
+        round void), each correction in its place."""
+        ordered = sorted((r for (j, _), r in self.results.items() if j == self.journal_id),
+                         key=lambda r: int(r["seq"]))
+        results, fixes = apply_corrections(ordered)
+        return sorted([*results, *fixes], key=lambda r: int(r["seq"]))
+
+    def missing(self) -> list[tuple[int, int]]:
+        """Message numbers of the newest journal not received (msg_seq ranges)."""
+        return self.catchup.gaps()
+
+    def numbers_line(self) -> str:
+        jid = self.catchup.current
+        if jid is None:
+            return f"duplicates {self.duplicates}; no numbered message yet"
+        line = (f"journal {jid}; last msg_seq {self.catchup.journals[jid].newest}; "
+                f"duplicates {self.duplicates}")
+        gaps = self.missing()
+        if gaps:
+            line += "; MISSING msg_seq " + ", ".join(
+                str(a) if a == b else f"{a}-{b}" for a, b in gaps[:6])
+        return line
 
     def backlog_line(self) -> str:
         """How far the table's outbox is behind, as its status last said (contract v2)."""
@@ -130,10 +179,17 @@ def result_header(dice: bool) -> str:
 
 def result_line(r: dict[str, Any]) -> str:
     """One result in at most WIDTH columns; the winning bets are cut with '…' to fit."""
+    if r.get("type") == "correction":  # its round_id is "{corrects}/correction"
+        v = r.get("void_reason") or {}
+        return fit(f"#{r.get('seq', '?'):<4} CORRECTION: round "
+                   f"{str(r.get('corrects', ''))[-8:]} void, clause {v.get('clause')} "
+                   f"({v.get('code')}), by {r.get('by')}: {v.get('detail', '')}")
     head = f"#{r.get('seq', '?'):<4} {str(r.get('round_id', ''))[-8:]:<8}"
     if r.get("status") == "void":
         v = r.get("void_reason") or {}
-        return fit(f"{head}  VOID clause {v.get('clause')} ({v.get('code')}): "
+        fixed = r.get("corrected")
+        by = f"corrected by #{fixed.get('seq')}, " if isinstance(fixed, dict) else ""
+        return fit(f"{head}  VOID {by}clause {v.get('clause')} ({v.get('code')}): "
                    f"{v.get('detail', '')}")
     bets = r.get("bets") or []
     wins = ", ".join(f"{b.get('bet')} {b.get('pays')}" for b in bets
@@ -186,8 +242,10 @@ class Watcher:
         if len(parts) < base + 2 or "/".join(parts[:base]) != self.prefix:
             return None
         table, kind = parts[base], parts[base + 1]
-        if kind == "cmd":
-            return None  # commands are someone's request, not the table's word
+        if kind in ("cmd", "replay"):
+            # Commands and replay requests are someone's request, not the table's word;
+            # replay answers are old messages addressed to one consumer.
+            return None
         try:
             body = json.loads(payload)
             if not isinstance(body, dict):

@@ -3,7 +3,7 @@
 It subscribes to ``{prefix}/{table}/#`` (or every table under the prefix), verifies each
 payload with the trusted keys before it changes anything (daemon/watch.py), and redraws:
 per table its status, devices, the round under way card by card or die by die, recent
-results, alerts, and what came back from its outbox (re-sent payloads, seq gaps).
+results (corrections applied), alerts, and duplicates and gaps by (journal_id, msg_seq).
 """
 
 from __future__ import annotations
@@ -69,21 +69,18 @@ def _table_panel(t: TableState) -> Panel:
         title.append(str(s.get("state")), style="green" if online else "bold red")
         title.append(f" (session {s.get('session')}, v{s.get('version')})")
     body: list[RenderableType] = [_devices(t), Text(t.live_line(), style="bold cyan")]
-    dice = any("dice" in r for r in t.results)
+    shown = t.shown_results()
+    dice = any("dice" in r for r in shown)
     grid = Table.grid(padding=0)
     grid.add_row(Text(result_header(dice), style="dim"))
-    for r in list(t.results)[-8:]:
-        grid.add_row(Text(result_line(r), style="red" if r.get("status") == "void" else ""))
+    for r in shown[-8:]:
+        grid.add_row(Text(result_line(r), style="red" if r.get("status") == "void" or
+                          r.get("type") == "correction" else ""))
     body.append(grid)
     for a in list(t.alerts)[-3:]:
         body.append(Text(f"ALERT {a.get('code')} clause {a.get('clause') or '-'}: "
                          f"{a.get('detail', '')}", style="bold red"))
-    outbox = (f"outbox: {t.replayed} payloads re-sent after an outage or restart"
-              + (f" (last {t.last_replayed_at})" if t.replayed else "")
-              + f"; duplicates {t.duplicates}; last seq {t.last_seq or '-'}")
-    if t.missing:
-        outbox += f"; MISSING seq {', '.join(map(str, t.missing[:10]))}"
-    body.append(Text(outbox, style="yellow" if t.missing else "dim"))
+    body.append(Text(t.numbers_line(), style="yellow" if t.missing() else "dim"))
     waiting = bool((s.get("backlog") or {}).get("messages"))
     body.append(Text(t.backlog_line(), style="yellow" if waiting else "dim"))
     return Panel(Group(*body), title=title, title_align="left")

@@ -73,6 +73,9 @@ class Report:
     scenario: Scenario
     rounds: list[RoundReport] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # Every payload the dealer received from the table (topic after the table's prefix,
+    # body), in order: for checks of the contract (tests validate them against the schemas).
+    payloads: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -542,6 +545,7 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
         await sim.stop()
         if mosquitto is not None:
             mosquitto.cleanup()
+    report.payloads = list(dealer.seen)
     for signed in [rr.result for rr in report.rounds if rr.result] + dealer.corrections:
         try:
             sim.keyring.verify(signed)

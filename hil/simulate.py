@@ -284,9 +284,9 @@ def _summary(view: _View, results: list[dict[str, Any]], outages: int, away: flo
              f"each signed and verified, seq {results[0]['seq'] if results else '-'}"
              f"-{results[-1]['seq'] if results else '-'}")
     if outages:
-        replayed = state.replayed if state else 0
-        view.say(f"{outages} broker outage(s), {away:.1f} s in all; {replayed} payloads "
-                 "were re-sent from the outbox after them (marked replayed), each counted once")
+        again = state.duplicates if state else 0
+        view.say(f"{outages} broker outage(s), {away:.1f} s in all; {again} payloads came "
+                 "twice (re-sent from the outbox), each shown once by (journal_id, msg_seq)")
     if view.watcher.rejected:
         view.say(f"{view.watcher.rejected} payloads failed verification and were not shown "
                  f"(last: {view.watcher.last_rejection})")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.display.catchup import CatchUp
+from daemon.display.corrections import apply_corrections
 from daemon.display.dice import dice_stats
 from daemon.display.roads import derive
 from daemon.games.cards import POINT_VALUE
@@ -287,18 +288,7 @@ class TableView:
         """Results in seq order with each correction applied (docs/mqtt.md, "Corrections":
         the corrected round reads as void, with the correction's reason), and the
         corrections themselves. A correction whose result is not here yet waits for it."""
-        everything = self.ordered_results()
-        fixes = [r for r in everything if r.get("type") == "correction"]
-        by_round = {str(c.get("corrects")): c for c in fixes}
-        out = []
-        for r in everything:
-            if r.get("type") == "correction":
-                continue
-            fix = by_round.get(str(r.get("round_id")))
-            out.append(r if fix is None else
-                       {**r, "status": "void", "void_reason": fix.get("void_reason"),
-                        "corrected": {"seq": fix["seq"], "by": fix.get("by")}})
-        return out, fixes
+        return apply_corrections(self.ordered_results())
 
     def gaps(self) -> list[tuple[int, int]]:
         seqs = [int(r["seq"]) for r in self.ordered_results()]

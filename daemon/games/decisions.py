@@ -303,7 +303,9 @@ SETTLED_ROUND_CORRECTED = Decision(
     "publishes a correction on results with its own seq, naming the round it voids and "
     "returning every bet of it; the original result stays in the journal and is never "
     "changed. A round is corrected once, only if its result was valid and the table still "
-    "holds it (the last 10,000 rounds); the round in play is voided with void_round. Which "
+    "holds it (the last 10,000 results it settled, SETTLED_KEPT; docs/mqtt.md, "
+    "Corrections, says so to consumers: not the retention window); the round in play is "
+    "voided with void_round. Which "
     "rounds the damage affected is the Pit's call, one command per round. In the baccarat "
     "games the command is refused: no clause of theirs voids a round already settled, and "
     "RWS 5.6 and MBS 5.1.2 say earlier outcomes stand.",

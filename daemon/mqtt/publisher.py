@@ -123,6 +123,8 @@ class Publisher:
     on_journal_error: Callable[[JournalError], None] = lambda exc: None
     on_lost: Callable[[str], None] = lambda reason: None  # an established session ended
     on_stop: Callable[[], None] = lambda: None  # queue the last words (devices offline)
+    # Retained state sent after the last words, before "offline": the latest snapshot.
+    last_state: Callable[[], list[tuple[str, Mapping[str, Any]]]] = list
     cleared: Callable[[], list[str]] = list  # retained topics to empty on connect
     on_cleared: Callable[[str], None] = lambda topic: None
     stats: PublisherStats = field(default_factory=PublisherStats)
@@ -417,6 +419,8 @@ class Publisher:
         with contextlib.suppress(JournalError):  # the last words, queued by on_stop
             async with asyncio.timeout(self.broker.publish_timeout):
                 await self._drain(client, session, started)
+            for topic, body in self.last_state():  # as of everything just drained
+                await client.publish(topic, self._wire(body), qos=1, retain=True)
         await client.publish(self.status_topic, self._payload("offline", session, started),
                              qos=1, retain=True)
         self.stats.connected = False

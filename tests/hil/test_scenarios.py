@@ -28,6 +28,7 @@ from hil.scenario import (
     parse_scenario,
 )
 from hil.tumbler import Throw, TumblerSim
+from tests import schemas
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[2] / "hil" / "scenarios").glob("*.json"))
 
@@ -178,6 +179,9 @@ async def test_scenario(path: Path, tmp_path: Path) -> None:
     report = await run_scenario(s, workdir=tmp_path, speed=50)
     print(report.render())
     assert report.ok, report.render()
+    # What the table published under faults, restarts and corrections: the contract too.
+    assert report.payloads
+    assert schemas.problems(report.payloads) == []
 
 
 def test_hil_run_command_exits_non_zero_on_a_mismatch(tmp_path: Path) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import aiomqtt
-import jsonschema
+import pytest
 
 from daemon.config import parse_config
 from daemon.mqtt.envelope import out_of_band
@@ -19,32 +18,25 @@ from daemon.service import TableService
 from daemon.signing import Keyring, load_private_key
 from hil.broker import Mosquitto
 from hil.simulate import simulate
+from tests import schemas
 from tests.keys import TABLE_KEY, TABLE_KEYRING, commands, signed, signing
+from tests.schemas import SCHEMAS
 
 
-def schema(name: str) -> jsonschema.Draft202012Validator:
-    doc = json.loads((files("daemon.mqtt") / "schemas" / f"{name}.schema.json").read_text())
-    return jsonschema.Draft202012Validator(doc)
+def schema_for(topic: str, payload: dict[str, Any] | None = None) -> str:
+    return schemas.schema_for(topic.split("/", 2)[2], payload or {})
 
 
-SCHEMAS = {name: schema(name) for name in
-           ("status", "device", "event", "result", "alert", "reply", "command", "snapshot",
-            "replay")}
+# Every game, each with a layout of its own; layouts of a game differ only in the bets of
+# a result (names the result schema's pattern covers), not in which payloads go out.
+GAMES_RUN = [("tiger-buffalo", "C", 8, 10), ("tiger-buffalo-insurance-plus", "C", 8, 10),
+             ("tiger-baccarat", "E", 8, 10), ("tai-sai-open-cover", "A", None, 12)]
 
 
-def schema_for(topic: str) -> str:
-    part = topic.split("/", 2)[2]
-    if part.startswith("devices/"):
-        return "device"
-    if part.startswith("cmd/"):
-        return "command"
-    if part.startswith("replay/to/"):
-        return "replay"
-    return {"status": "status", "events": "event", "results": "result", "alerts": "alert",
-            "replies": "reply", "snapshot": "snapshot"}[part]
-
-
-async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("game", "layout", "decks", "rounds"), GAMES_RUN,
+                         ids=[g[0] for g in GAMES_RUN])
+async def test_every_published_payload_matches_its_schema(
+        tmp_path: Path, game: str, layout: str, decks: int | None, rounds: int) -> None:
     broker = Mosquitto(tmp_path)
     broker.start()
     seen: list[tuple[str, dict[str, Any]]] = []
@@ -58,7 +50,7 @@ async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> Non
                     seen.append((str(m.topic), json.loads(raw)))
 
             listener = asyncio.create_task(listen())
-            await simulate("tiger-buffalo-insurance-plus", "C", 8, 10, workdir=tmp_path,
+            await simulate(game, layout, decks, rounds, workdir=tmp_path,
                            broker=("127.0.0.1", broker.port), speed=50, out=io.StringIO())
             await asyncio.sleep(0.3)
             listener.cancel()
@@ -68,11 +60,11 @@ async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> Non
     ring = Keyring.of([table_key.public_key()])
     kinds = set()
     numbered: dict[int, dict[str, Any]] = {}
+    assert schemas.problems([(t.split("/", 2)[2], p) for t, p in seen]) == []
     for topic, payload in seen:
         if "/cmd/" not in topic:  # everything the table publishes is signed by it
             ring.verify(payload)
-        name = schema_for(topic)
-        SCHEMAS[name].validate(payload)
+        name = schema_for(topic, payload)
         kinds.add(name)
         if name != "command":
             assert payload["schema"] == f"tabled/{name}/2" and payload["table"] == "sim-1"
@@ -84,6 +76,12 @@ async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> Non
     assert sorted(numbered) == list(range(1, max(numbered) + 1))
     assert {"status", "device", "event", "result", "reply", "command", "snapshot"} <= kinds
     events = [p for t, p in seen if t.endswith("/events")]
+    results = [p for t, p in seen if t.endswith("/results")]
+    assert len(results) == rounds
+    if game.startswith("tai-sai"):
+        assert {"betting_opened", "betting_closed", "awaiting_tumble", "tumbler_armed",
+                "tumbler_activated", "tumble", "dice"} <= {p["event"] for p in events}
+        return
     assert {"shuffle_certified", "shoe_loaded", "betting_opened", "betting_closed",
             "next_card", "card"} <= {p["event"] for p in events}
     # One event per card (issue 15: v1 sent card_drawn, card and next_card): the draw as
@@ -92,7 +90,6 @@ async def test_every_published_payload_matches_its_schema(tmp_path: Path) -> Non
     cards = [p for p in events if p["event"] == "card"]
     assert not [p for p in events if p["event"] == "card_drawn"]
     assert all({"confidence", "hand", "position", "next"} <= set(p) for p in cards)
-    results = [p for t, p in seen if t.endswith("/results")]
     assert len(cards) == sum(len(r["cards"]) for r in results)
     prompts = [p for p in events if p["event"] == "next_card"]
     assert len(prompts) <= len(results) + sum(p["event"] == "insurance_offered"
@@ -125,7 +122,7 @@ async def test_alert_and_error_reply_payloads(tmp_path: Path) -> None:
     assert names.count("alert") == 3 and names.count("reply") == 4
     for topic, wire in published:  # the stored bytes are what goes on the wire
         assert TABLE_KEYRING.verify(wire) == service.cfg.signer.kid
-        SCHEMAS[schema_for(topic)].validate(wire)
+        SCHEMAS[schema_for(topic, wire)].validate(wire)
     numbered = [p["msg_seq"] for _, p in published if p["msg_seq"] is not None]
     assert numbered == list(range(1, len(numbered) + 1))
     assert service.cfg.signer.key.public_key() == TABLE_KEY.public_key()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,5 +87,35 @@ async def test_a_device_no_longer_configured_is_cleared_once(tmp_path: Path) -> 
         assert s._cleared() == []  # done: not cleared again on every connection
         await s.publisher.stop()
         await task
+    finally:
+        broker.cleanup()
+
+
+async def test_the_retained_snapshot_is_current_after_a_clean_stop(tmp_path: Path) -> None:
+    """Issue 15 review: the snapshot went out at most every 0.2 s and a clean stop did not
+    send one still due, so the retained snapshot showed the last round still open. Through
+    `tabled simulate`, its own process, against a real Mosquitto; Tai Sai ends each round
+    on the dice, so the last result is the last thing the table does before it stops."""
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    try:
+        for run, rounds in enumerate((3, 4)):  # the second run: a table with history
+            done = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "daemon", "simulate", "--game", "tai-sai-open-cover",
+                "--table", "T", "--rounds", str(rounds), "--speed", "50",
+                "--broker", f"mqtt://127.0.0.1:{broker.port}", cwd=tmp_path,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+            _, err = await asyncio.wait_for(done.communicate(), 120)
+            assert done.returncode == 0, err.decode()
+            left = await retained(broker.port, "tables/T/#")
+            status, snapshot = left["tables/T/status"], left["tables/T/snapshot"]
+            tumbler = left["tables/T/devices/tumbler"]
+            assert status["state"] == "offline" and tumbler["state"] == "offline"
+            assert snapshot["journal_id"] == status["journal_id"] == tumbler["journal_id"]
+            # Nothing numbered came after the snapshot: the tumbler's "offline" is the
+            # table's last numbered message, and the snapshot is as of it.
+            assert snapshot["as_of_msg_seq"] == tumbler["msg_seq"], (run, snapshot)
+            assert snapshot["round"] is None and snapshot["state"] == "idle", snapshot
+            assert snapshot["last_result_seq"] == rounds, snapshot  # each run a new journal
     finally:
         broker.cleanup()

@@ -59,3 +59,38 @@ async def test_insurance_plus_table_runs(tmp_path: Path) -> None:
     assert [r["seq"] for r in results] == list(range(1, 13))
     for r in results:
         jsonschema.validate(r, SCHEMA)
+
+
+async def test_consumers_replay_requests_are_no_failed_payloads(tmp_path: Path) -> None:
+    """Review of issue 15: while simulate ran, a consumer's replay requests (unsigned, as
+    documented) were counted by its view as 'payloads failed verification'."""
+    import asyncio  # noqa: PLC0415
+
+    import aiomqtt  # noqa: PLC0415
+
+    from hil.broker import Mosquitto  # noqa: PLC0415
+
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    out = io.StringIO()
+    sent = 0
+
+    async def consumer() -> None:
+        nonlocal sent
+        async with aiomqtt.Client("127.0.0.1", broker.port) as client:
+            while True:
+                await client.publish("tables/sim-1/replay/request", json.dumps(
+                    {"id": f"r{sent}", "from_msg_seq": 1, "to_msg_seq": 2,
+                     "reply_to": "consumer-1"}), qos=1)
+                sent += 1
+                await asyncio.sleep(0.2)
+
+    task = asyncio.create_task(consumer())
+    try:
+        results = await simulate("tiger-buffalo", "P", 8, 5, workdir=tmp_path, speed=50,
+                                 broker=("127.0.0.1", broker.port), out=out)
+    finally:
+        task.cancel()
+        broker.cleanup()
+    assert len(results) == 5 and sent >= 3
+    assert "failed verification" not in out.getvalue(), out.getvalue()

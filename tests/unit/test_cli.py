@@ -177,3 +177,75 @@ def test_keys_sign_and_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureF
     assert out[2] == "REJECTED line 3: unsigned: the payload has no 'sig' object"
     stream.write_text(signer.seal(good) + "\n", encoding="utf-8")
     assert main(["verify", "--key", str(tmp_path / "table.pub"), str(stream)]) == 0
+
+
+def test_the_example_configs_own_check_command_names_credentials(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review of issue 16: the command in the example's header failed on its
+    credential:signing-key without saying that --credentials is the way outside systemd."""
+    monkeypatch.delenv("CREDENTIALS_DIRECTORY", raising=False)
+    example = Path(__file__).resolve().parents[2] / "systemd/table.example.toml"
+    header = example.read_text(encoding="utf-8").split("\n[", 1)[0]
+    assert "--credentials" in header
+    assert main(["config", "check", "--config", str(example), "--config-only"]) == 2
+    err = capsys.readouterr().err
+    assert "signing.key_file: 'credential:signing-key' needs $CREDENTIALS_DIRECTORY" in err
+    assert "outside systemd, give --credentials DIR (the folder holding signing-key)" in err
+
+
+def test_doctor_gives_the_config_problem_itself_as_the_fix(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review: doctor's fix for a config failure was 'tabled config check --config ...',
+    which only prints the same failure again."""
+    bad = tmp_path / "table.toml"
+    bad.write_text('[table]\nid = "t1"\ngame = "tiger-buffalo"\nlayout = "Q"\ndecks = 11\n',
+                   encoding="utf-8")
+    assert main(["doctor", "--config", str(bad)]) == 2
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("FAIL  config:")]
+    assert f"FAIL  config: {bad}: table.decks: 11 is outside 4-10" in "\n".join(lines)
+    assert lines and not any("tabled config check" in line for line in lines), lines
+    assert all("fix" in line for line in lines), lines
+
+
+def test_verify_tells_table_payloads_from_commands_and_replay_requests(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review: a capture of tables/sim-1/# (what simulate says to subscribe to) failed
+    with 'N rejected': the dealer's commands (signed by a principal) and consumers'
+    replay requests (unsigned, as documented) are not the table's payloads."""
+    table = Signer(load_private_key(TABLE_KEY_FILE))
+    dealer = Signer(Ed25519PrivateKey.generate())
+    result = table.seal({"type": "result", "seq": 1, "table": "sim-1"})
+    command = dealer.seal({"id": "c1", "table": "sim-1", "command": "open_betting"})
+    request = json.dumps({"id": "r1", "from_msg_seq": 1, "reply_to": "me"})
+    capture = tmp_path / "capture.txt"
+    capture.write_text(f"tables/sim-1/results {result}\n"
+                       f"tables/sim-1/cmd/open_betting {command}\n"
+                       f"tables/sim-1/replay/request {request}\n", encoding="utf-8")
+    (tmp_path / "table.pub").write_text(public_key_text(TABLE_KEY.public_key()))
+    assert main(["verify", "--key", str(tmp_path / "table.pub"), str(capture)]) == 0
+    out, err = capsys.readouterr()
+    assert "REJECTED" not in out
+    assert "1 verified, 0 rejected; 2 skipped (1 command, 1 replay request: not the " \
+        "table's payloads)" in err
+    # A table payload that fails still fails the run.
+    with capture.open("a", encoding="utf-8") as f:
+        f.write(f"tables/sim-1/results {json.dumps({'type': 'result', 'seq': 2})}\n")
+    assert main(["verify", "--key", str(tmp_path / "table.pub"), str(capture)]) == 1
+
+
+def test_verify_into_a_closed_pipe_prints_no_traceback(tmp_path: Path) -> None:
+    signer = Signer(load_private_key(TABLE_KEY_FILE))
+    line = f"tables/t/results {signer.seal({'type': 'result', 'seq': 1})}\n"
+    capture = tmp_path / "capture.txt"
+    capture.write_text(line * 20_000, encoding="utf-8")
+    (tmp_path / "table.pub").write_text(public_key_text(TABLE_KEY.public_key()))
+    proc = subprocess.Popen([sys.executable, "-m", "daemon", "verify", "--key",
+                             str(tmp_path / "table.pub"), str(capture)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"ok line 1")
+    proc.stdout.close()  # as `| head -1` does
+    err = proc.stderr.read().decode()
+    proc.wait(60)
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

@@ -101,3 +101,13 @@ def test_bash_completion_from_the_parser(tmp_path: Path) -> None:
     assert _complete(script, "tabled", "simulate", "--ga") == ["--game"]
     assert "tai-sai-open-cover" in _complete(script, "tabled", "simulate", "--game", "")
     assert _complete(script, "tabled", "rules", "par-sheet", "--j") == ["--json"]
+
+
+def test_every_command_has_its_description_on_its_own_line_of_the_top_level_help() -> None:
+    """Review of issue 16: `protocols` (and `completion`) showed no description beside
+    them; argparse had put it on the next line."""
+    text = _tabled("--help").stdout
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name in sub.choices:
+        assert any(line.startswith(f"    {name} ") and line[4 + len(name):].strip()
+                   for line in text.splitlines()), (name, text)

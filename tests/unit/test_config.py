@@ -177,7 +177,8 @@ def test_a_credential_needs_systemd(monkeypatch: pytest.MonkeyPatch) -> None:
     data["signing"] = {"key_file": "credential:signing-key"}
     assert problems(data) == ["signing.key_file: 'credential:signing-key' needs "
                               "$CREDENTIALS_DIRECTORY, which systemd sets for a unit with "
-                              "LoadCredential="]
+                              "LoadCredential=; outside systemd, give --credentials DIR "
+                              "(the folder holding signing-key)"]
 
 
 def test_credentials_resolve_in_the_credentials_directory(
