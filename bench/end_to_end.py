@@ -243,19 +243,20 @@ async def drain_rate(work: Path, port: int, n: int = 10_000) -> dict[str, float]
     return {"results": n, "seconds": round(seconds, 3), "per_s": round(n / seconds)}
 
 
-async def throughput(rig: SimRig, port: int, shoe_port: PtyPort, rounds: int
-                     ) -> dict[str, float]:
+async def throughput(rig: SimRig, port: int, shoe_port: PtyPort, rounds: int,
+                     daemon_pid: int) -> dict[str, float]:
     dealer = FullSpeedDealer("127.0.0.1", port, rig.base, rig.dealer_key, betting_seconds=0,
                              shoe=rig.sims["shoe"], shuffler=rig.sims["shuffler"],
                              shoe_port=shoe_port)
     dealer.writes, dealer.round_ends = [], []
     async with dealer.session():
-        t0 = time.monotonic()
+        t0, c0 = time.monotonic(), cpu_seconds(daemon_pid)
         for _ in range(rounds):
             await dealer.full_speed_round()
-        elapsed = time.monotonic() - t0
+        elapsed, cpu = time.monotonic() - t0, cpu_seconds(daemon_pid) - c0
     return {"rounds": rounds, "seconds": round(elapsed, 2),
-            "rounds_per_s": round(rounds / elapsed, 1)}
+            "rounds_per_s": round(rounds / elapsed, 1),
+            "daemon_cpu_ms_per_round": round(cpu / rounds * 1e3, 2)}
 
 
 async def latency_figures(sub: Subscriber, dealer: StampingDealer, work: Path, port: int
@@ -364,7 +365,8 @@ async def run(rounds: int, idle: float) -> dict[str, Any]:
                 await dealer.stamped_round()
         await asyncio.sleep(0.5)
         sub.paced_end = len(sub.got)
-        out["throughput"] = await throughput(rig, broker.port, shoe_port, rounds // 2)
+        out["throughput"] = await throughput(rig, broker.port, shoe_port, rounds // 2,
+                                         daemon.pid)
         out["rss_kib_after_run"] = rss_kib(daemon.pid)
         out.update(await latency_figures(sub, dealer, work, broker.port))
         # Idle: devices connected, heartbeats running, no rounds.
@@ -401,7 +403,8 @@ def main() -> None:
           f"{out['load_average']['after']} on {os.cpu_count()} CPUs")
     print(f"READY after {out['ready_s']} s")
     print(f"throughput: {out['throughput']['rounds_per_s']} rounds/s at full speed "
-          f"({out['throughput']['rounds']} rounds in {out['throughput']['seconds']} s)")
+          f"({out['throughput']['rounds']} rounds in {out['throughput']['seconds']} s; daemon "
+          f"CPU {out['throughput']['daemon_cpu_ms_per_round']} ms a round)")
     for name in ("card_event", "result"):
         mine, floor = lat[name], lat[f"floor_{name}"]
         print(f"{name:10} p50 {mine['p50_ms']:7.3f} ms  p99 {mine['p99_ms']:7.3f} ms   floor "

@@ -135,7 +135,8 @@ class DeviceDriver:
         self._ready = asyncio.Event()
         self._loop = asyncio.get_running_loop()
         self._last_rx = 0.0
-        self._tick = asyncio.Event()  # set when a send may have created a link deadline
+        self._tick = asyncio.Event()  # set when a send created a link deadline sooner
+        self._tick_at = float("inf")  # when the ticker wakes unless set (loop time)
         self._impostor: str | None = None  # the last refused serial, alerted once
         self.progress_at = self._loop.time()  # the watchdog's proof this link is not stuck
 
@@ -289,7 +290,12 @@ class DeviceDriver:
         if self._endpoint is not None and self._transport is not None:
             data = self._endpoint.take_output()
             if data:
-                self._tick.set()  # a retransmit deadline may be due sooner now
+                # Wake the ticker only if this send made a retransmit due before it wakes
+                # anyway: waking it for every frame sent was 4-5% of the daemon's CPU at
+                # full dealer speed (docs/performance.md).
+                deadline = self._endpoint.next_deadline()
+                if deadline is not None and deadline < self._tick_at:
+                    self._tick.set()
                 await self._transport.write(data)
 
     async def _reader(self, transport: Transport) -> None:
@@ -306,12 +312,14 @@ class DeviceDriver:
             # Sleep until something is due: the link's next retransmit, or the moment the
             # device's heartbeat would be missed; a new send wakes it. A fixed 50 ms tick
             # cost 0.75% CPU idle, a 0.5 s one 0.35% (docs/performance.md).
-            wait = self._next_wait(self._loop.time())
+            now = self._loop.time()
+            wait = self._next_wait(now)
+            self._tick_at = now + wait
             self._tick.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):
                     await self._tick.wait()
-            now = self.progress_at = self._loop.time()
+            now = self.progress_at = self._tick_at = self._loop.time()
             with self.together():
                 self._handle(self._endpoint.poll(now))
             await self._flush()

@@ -282,3 +282,27 @@ async def test_a_host_to_device_cut_delivers_every_card_once(tmp_path: Path) -> 
         assert draws == list(range(1, 12)), draws
         assert sim.endpoint.link.stats.confirmed >= 8
     await port.stop()
+
+
+async def test_a_command_frame_lost_on_the_line_is_sent_again_within_its_rto(
+        tmp_path: Path) -> None:
+    # The ticker sleeps until the heartbeat deadline (3.5 s) unless a send makes a
+    # retransmit due sooner: the lost command must go again after its RTO (0.2 s,
+    # doubled per retry), not when the ticker would have woken anyway.
+    sim = ShoeSim(serial="SH778")
+    port = PtyPort(sim, link=tmp_path / "shoe")
+    await port.start()
+    driver = shoe_driver(tmp_path / "shoe", [])
+    async with running(driver):
+        await driver.wait_ready(5)
+        await asyncio.sleep(0.3)  # the handshake's frames acknowledged: the ticker asleep
+        port.faults_in = LineFaults(drop_rate=1.0)  # the daemon's next frame is lost
+        sent = asyncio.get_running_loop().time()
+        command = asyncio.create_task(driver.command(shoe.LockGate(0, False)))
+        await until(lambda: port.faults_in is not None and port.faults_in.dropped > 0)
+        port.faults_in = None
+        reply = await asyncio.wait_for(command, 5)
+        took = asyncio.get_running_loop().time() - sent
+    assert isinstance(reply, CommandResult) and reply.result == 0
+    assert took < driver.heartbeat_timeout / 2, (
+        f"the lost command was sent again after {took:.2f} s, not after its RTO")
