@@ -32,6 +32,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import socket
 import statistics
 import sys
@@ -383,6 +384,9 @@ async def run(rounds: int, idle: float) -> dict[str, Any]:
         sub_task.cancel()
         await rig.stop()
         broker.cleanup()
+        notify.close()
+        # The journal and the broker's files are this run's only: about 10 MB a run.
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 
