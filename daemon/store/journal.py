@@ -205,20 +205,25 @@ class Journal:
             if self._grouped and self._depth == 1:  # one unit of a group: all of it or none
                 if not self._db.in_transaction:  # the group's first write begins it
                     self._db.execute("BEGIN IMMEDIATE")
-                yield from self._savepoint()
+                yield from self._unit("SAVEPOINT unit", "RELEASE unit",
+                                      ("ROLLBACK TO unit", "RELEASE unit"))
             else:  # inside batch(): one transaction, one fsync, for all of it
                 yield
             return
+        yield from self._unit("BEGIN IMMEDIATE", "COMMIT", ("ROLLBACK",))
+
+    def _unit(self, begin: str, end: str, undo: tuple[str, ...]) -> Iterator[None]:
+        """One all-or-nothing unit of writes: a transaction, or a savepoint in a group."""
         self._depth += 1
         try:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(begin)
             yield
             self._write_staged()
-            self._db.execute("COMMIT")
+            self._db.execute(end)
         except BaseException as exc:
-            # Also when COMMIT itself failed (disk full): never leave a transaction open,
+            # Also when the end itself failed (disk full): never leave a transaction open,
             # or every later write would fail with "cannot start a transaction".
-            self._rolled_back()
+            self._rolled_back(*undo)
             err = self._error(exc)
             if err is exc:
                 raise
@@ -226,33 +231,13 @@ class Journal:
         finally:
             self._depth -= 1
 
-    def _savepoint(self) -> Iterator[None]:
-        self._depth += 1
-        try:
-            self._db.execute("SAVEPOINT unit")
-            yield
-            self._write_staged()
-            self._db.execute("RELEASE unit")
-        except BaseException as exc:
-            self._staged.clear()
-            self._next_msg_seq = None
-            if self._db.in_transaction:
-                with suppress(sqlite3.Error):
-                    self._db.execute("ROLLBACK TO unit")
-                    self._db.execute("RELEASE unit")
-            err = self._error(exc)
-            if err is exc:
-                raise
-            raise err from exc
-        finally:
-            self._depth -= 1
-
-    def _rolled_back(self) -> None:
+    def _rolled_back(self, *undo: str) -> None:
         self._staged.clear()
         self._next_msg_seq = None  # numbers given back: read them again
         if self._db.in_transaction:
             with suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
+                for statement in undo or ("ROLLBACK",):
+                    self._db.execute(statement)
 
     def _write_staged(self) -> None:
         for key, value in self._staged.items():
