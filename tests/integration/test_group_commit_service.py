@@ -4,7 +4,6 @@ only once that transaction is on disk (seen by another connection, as a restart 
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +12,7 @@ from daemon.round.effects import DeviceCommand
 from daemon.service import TableService
 from firmware_protocols import shoe as sp
 from tests.integration.test_journal_retention import Dealer, config
-
-
-def on_disk(path: Path) -> list[str]:
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return [r[0] for r in db.execute("SELECT kind FROM journal ORDER BY id")]
-    finally:
-        db.close()
+from tests.journal_file import committed_kinds
 
 
 async def test_commands_a_group_causes_are_sent_after_its_commit(tmp_path: Path) -> None:
@@ -34,11 +26,11 @@ async def test_commands_a_group_causes_are_sent_after_its_commit(tmp_path: Path)
     sent: list[tuple[Any, list[str]]] = []
 
     def spawn(coro: Any, name: str | None = None) -> None:
-        sent.append((coro.cr_frame.f_locals.get("e"), on_disk(cfg.journal_path)))
+        sent.append((coro.cr_frame.f_locals.get("e"), committed_kinds(cfg.journal_path)))
         coro.close()
 
     s._spawn = spawn  # type: ignore[method-assign]
-    before = len(on_disk(cfg.journal_path))
+    before = len(committed_kinds(cfg.journal_path))
     seen: list[str] = []
     s.journal._db.set_trace_callback(seen.append)
     with s._together():  # two inputs of one read: "No more bets" and the first card
@@ -47,7 +39,7 @@ async def test_commands_a_group_causes_are_sent_after_its_commit(tmp_path: Path)
         assert any(isinstance(e, DeviceCommand) for e in effects)
         s.apply(effects)
         assert sent == [], "a device command went out before its group was on disk"
-        assert len(on_disk(cfg.journal_path)) == before
+        assert len(committed_kinds(cfg.journal_path)) == before
         dealer.draws += 1
         s.apply(t.card_drawn(sp.CardDrawn(dealer.draws, dealer.cards[dealer.draws - 1], 99,
                                           0xC0FFEE, False, False)))

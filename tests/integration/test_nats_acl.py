@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from hil.nats import NatsCluster
 from hil.process import DaemonProcess
 from hil.rig import SimRig
+from tests.journal_file import read_only
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "systemd" / "nats" / "authorization.conf.example"
@@ -99,12 +99,9 @@ async def table_on_nats(work: Path, permissions: str) -> AsyncIterator[
 
 
 def journal(rig: SimRig) -> list[tuple[str, dict[str, Any]]]:
-    db = sqlite3.connect(f"file:{rig.work / 'journal.db'}?mode=ro", uri=True, timeout=10)
-    try:
+    with read_only(rig.work / "journal.db", timeout=10) as db:
         return [(k, json.loads(b)) for k, b in db.execute(
             "SELECT kind, body FROM journal ORDER BY id")]
-    finally:
-        db.close()
 
 
 async def statuses(port: int, seconds: float) -> list[str]:

@@ -26,6 +26,7 @@ import jsonschema
 from cryptography.hazmat.primitives import serialization
 
 from hil.process import to_toml
+from tests.journal_file import read_only
 from tests.reliability.harness import Table, outage, sim_table
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mqtt.md"
@@ -127,14 +128,11 @@ class LiveConsumer:
 
 def truth(db_path: Path) -> tuple[str, int, list[dict[str, Any]]]:
     """A journal file's id, last msg_seq and results, read directly."""
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)  # never create it
-    try:
+    with read_only(db_path) as db:
         jid = db.execute("SELECT value FROM meta WHERE key='journal_id'").fetchone()[0]
         last = db.execute("SELECT seq FROM sqlite_sequence WHERE name='messages'").fetchone()[0]
         results = [json.loads(b) for (b,) in
                    db.execute("SELECT body FROM journal WHERE kind='result' ORDER BY id")]
-    finally:
-        db.close()
     return str(jid), int(last), results
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.journal_file import read_only
 from tests.reliability.harness import Table, sim_table
 from tests.soak import scale
 
@@ -36,15 +37,10 @@ RECORDS_BETWEEN_KILLS = (1, 45)  # a round journals about 15 records: kills land
 def journal_records(path: Path) -> int:
     """How many records the journal holds now (0 before the daemon has made it)."""
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)  # never create it
+        with read_only(path) as db:
+            return int(db.execute("SELECT count(*) FROM journal").fetchone()[0])
     except sqlite3.Error:
         return 0
-    try:
-        return int(db.execute("SELECT count(*) FROM journal").fetchone()[0])
-    except sqlite3.Error:
-        return 0
-    finally:
-        db.close()
 
 
 @pytest.mark.soak

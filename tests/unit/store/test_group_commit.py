@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -17,15 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.store.journal import DuplicateResultError, Journal, Publish
-
-
-def _on_disk(path: Path) -> list[str]:
-    """What another process sees: committed records only."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return [r[0] for r in db.execute("SELECT kind FROM journal ORDER BY id")]
-    finally:
-        db.close()
+from tests.journal_file import committed_kinds
 
 
 def _commits(j: Journal) -> list[str]:
@@ -41,10 +32,10 @@ def test_a_group_is_one_commit_and_nothing_of_it_is_visible_before(tmp_path: Pat
         for n in range(3):
             with j.batch():
                 j.append("card", {"n": n}, publish=(Publish("t/events", {"n": n}),))
-        assert "card" not in _on_disk(tmp_path / "j.db")  # not committed yet
+        assert "card" not in committed_kinds(tmp_path / "j.db")  # not committed yet
     assert [s for s in seen if s in ("BEGIN IMMEDIATE", "COMMIT")] == [
         "BEGIN IMMEDIATE", "COMMIT"]
-    assert _on_disk(tmp_path / "j.db").count("card") == 3
+    assert committed_kinds(tmp_path / "j.db").count("card") == 3
     assert [json.loads(e.payload)["msg_seq"] for e in j.pending()] == [1, 2, 3]
 
 
