@@ -4,9 +4,11 @@ card by card, results, gaps and re-sent copies, devices, alerts, a broker outage
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,22 @@ class Screen:
     def wait_for(self, *wanted: str, timeout: float = 30) -> str:
         self.term.wait_for(lambda _: all(w in self.text for w in wanted), timeout)
         return self.text
+
+
+@contextlib.contextmanager
+def _watching(tmp_path: Path, broker: Mosquitto) -> Iterator[tuple[Terminal, Screen]]:
+    """`tabled watch` of table bac-07 as its own process in a terminal, trusting the
+    table's key; killed if the test did not stop it."""
+    pub = tmp_path / "table.pub"
+    pub.write_text(public_key_text(TABLE_KEY.public_key()) + "\n", encoding="ascii")
+    term = Terminal([sys.executable, "-m", "daemon", "watch", "--broker",
+                     f"mqtt://127.0.0.1:{broker.port}", "--table", "bac-07", "--key", str(pub)],
+                    columns=COLUMNS, rows=ROWS)
+    try:
+        yield term, Screen(term)
+    finally:
+        if term.proc.poll() is None:
+            term.stop(signal.SIGKILL)
 
 
 def _publish(b: Mosquitto, topic: str, body: dict[str, Any] | str, *,
@@ -73,13 +91,7 @@ def _result(seq: int, round_id: str, **extra: Any) -> dict[str, Any]:
 
 
 def test_watch_shows_only_what_verifies(tmp_path: Path, broker: Mosquitto) -> None:
-    pub = tmp_path / "table.pub"
-    pub.write_text(public_key_text(TABLE_KEY.public_key()) + "\n", encoding="ascii")
-    term = Terminal([sys.executable, "-m", "daemon", "watch", "--broker",
-                     f"mqtt://127.0.0.1:{broker.port}", "--table", "bac-07", "--key", str(pub)],
-                    columns=COLUMNS, rows=ROWS)
-    screen = Screen(term)
-    try:
+    with _watching(tmp_path, broker) as (term, screen):
         screen.wait_for("connected", "table bac-07: nothing verified yet")
         _publish(broker, "status", {"type": "status", "state": "online", "session": 3,
                                     "table": "bac-07", "game": "tiger-buffalo", "layout": "P",
@@ -137,9 +149,6 @@ def test_watch_shows_only_what_verifies(tmp_path: Path, broker: Mosquitto) -> No
         broker.start()
         screen.wait_for("connected  ")
         assert term.stop(signal.SIGINT) == 0
-    finally:
-        if term.proc.poll() is None:
-            term.stop(signal.SIGKILL)
     too_wide = [line for line in screen.text.splitlines() if len(line.rstrip()) > COLUMNS]
     assert not too_wide
 
@@ -149,13 +158,7 @@ def test_watch_v2_journals_and_corrections(tmp_path: Path, broker: Mosquitto) ->
     dropped as duplicates of the old one's), drew a correction as "#6 rrection" and
     left the round it voids valid. v2: messages by (journal_id, msg_seq), results by
     (journal_id, seq), a correction applied as the display applies it."""
-    pub = tmp_path / "table.pub"
-    pub.write_text(public_key_text(TABLE_KEY.public_key()) + "\n", encoding="ascii")
-    term = Terminal([sys.executable, "-m", "daemon", "watch", "--broker",
-                     f"mqtt://127.0.0.1:{broker.port}", "--table", "bac-07", "--key", str(pub)],
-                    columns=COLUMNS, rows=ROWS)
-    screen = Screen(term)
-    try:
+    with _watching(tmp_path, broker) as (term, screen):
         screen.wait_for("connected", "table bac-07: nothing verified yet")
         _publish(broker, "snapshot", _snapshot(J1, 100), retain=True)
         for seq in range(1, 6):
@@ -185,9 +188,6 @@ def test_watch_v2_journals_and_corrections(tmp_path: Path, broker: Mosquitto) ->
         assert "rrection" not in text and "MISSING" not in text
         assert "#1    7-100001  2♠" in text  # the others stand
         assert term.stop(signal.SIGINT) == 0
-    finally:
-        if term.proc.poll() is None:
-            term.stop(signal.SIGKILL)
 
 
 @pytest.mark.parametrize(("args", "message"), [

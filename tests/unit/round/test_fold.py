@@ -127,6 +127,18 @@ def tai_sai_step(t: TaiSaiTable, rng: random.Random) -> list[Effect]:
     return rng.choice(actions)()
 
 
+def new_table(game: str) -> RoundLifecycle:
+    return tai_sai() if game.startswith("tai-sai") else baccarat(game)
+
+
+def random_step(t: RoundLifecycle, rng: random.Random, cards: list[str]) -> list[Effect]:
+    """One random command or device report to either kind of table (it may refuse)."""
+    if isinstance(t, BaccaratTable):
+        return baccarat_step(t, rng, cards)
+    assert isinstance(t, TaiSaiTable)
+    return tai_sai_step(t, rng)
+
+
 @settings(max_examples=60)
 @given(seed=st.integers(0, 100_000),
        game=st.sampled_from(["tiger-buffalo", "tiger-baccarat", "tiger-buffalo-insurance-plus",
@@ -135,19 +147,15 @@ def test_the_live_table_is_the_folded_journal(seed: int, game: str) -> None:
     rng = random.Random(seed)
     cards = [c for _ in range(DECKS) for c in fp.INVENTORY_ORDER]
     rng.shuffle(cards)
-    live: RoundLifecycle = tai_sai() if game.startswith("tai-sai") else baccarat(game)
+    live = new_table(game)
     records: list[Rec] = []
     for step in range(120):
         try:
-            if isinstance(live, BaccaratTable):
-                effects = baccarat_step(live, rng, cards)
-            else:
-                assert isinstance(live, TaiSaiTable)
-                effects = tai_sai_step(live, rng)
+            effects = random_step(live, rng, cards)
         except CommandRefusedError:
             continue  # refused: nothing changed, nothing recorded
         records += journal(effects, 1.0e9)
-        fresh = tai_sai() if game.startswith("tai-sai") else baccarat(game)
+        fresh = new_table(game)
         fresh.replay(records)
         assert snapshot(fresh) == snapshot(live), f"step {step}: live and replayed differ"
 
@@ -166,7 +174,7 @@ def test_a_checkpoint_and_the_records_after_it_are_the_whole_journal(
     rng.shuffle(cards)
 
     def new() -> RoundLifecycle:
-        return tai_sai() if game.startswith("tai-sai") else baccarat(game)
+        return new_table(game)
 
     live = new()
     every: list[Rec] = []
@@ -178,11 +186,7 @@ def test_a_checkpoint_and_the_records_after_it_are_the_whole_journal(
             body = json.loads(json.dumps(checkpoint.make(so_far, new)))
             pruned = [Rec(checkpoint.KIND, body, None, 1.0e9)]  # what came before: gone
         try:
-            if isinstance(live, BaccaratTable):
-                effects = baccarat_step(live, rng, cards)
-            else:
-                assert isinstance(live, TaiSaiTable)
-                effects = tai_sai_step(live, rng)
+            effects = random_step(live, rng, cards)
         except CommandRefusedError:
             continue
         every += journal(effects, 1.0e9)
