@@ -287,12 +287,8 @@ class SimDealer:
         """One round, from "Place your bets" to its result (None: the table refused to
         open one), following the daemon's prompts: the next card, an insurance window, a
         result held for the Pit."""
-        if not await self.open_round():
+        if not await self.bets():
             return None
-        await self.during_betting()
-        await asyncio.sleep(self.betting_seconds)
-        await self.close_round()
-        await self.after_card(0)
         while True:
             body = self.pending_result() or await self._expect(
                 lambda t, b: prompt(t, b, "insurance_offered", "result_held"), self.PATIENCE)
@@ -307,15 +303,22 @@ class SimDealer:
                     continue
             await self.next_card(body)
 
-    async def throw(self) -> dict[str, Any] | None:
-        """One round of a dice game, the same steps as ``deal``: bets, "No more bets",
-        the button, the dice at rest, the result (None: the table refused to open one)."""
+    async def bets(self) -> bool:
+        """The start of every round, cards or dice: open, bets placed, "No more bets"
+        (step 0 after it). False: the table refused to open a round."""
         if not await self.open_round():
-            return None
+            return False
         await self.during_betting()
         await asyncio.sleep(self.betting_seconds)
         await self.close_round()
         await self.after_card(0)
+        return True
+
+    async def throw(self) -> dict[str, Any] | None:
+        """One round of a dice game, the same steps as ``deal``: bets, "No more bets",
+        the button, the dice at rest, the result (None: the table refused to open one)."""
+        if not await self.bets():
+            return None
         await self.press()
         await self.at_rest()
         return self.pending_result() or await self._expect(lambda t, b: t == "results",
