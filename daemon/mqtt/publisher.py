@@ -39,6 +39,7 @@ from typing import Any
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
+from daemon.mqtt.client import Client
 from daemon.results import iso
 from daemon.signing import Signer
 from daemon.store.journal import Backlog, Journal, JournalError, OutboxEntry
@@ -269,7 +270,7 @@ class Publisher:
         # The will's time is when the broker sends it, which nobody here knows: null.
         will = aiomqtt.Will(self.status_topic, self._payload("offline", session, started,
                                                              at=False), qos=1, retain=True)
-        client = aiomqtt.Client(
+        client = Client(
             host, port, username=b.username, password=b.password, identifier=b.client_id,
             will=will, keepalive=b.keepalive, tls_context=b.tls, timeout=b.publish_timeout,
             socket_options=NODELAY, logger=AIOMQTT_LOG, max_inflight_messages=WINDOW)

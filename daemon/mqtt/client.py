@@ -1,0 +1,43 @@
+"""The daemon's MQTT client: aiomqtt's, but a packet is written as soon as it is queued.
+
+aiomqtt runs paho on the event loop. When paho has a packet to write it says so
+(``on_socket_register_write``), and aiomqtt answers by registering the socket as a
+writer through ``call_soon_threadsafe``: the packet leaves two loop iterations later,
+after everything else that is ready by then, such as a device read and its commit
+(docs/performance.md, "Issue 15's targets met"). On the loop's own
+thread this client writes at once instead, as paho itself does when it has no external
+loop; only what the socket does not take (its buffer full) waits for the writer, as
+before. From another thread (paho's connect runs in an executor), or from inside one of
+paho's callbacks, nothing changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiomqtt
+import paho.mqtt.client as paho
+
+
+class Client(aiomqtt.Client):
+    def _on_socket_register_write(self, client: paho.Client, userdata: Any,
+                                  sock: Any) -> None:
+        try:
+            on_loop = asyncio.get_running_loop() is self._loop
+        except RuntimeError:  # paho's connect, in an executor thread
+            on_loop = False
+        # Never from inside one of paho's callbacks (it holds this lock, and writing may
+        # call on_publish, which takes it again): paho's own rule for writing directly.
+        if on_loop and client._in_callback_mutex.acquire(blocking=False):
+            client._in_callback_mutex.release()
+            try:
+                client.loop_write()  # paho unregisters the write itself once it is all out
+            except Exception as exc:  # as aiomqtt's writer does: the connection broke
+                if not self._disconnected.done():
+                    self._disconnected.set_exception(exc)
+                return
+            if not client.want_write() or client.socket() is None:
+                return  # all written; or the connection broke, paho closed it and said so
+        super()._on_socket_register_write(client, userdata, sock)
+

@@ -1,0 +1,116 @@
+"""The daemon's MQTT client (daemon/mqtt/client.py) through a real Mosquitto: a publish
+is on the wire when it is queued, not once the event loop has run whatever else was
+ready; and what the socket cannot take at once still all arrives, in order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import threading
+import time
+from typing import Any
+
+import aiomqtt
+import paho.mqtt.client as paho
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from daemon.mqtt.client import Client
+from hil.broker import Mosquitto
+
+
+class ThreadSubscriber:
+    """A paho subscriber on its own thread: it receives while the test's loop is blocked."""
+
+    def __init__(self, port: int, topic: str) -> None:
+        self.got: list[bytes] = []
+        self.first = threading.Event()
+        self.subscribed = threading.Event()
+        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"sub-{id(self)}")
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = lambda *_: self.subscribed.set()
+        self.client.connect("127.0.0.1", port)
+        self.client.subscribe(topic, qos=1)
+        self.client.loop_start()
+        assert self.subscribed.wait(5), "the subscriber did not subscribe"
+
+    def _on_message(self, _c: object, _u: object, m: paho.MQTTMessage) -> None:
+        self.got.append(bytes(m.payload))
+        self.first.set()
+
+    def stop(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+async def test_a_publish_is_on_the_wire_before_the_loop_does_anything_else(
+        broker: Mosquitto) -> None:
+    sub = ThreadSubscriber(broker.port, "t/prompt")
+    try:
+        async with Client("127.0.0.1", broker.port, identifier="prompt") as client:
+            publish = asyncio.create_task(client.publish("t/prompt", b"now", qos=1))
+            await asyncio.sleep(0)  # the publish's first step: paho queues its packet
+            # The loop is now busy (a device read and its commit, in the daemon): the
+            # message must reach the subscriber all the same. aiomqtt's own client only
+            # registers a writer here, and sends once the loop runs again.
+            blocked_at = time.monotonic()
+            arrived = sub.first.wait(2.0)  # blocks this loop's thread
+            assert arrived, "the message waited for the event loop to be free"
+            assert time.monotonic() - blocked_at < 1.0
+            await publish  # and its PUBACK is taken as before
+    finally:
+        sub.stop()
+    assert sub.got == [b"now"]
+
+
+async def test_what_the_socket_cannot_take_at_once_all_arrives_in_order(
+        broker: Mosquitto, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A send buffer of 4 KB and 100 KB messages: every write is partial, the rest waits
+    for the socket to be writable (aiomqtt's writer, as before), and nothing is lost or
+    reordered."""
+    sub = ThreadSubscriber(broker.port, "t/burst")
+    payloads = [f"{n:05d}".encode() * 20_000 for n in range(64)]  # 100 KB each
+    writers: list[int] = []  # times the rest was left to aiomqtt's writer
+    aiomqtts = aiomqtt.Client._on_socket_register_write
+
+    def counted(self: aiomqtt.Client, *args: Any) -> None:
+        writers.append(1)
+        aiomqtts(self, *args)
+
+    try:
+        async with Client("127.0.0.1", broker.port, identifier="burst",
+                          max_inflight_messages=64,
+                          socket_options=((socket.SOL_SOCKET, socket.SO_SNDBUF, 4096),)
+                          ) as client:
+            # Counted from here: paho's connect, from an executor thread, always uses it.
+            monkeypatch.setattr(aiomqtt.Client, "_on_socket_register_write", counted)
+            await asyncio.wait_for(asyncio.gather(
+                *(client.publish("t/burst", p, qos=1) for p in payloads)), 30)
+        deadline = time.monotonic() + 30
+        while len(sub.got) < len(payloads) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+    finally:
+        sub.stop()
+    assert sub.got == payloads
+    assert writers  # the socket did not take it all at once: the fallback was used
+
+
+async def test_a_connection_that_broke_as_a_publish_was_written_ends_cleanly(
+        broker: Mosquitto, caplog: pytest.LogCaptureFixture) -> None:
+    """The broker is gone and the write fails (EPIPE): paho closes the socket and reports
+    the loss; the client neither hands the closed socket to the event loop (a writer on
+    file descriptor -1, an error in asyncio's log) nor hangs."""
+    caplog.set_level(logging.WARNING)
+    with contextlib.suppress(aiomqtt.MqttError):
+        async with Client("127.0.0.1", broker.port, identifier="broken", timeout=2) as client:
+            broker.stop()
+            time.sleep(0.1)  # the broker's FIN is in; the loop has not seen it yet
+            sends = [asyncio.create_task(client.publish("t/gone", b"x", qos=1))
+                     for _ in range(3)]
+            done, _ = await asyncio.wait(sends, timeout=10)
+            assert len(done) == 3, "a publish hung on a broken connection"
+            assert all(isinstance(t.exception(), aiomqtt.MqttError) for t in done)
+    assert not [r for r in caplog.records if r.name == "asyncio"], \
+        [r.getMessage() for r in caplog.records if r.name == "asyncio"]
