@@ -50,7 +50,7 @@ from daemon.round.effects import (
     Record,
     RoundResult,
 )
-from daemon.round.lifecycle import RoundLifecycle
+from daemon.round.lifecycle import BETTING, RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store import identity
@@ -126,7 +126,8 @@ class TableService:
             on_message=self._on_mqtt,
             signer=cfg.signer, on_journal_error=self._storage_failed,
             on_lost=self._session_lost, on_stop=self._last_words, cleared=self._cleared,
-            on_cleared=self._was_cleared, last_state=self._last_snapshot)
+            on_cleared=self._was_cleared, last_state=self._last_snapshot,
+            quiet=lambda: self.table.state == BETTING)
         self.session_watch = SessionWatch(clock, b.client_id)
         self.authority = CommandAuthority(cfg.table_id, cfg.principals, cfg.command_max_age,
                                           clock)

@@ -21,6 +21,7 @@ its own story. Re-measure on the SD card of the target board.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import sqlite3
 import time
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from daemon.errors import TabledError
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
 
@@ -75,6 +78,14 @@ V1_OUTBOX = "SELECT topic, payload, qos, retain FROM outbox WHERE delivered_at I
 
 Sealer = Callable[[Mapping[str, Any]], str]
 RECORDS_MIN_AGE = 86400.0  # seconds: retention never prunes a younger record
+# A checkpoint is due after this many commits, and runs while betting is open
+# (docs/architecture.md, "WAL checkpoints while betting is open"). SQLite checkpoints
+# inside a commit at WAL_BOUND pages, for a log that betting never comes to (the broker
+# away for long, a table that deals no rounds); the log's file is cut back to
+# WAL_FILE_LIMIT bytes when it starts over after growing past it.
+CHECKPOINT_COMMITS = 64
+WAL_BOUND = 4000  # pages: 16 MB at SQLite's 4 KB
+WAL_FILE_LIMIT = 4 << 20
 
 
 class JournalError(TabledError, RuntimeError):
@@ -140,11 +151,14 @@ class Journal:
         # with every message, and is written once per transaction, not once per message).
         self._staged: dict[str, Callable[[], str]] = {}
         self._next_msg_seq: int | None = None  # known while no transaction rolled back
+        self._commits = 0  # since the last checkpoint(): about 15 log pages each
         self.created = not self.path.exists()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(f"PRAGMA wal_autocheckpoint={WAL_BOUND}")
+            self._db.execute(f"PRAGMA journal_size_limit={WAL_FILE_LIMIT}")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
             version = self._db.execute(
@@ -230,6 +244,7 @@ class Journal:
             raise err from exc
         finally:
             self._depth -= 1
+        self._commits += end == "COMMIT"
 
     def _rolled_back(self, *undo: str) -> None:
         self._staged.clear()
@@ -294,6 +309,7 @@ class Journal:
     def _commit_group(self) -> None:
         if self._db.in_transaction:
             self._db.execute("COMMIT")
+            self._commits += 1
 
     def batch(self) -> AbstractContextManager[None]:
         """Several appends as one transaction: all recorded, or none (and one fsync)."""
@@ -350,6 +366,25 @@ class Journal:
             self._db.execute("INSERT INTO results(seq, round_id, journal_id) VALUES (?,?,?)",
                              (seq, round_id, record_id))
         return final
+
+    @property
+    def checkpoint_due(self) -> bool:
+        """The log holds at least CHECKPOINT_COMMITS commits since the last checkpoint."""
+        return self._commits >= CHECKPOINT_COMMITS
+
+    def checkpoint(self) -> None:
+        """Copy the write-ahead log into the database file now (PASSIVE: it waits for no
+        reader). SQLite would otherwise do it inside whichever commit takes the log past
+        its bound, a card's or a result's, at several times that commit's cost; the
+        publisher calls this when it is due, the outbox is empty and the table is
+        taking bets (docs/architecture.md, "WAL checkpoints while betting is open").
+        What it copies is already durable in the log: a failed checkpoint loses
+        nothing, and SQLite's own, at WAL_BOUND pages, stays as the bound."""
+        self._commits = 0
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error as exc:
+            log.warning("journal checkpoint failed (the log keeps everything): %s", exc)
 
     def next_session(self) -> int:
         """The number the next MQTT session will have (like Sparkplug's bdSeq); it is

@@ -17,7 +17,7 @@ import aiomqtt
 import pytest
 
 from daemon.mqtt.publisher import BrokerSettings, Publisher
-from daemon.store.journal import Journal
+from daemon.store.journal import CHECKPOINT_COMMITS, Journal, Publish
 from hil.broker import Mosquitto
 from tests.wait import until
 
@@ -156,7 +156,7 @@ async def test_pending_results_are_replayed_after_a_restart(tmp_path: Path, brok
 PUBLISHER_SCRIPT = """
 import asyncio, sys
 sys.path.insert(0, {root!r})
-from daemon.store.journal import Journal
+from daemon.store.journal import Journal, Publish
 from daemon.mqtt.publisher import Publisher, BrokerSettings
 j = Journal({db!r})
 p = Publisher(j, BrokerSettings(port={port}, client_id="tabled-t1", keepalive=2),
@@ -215,3 +215,38 @@ async def test_a_stop_followed_at_once_by_a_cancel_still_leaves_offline(
         await task
     await until(lambda: bool(sub.of(f"{TOPIC}/status")) and
                 sub.of(f"{TOPIC}/status")[-1]["state"] == "offline", timeout=5)
+
+
+async def test_a_due_checkpoint_waits_for_a_quiet_table_and_an_empty_outbox(
+        tmp_path: Path, broker: Mosquitto, sub: Subscriber) -> None:
+    """Never inside a card's or a result's commit (docs/architecture.md): once due, the
+    publisher checkpoints the journal when it has sent everything and the table says it
+    is quiet (betting open), and not before."""
+    journal = Journal(tmp_path / "j.db")
+    waiting_then: list[int] = []
+    checkpoint = journal.checkpoint
+
+    def watched() -> None:
+        waiting_then.append(journal.pending_count())
+        checkpoint()
+
+    journal.checkpoint = watched  # type: ignore[method-assign]
+    quiet = False
+    pub = make_publisher(journal, broker.port)
+    pub.quiet = lambda: quiet
+    task = asyncio.create_task(pub.run())
+    for n in range(CHECKPOINT_COMMITS):
+        journal.append("card", {"n": n}, publish=(Publish(f"{TOPIC}/events", {"n": n}),))
+        pub.wake()
+    await until(lambda: len(sub.of(f"{TOPIC}/events")) == CHECKPOINT_COMMITS)
+    assert journal.checkpoint_due
+    await asyncio.sleep(0.3)
+    assert waiting_then == []  # due, all sent, but the table is dealing
+    quiet = True  # betting opens: its reply is the next message
+    journal.append("reply", {}, publish=(Publish(f"{TOPIC}/replies", {"ok": True}),))
+    pub.wake()
+    await until(lambda: waiting_then != [])
+    assert waiting_then == [0] and not journal.checkpoint_due
+    assert len(sub.of(f"{TOPIC}/replies")) == 1
+    await pub.stop()
+    await task

@@ -3,20 +3,34 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from daemon.store.journal import DuplicateResultError, Journal, JournalError, Publish
+from daemon.store.journal import (
+    CHECKPOINT_COMMITS,
+    WAL_BOUND,
+    WAL_FILE_LIMIT,
+    DuplicateResultError,
+    Journal,
+    JournalError,
+    Publish,
+)
 
 
 def test_wal_and_full_sync(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.db")
     assert j._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert j._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    # SQLite's own checkpoint, inside a commit, only as a bound: they come while betting
+    # is open (tests/integration/test_journal_checkpoints.py)
+    assert j._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_BOUND
+    assert j._db.execute("PRAGMA journal_size_limit").fetchone()[0] == WAL_FILE_LIMIT
 
 
 def test_event_and_its_publishes_are_one_transaction(tmp_path: Path) -> None:
@@ -210,3 +224,35 @@ def test_a_format_1_journal_is_upgraded_and_its_pending_payloads_numbered(
     [pending] = [json.loads(e.payload) for e in j.pending()]
     assert pending == {"seq": 2, "journal_id": j.journal_id, "msg_seq": 1}
     assert j.get_meta("schema_version") == "2" and j.next_session() == 8
+
+
+def test_a_checkpoint_puts_every_commit_in_the_database_file_itself(tmp_path: Path) -> None:
+    """SQLite would copy the log into the file inside whichever commit takes the log past
+    its bound (a card's, a result's); ``checkpoint()`` does it when the publisher finds
+    the table taking bets. After it, the file alone, without its log, holds everything
+    committed; before it, it did not."""
+    path, alone = tmp_path / "j.db", tmp_path / "alone.db"
+    j = Journal(path)
+    j.checkpoint()  # whatever opening the journal committed
+    for n in range(CHECKPOINT_COMMITS - 1):
+        j.append("card", {"n": n}, round_id="r1", publish=(Publish("t/events", {"n": n}),))
+    assert not j.checkpoint_due
+    j.record_result("r1", {"n": 1}, "t/results")
+    assert j.checkpoint_due
+
+    def in_the_file_alone() -> int:
+        shutil.copyfile(path, alone)  # the database file, not its -wal
+        db = sqlite3.connect(alone)
+        try:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name='journal'").fetchone():
+                return 0  # not even the schema is in the file yet
+            return int(db.execute("SELECT count(*) FROM journal").fetchone()[0])
+        finally:
+            db.close()
+
+    assert in_the_file_alone() < CHECKPOINT_COMMITS
+    j.checkpoint()
+    assert not j.checkpoint_due
+    assert in_the_file_alone() == CHECKPOINT_COMMITS
+    j.append("card", {"n": 41}, round_id="r2")  # and the journal goes on as before
+    assert [r.body["n"] for r in j.records(round_id="r2")] == [41]
