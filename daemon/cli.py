@@ -243,10 +243,21 @@ def _read_payloads(source: str) -> list[tuple[int, str, str]]:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
-    from daemon.signing import KeyFileError, Keyring, SignatureError, load_public_key  # noqa: PLC0415
+    from daemon.authority import command_prefix  # noqa: PLC0415
+    from daemon.signing import (  # noqa: PLC0415
+        COMMAND,
+        KeyFileError,
+        Keyring,
+        SignatureError,
+        key_id,
+        load_public_key,
+    )
 
     try:
         ring = Keyring.of(load_public_key(Path(k)) for k in args.key)
+        principals = {key_id(k): Path(f).stem for f, k in
+                      ((f, load_public_key(Path(f))) for f in args.command_key)}
+        commands = Keyring.of(load_public_key(Path(f)) for f in args.command_key)
         payloads = _read_payloads(args.payloads)
     except (KeyFileError, OSError) as exc:
         print(f"tabled: {exc}", file=sys.stderr)
@@ -256,23 +267,32 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     for n, topic, text in payloads:
         where = f"line {n}" + (f" ({topic})" if topic else "")
         # What others publish under a table's topics: the Pit's commands, signed by a
-        # principal, and consumers' replay requests, unsigned (docs/mqtt.md).
-        other = "command" if "/cmd/" in topic else \
-            "replay request" if topic.endswith("/replay/request") else None
-        if other is not None:
+        # principal, checked with --command-key; consumers' replay requests, unsigned
+        # (docs/mqtt.md).
+        parts = topic.split("/")
+        command = len(parts) >= 3 and parts[-2] == "cmd"
+        if topic.endswith("/replay/request") or (command and not principals):
+            other = "command" if command else "replay request"
             skipped[other] += 1
-            print(f"skipped {where}: a {other}, not a table payload")
+            print(f"skipped {where}: a {other}, not a table payload" +
+                  (" (--command-key checks commands)" if command else ""))
             continue
         try:
             body = json.loads(text)
             if not isinstance(body, dict):
                 raise SignatureError("not a JSON object")
-            kid = ring.verify(body)
+            if command:  # the signature binds the table and the command's name (its topic)
+                kid = commands.verify(body, domain=COMMAND,
+                                      prefix=command_prefix(parts[-3], parts[-1]))
+                what = f"command {parts[-1]} id {body.get('id')!r} by {principals[kid]}"
+            else:
+                kid = ring.verify(body)
+                what = body.get("type", "?") + (f" seq {body['seq']}" if "seq" in body
+                                                else "")
         except (json.JSONDecodeError, SignatureError) as exc:
             bad += 1
             print(f"REJECTED {where}: {exc}")
             continue
-        what = body.get("type", "?") + (f" seq {body['seq']}" if "seq" in body else "")
         print(f"ok {where}: {what}, key {kid}")
     checked = len(payloads) - sum(skipped.values())
     line = f"{checked - bad} verified, {bad} rejected"
@@ -627,6 +647,10 @@ def _add_trust_commands(sub: Any) -> None:
     ver = sub.add_parser("verify", help="check the signatures of published payloads")
     ver.add_argument("--key", action="append", required=True,
                      help="a trusted public key file (base64 or PEM); repeat for rotation")
+    ver.add_argument("--command-key", action="append", default=[], metavar="FILE",
+                     help="a principal's public key (named by the file, e.g. pit.pub): "
+                          "commands on .../cmd/NAME signed by it are checked, not "
+                          "skipped; repeat for each principal")
     ver.add_argument("payloads", nargs="?", default="-",
                      help="a file of JSON payloads, one per line, optionally after the "
                           "topic (mosquitto_sub -v); default stdin")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from daemon.authority import sign_command
 from daemon.cli import main
 from daemon.signing import Signer, load_private_key, public_key_text
 from tests.keys import TABLE_KEY, TABLE_KEY_FILE
@@ -232,6 +233,44 @@ def test_verify_tells_table_payloads_from_commands_and_replay_requests(
     with capture.open("a", encoding="utf-8") as f:
         f.write(f"tables/sim-1/results {json.dumps({'type': 'result', 'seq': 2})}\n")
     assert main(["verify", "--key", str(tmp_path / "table.pub"), str(capture)]) == 1
+
+
+def test_verify_checks_commands_against_the_principals_keys(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An auditor's capture holds the Pit's commands beside the table's payloads: with
+    --command-key each is checked against the principals' keys, bound to its table and
+    name by its topic, instead of being skipped."""
+    pit = Ed25519PrivateKey.generate()
+    (tmp_path / "pit.pub").write_text(public_key_text(pit.public_key()))
+    (tmp_path / "table.pub").write_text(public_key_text(TABLE_KEY.public_key()))
+    table = Signer(load_private_key(TABLE_KEY_FILE))
+    good = sign_command(pit, "sim-1", "open_betting", "c1", 1.8e9)
+    other_table = sign_command(pit, "sim-2", "open_betting", "c2", 1.8e9)
+    renamed = sign_command(pit, "sim-1", "open_betting", "c3", 1.8e9)
+    stranger = sign_command(Ed25519PrivateKey.generate(), "sim-1", "open_betting", "c4",
+                            1.8e9)
+    altered = {**sign_command(pit, "sim-1", "void_round", "c5", 1.8e9, reason="x"),
+               "reason": "y"}
+    capture = tmp_path / "capture.txt"
+    capture.write_text(
+        f"tables/sim-1/results {table.seal({'type': 'result', 'seq': 1})}\n"
+        f"tables/sim-1/cmd/open_betting {json.dumps(good)}\n"
+        f"tables/sim-1/cmd/open_betting {json.dumps(other_table)}\n"  # a replay elsewhere
+        f"tables/sim-1/cmd/close_betting {json.dumps(renamed)}\n"  # signed as another
+        f"tables/sim-1/cmd/open_betting {json.dumps(stranger)}\n"
+        f"tables/sim-1/cmd/void_round {json.dumps(altered)}\n"
+        f"tables/sim-1/replay/request {json.dumps({'id': 'r1', 'reply_to': 'me'})}\n",
+        encoding="utf-8")
+    args = ["verify", "--key", str(tmp_path / "table.pub"), "--command-key",
+            str(tmp_path / "pit.pub"), str(capture)]
+    assert main(args) == 1
+    out, err = capsys.readouterr()
+    assert "ok line 2 (tables/sim-1/cmd/open_betting): command open_betting id 'c1' by pit" \
+        in out
+    assert [n for n in range(1, 8) if f"REJECTED line {n} " in out] == [3, 4, 5, 6]
+    assert "2 verified, 4 rejected; 1 skipped (1 replay request" in err
+    capture.write_text("\n".join(capture.read_text().splitlines()[:2]), encoding="utf-8")
+    assert main(args) == 0
 
 
 def test_verify_into_a_closed_pipe_prints_no_traceback(tmp_path: Path) -> None:
