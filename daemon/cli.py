@@ -244,6 +244,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
     from daemon.authority import command_prefix  # noqa: PLC0415
+    from daemon.service import TOPICS  # noqa: PLC0415
     from daemon.signing import (  # noqa: PLC0415
         COMMAND,
         KeyFileError,
@@ -269,8 +270,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         # What others publish under a table's topics: the Pit's commands, signed by a
         # principal, checked with --command-key; consumers' replay requests, unsigned
         # (docs/mqtt.md).
-        parts = topic.split("/")
-        command = len(parts) >= 3 and parts[-2] == "cmd"
+        parts = topic.split("/")  # {prefix}/{table_id}/cmd/{name}; a table may be "cmd"
+        command = len(parts) >= 3 and parts[-2] == "cmd" and parts[-1] not in TOPICS
         if topic.endswith("/replay/request") or (command and not principals):
             other = "command" if command else "replay request"
             skipped[other] += 1
@@ -284,7 +285,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             if command:  # the signature binds the table and the command's name (its topic)
                 kid = commands.verify(body, domain=COMMAND,
                                       prefix=command_prefix(parts[-3], parts[-1]))
-                what = f"command {parts[-1]} id {body.get('id')!r} by {principals[kid]}"
+                # The signature only: whether the table carried it out (fresh, not a
+                # replay, allowed to this principal) its reply says.
+                what = (f"command {parts[-1]} id {body.get('id')!r} signed by "
+                        f"{principals[kid]}")
             else:
                 kid = ring.verify(body)
                 what = body.get("type", "?") + (f" seq {body['seq']}" if "seq" in body

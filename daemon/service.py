@@ -94,14 +94,17 @@ def tls_context(b: BrokerConfig) -> ssl.SSLContext | None:
     return ctx
 
 
+# The table's own topics under {prefix}/{table_id}/ (docs/mqtt.md); devices/NAME and
+# replay/to/NAME besides.
+TOPICS = ("status", "events", "results", "alerts", "replies", "snapshot")
+
 class TableService:
     def __init__(self, cfg: TableConfig, *, clock: Any = time.time) -> None:
         self.cfg = cfg
         self.clock = clock
         self.game = get_game(cfg.game)
         base = f"{cfg.topic_prefix}/{cfg.table_id}"
-        self.topics = {name: f"{base}/{name}" for name in
-                       ("status", "events", "results", "alerts", "replies", "snapshot")}
+        self.topics = {name: f"{base}/{name}" for name in TOPICS}
         self.cmd_prefix = f"{base}/cmd/"
         self.replay_request = f"{base}/replay/request"
         self.journal, self._announce = self._open_journal()

@@ -265,12 +265,21 @@ def test_verify_checks_commands_against_the_principals_keys(
             str(tmp_path / "pit.pub"), str(capture)]
     assert main(args) == 1
     out, err = capsys.readouterr()
-    assert "ok line 2 (tables/sim-1/cmd/open_betting): command open_betting id 'c1' by pit" \
-        in out
+    assert "ok line 2 (tables/sim-1/cmd/open_betting): command open_betting id 'c1' " \
+        "signed by pit" in out
     assert [n for n in range(1, 8) if f"REJECTED line {n} " in out] == [3, 4, 5, 6]
     assert "2 verified, 4 rejected; 1 skipped (1 replay request" in err
     capture.write_text("\n".join(capture.read_text().splitlines()[:2]), encoding="utf-8")
     assert main(args) == 0
+    # A table may be called "cmd": its own topics are not commands (review).
+    to_cmd = sign_command(pit, "cmd", "open_betting", "c6", 1.8e9)
+    capture.write_text(
+        f"tables/cmd/results {table.seal({'type': 'result', 'seq': 1})}\n"
+        f"tables/cmd/cmd/open_betting {json.dumps(to_cmd)}\n", encoding="utf-8")
+    assert main(args) == 0
+    out, _ = capsys.readouterr()
+    assert "ok line 1 (tables/cmd/results): result seq 1" in out
+    assert "command open_betting id 'c6' signed by pit" in out
 
 
 def test_verify_into_a_closed_pipe_prints_no_traceback(tmp_path: Path) -> None:
