@@ -256,9 +256,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
     try:
         ring = Keyring.of(load_public_key(Path(k)) for k in args.key)
-        principals = {key_id(k): Path(f).stem for f, k in
-                      ((f, load_public_key(Path(f))) for f in args.command_key)}
-        commands = Keyring.of(load_public_key(Path(f)) for f in args.command_key)
+        command_keys = [(Path(f).stem, load_public_key(Path(f))) for f in args.command_key]
+        principals = {key_id(k): name for name, k in command_keys}
+        commands = Keyring.of(k for _, k in command_keys)
         payloads = _read_payloads(args.payloads)
     except (KeyFileError, OSError) as exc:
         print(f"tabled: {exc}", file=sys.stderr)

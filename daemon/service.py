@@ -98,6 +98,7 @@ def tls_context(b: BrokerConfig) -> ssl.SSLContext | None:
 # replay/to/NAME besides.
 TOPICS = ("status", "events", "results", "alerts", "replies", "snapshot")
 
+
 class TableService:
     def __init__(self, cfg: TableConfig, *, clock: Any = time.time) -> None:
         self.cfg = cfg
