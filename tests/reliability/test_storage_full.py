@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import logging
 import os
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.signing import private_key_pem
+from daemon.store.journal import Journal, Publish
 from hil.process import to_toml
 from tests.reliability.harness import sim_table
 
@@ -130,3 +132,26 @@ def test_issue_12_5_a_full_disk_at_start_is_retried_not_given_up(tmp_path: Path)
         finally:
             started.terminate()
             started.wait(10)
+
+
+def test_a_checkpoint_on_a_full_disk_fails_with_a_warning_and_loses_nothing(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The journal's checkpoint (daemon/store/journal.py) copies the log into the file,
+    which must grow: on a full disk it fails. The log keeps everything, the daemon goes
+    on (a warning, no exception), and the next checkpoint, once there is room, does it."""
+    with small_disk(tmp_path / "disk") as disk:
+        j = Journal(disk / "journal.db")
+        j._db.execute("PRAGMA wal_autocheckpoint=0")  # everything in the log until now
+        for n in range(200):
+            j.append("e", {"n": n, "pad": "x" * 3000}, publish=(Publish("t", {"n": n}),))
+        filler = fill(disk)
+        with caplog.at_level(logging.WARNING, logger="daemon.store.journal"):
+            j.checkpoint()
+        assert any("journal checkpoint failed" in r.getMessage() for r in caplog.records)
+        assert [r.body["n"] for r in j.records()] == list(range(200))
+        filler.unlink()
+        j.checkpoint()
+        j.close()
+        again = Journal(disk / "journal.db")
+        assert [r.body["n"] for r in again.records()] == list(range(200))
+        assert len(again.pending(limit=1000)) == 200

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.store.journal import DuplicateResultError, Journal, Publish
+from tests.child import killed
 from tests.journal_file import committed_kinds
 
 
@@ -130,9 +128,7 @@ def test_a_kill_inside_a_group_leaves_none_of_it_and_after_it_all(tmp_path: Path
              f"with j.group():\n"
              f"    j.append('card', {{'n': 3}})\n"
              f"    os.kill(os.getpid(), signal.SIGKILL)\n")
-    proc = subprocess.run([sys.executable, "-c", child], check=False, timeout=60,
-                          cwd=Path(__file__).resolve().parents[3])
-    assert proc.returncode == -signal.SIGKILL
+    killed(child)
     j = Journal(path)
     assert [r.body.get("n") for r in j.records()] == [None, 0, 1, 2]
     assert len(j.pending()) == 3
