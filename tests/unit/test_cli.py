@@ -18,6 +18,14 @@ from daemon.signing import Signer, load_private_key, public_key_text
 from tests.keys import TABLE_KEY, TABLE_KEY_FILE
 
 
+def verify(tmp_path: Path, capture: list[str], *extra: str) -> int:
+    """``tabled verify`` of these lines (as ``mosquitto_sub -v`` prints them), trusting the
+    table's key; ``extra``: more options (--command-key FILE)."""
+    (tmp_path / "table.pub").write_text(public_key_text(TABLE_KEY.public_key()))
+    path = tmp_path / "capture.txt"
+    path.write_text("".join(line + "\n" for line in capture), encoding="utf-8")
+    return main(["verify", "--key", str(tmp_path / "table.pub"), *extra, str(path)])
+
 def test_par_sheet_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "par-sheet", "--game", "tai-sai-open-cover", "--layout", "E"]) == 0
     out = capsys.readouterr().out
@@ -165,19 +173,15 @@ def test_keys_sign_and_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureF
     signer = Signer(load_private_key(TABLE_KEY_FILE))
     good = {"type": "result", "seq": 7, "winner": "banker", "replayed": False}
     tampered = {**signer.sign(good), "winner": "player"}
-    stream = tmp_path / "stream.txt"
-    stream.write_text(f"tables/bac-07/results {signer.seal(good)}\n"
-                      f"tables/bac-07/results {json.dumps(tampered)}\n"
-                      f"{json.dumps(good)}\n", encoding="utf-8")
-    (tmp_path / "table.pub").write_text(public_key_text(TABLE_KEY.public_key()))
-    assert main(["verify", "--key", str(tmp_path / "table.pub"), str(stream)]) == 1
+    assert verify(tmp_path, [f"tables/bac-07/results {signer.seal(good)}",
+                             f"tables/bac-07/results {json.dumps(tampered)}",
+                             json.dumps(good)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"ok line 1 (tables/bac-07/results): result seq 7, key {signer.kid}"
     assert out[1].startswith(f"REJECTED line 2 (tables/bac-07/results): bad signature for key "
                              f"{signer.kid}")
     assert out[2] == "REJECTED line 3: unsigned: the payload has no 'sig' object"
-    stream.write_text(signer.seal(good) + "\n", encoding="utf-8")
-    assert main(["verify", "--key", str(tmp_path / "table.pub"), str(stream)]) == 0
+    assert verify(tmp_path, [signer.seal(good)]) == 0
 
 
 def test_the_example_configs_own_check_command_names_credentials(
@@ -219,20 +223,16 @@ def test_verify_tells_table_payloads_from_commands_and_replay_requests(
     result = table.seal({"type": "result", "seq": 1, "table": "sim-1"})
     command = dealer.seal({"id": "c1", "table": "sim-1", "command": "open_betting"})
     request = json.dumps({"id": "r1", "from_msg_seq": 1, "reply_to": "me"})
-    capture = tmp_path / "capture.txt"
-    capture.write_text(f"tables/sim-1/results {result}\n"
-                       f"tables/sim-1/cmd/open_betting {command}\n"
-                       f"tables/sim-1/replay/request {request}\n", encoding="utf-8")
-    (tmp_path / "table.pub").write_text(public_key_text(TABLE_KEY.public_key()))
-    assert main(["verify", "--key", str(tmp_path / "table.pub"), str(capture)]) == 0
+    capture = [f"tables/sim-1/results {result}", f"tables/sim-1/cmd/open_betting {command}",
+               f"tables/sim-1/replay/request {request}"]
+    assert verify(tmp_path, capture) == 0
     out, err = capsys.readouterr()
     assert "REJECTED" not in out
     assert "1 verified, 0 rejected; 2 skipped (1 command, 1 replay request: not the " \
         "table's payloads)" in err
     # A table payload that fails still fails the run.
-    with capture.open("a", encoding="utf-8") as f:
-        f.write(f"tables/sim-1/results {json.dumps({'type': 'result', 'seq': 2})}\n")
-    assert main(["verify", "--key", str(tmp_path / "table.pub"), str(capture)]) == 1
+    capture.append(f"tables/sim-1/results {json.dumps({'type': 'result', 'seq': 2})}")
+    assert verify(tmp_path, capture) == 1
 
 
 def test_verify_checks_commands_against_the_principals_keys(
@@ -242,7 +242,7 @@ def test_verify_checks_commands_against_the_principals_keys(
     name by its topic, instead of being skipped."""
     pit = Ed25519PrivateKey.generate()
     (tmp_path / "pit.pub").write_text(public_key_text(pit.public_key()))
-    (tmp_path / "table.pub").write_text(public_key_text(TABLE_KEY.public_key()))
+    pit_key = ("--command-key", str(tmp_path / "pit.pub"))
     table = Signer(load_private_key(TABLE_KEY_FILE))
     good = sign_command(pit, "sim-1", "open_betting", "c1", 1.8e9)
     other_table = sign_command(pit, "sim-2", "open_betting", "c2", 1.8e9)
@@ -251,32 +251,25 @@ def test_verify_checks_commands_against_the_principals_keys(
                             1.8e9)
     altered = {**sign_command(pit, "sim-1", "void_round", "c5", 1.8e9, reason="x"),
                "reason": "y"}
-    capture = tmp_path / "capture.txt"
-    capture.write_text(
-        f"tables/sim-1/results {table.seal({'type': 'result', 'seq': 1})}\n"
-        f"tables/sim-1/cmd/open_betting {json.dumps(good)}\n"
-        f"tables/sim-1/cmd/open_betting {json.dumps(other_table)}\n"  # a replay elsewhere
-        f"tables/sim-1/cmd/close_betting {json.dumps(renamed)}\n"  # signed as another
-        f"tables/sim-1/cmd/open_betting {json.dumps(stranger)}\n"
-        f"tables/sim-1/cmd/void_round {json.dumps(altered)}\n"
-        f"tables/sim-1/replay/request {json.dumps({'id': 'r1', 'reply_to': 'me'})}\n",
-        encoding="utf-8")
-    args = ["verify", "--key", str(tmp_path / "table.pub"), "--command-key",
-            str(tmp_path / "pit.pub"), str(capture)]
-    assert main(args) == 1
+    capture = [f"tables/sim-1/results {table.seal({'type': 'result', 'seq': 1})}",
+               f"tables/sim-1/cmd/open_betting {json.dumps(good)}",
+               f"tables/sim-1/cmd/open_betting {json.dumps(other_table)}",  # elsewhere
+               f"tables/sim-1/cmd/close_betting {json.dumps(renamed)}",  # signed as another
+               f"tables/sim-1/cmd/open_betting {json.dumps(stranger)}",
+               f"tables/sim-1/cmd/void_round {json.dumps(altered)}",
+               f"tables/sim-1/replay/request {json.dumps({'id': 'r1', 'reply_to': 'me'})}"]
+    assert verify(tmp_path, capture, *pit_key) == 1
     out, err = capsys.readouterr()
     assert "ok line 2 (tables/sim-1/cmd/open_betting): command open_betting id 'c1' " \
         "signed by pit" in out
     assert [n for n in range(1, 8) if f"REJECTED line {n} " in out] == [3, 4, 5, 6]
     assert "2 verified, 4 rejected; 1 skipped (1 replay request" in err
-    capture.write_text("\n".join(capture.read_text().splitlines()[:2]), encoding="utf-8")
-    assert main(args) == 0
+    assert verify(tmp_path, capture[:2], *pit_key) == 0
     # A table may be called "cmd": its own topics are not commands (review).
     to_cmd = sign_command(pit, "cmd", "open_betting", "c6", 1.8e9)
-    capture.write_text(
-        f"tables/cmd/results {table.seal({'type': 'result', 'seq': 1})}\n"
-        f"tables/cmd/cmd/open_betting {json.dumps(to_cmd)}\n", encoding="utf-8")
-    assert main(args) == 0
+    assert verify(tmp_path, [f"tables/cmd/results {table.seal({'type': 'result', 'seq': 1})}",
+                             f"tables/cmd/cmd/open_betting {json.dumps(to_cmd)}"],
+                  *pit_key) == 0
     out, _ = capsys.readouterr()
     assert "ok line 1 (tables/cmd/results): result seq 1" in out
     assert "command open_betting id 'c6' signed by pit" in out
