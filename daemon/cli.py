@@ -328,7 +328,7 @@ def _cmd_command_sign(args: argparse.Namespace) -> int:
         return 2
     extra = {k: v for k, v in (("reason", args.reason), ("irregularity", args.irregularity),
                                ("swap", args.swap), ("cards", args.cards),
-                               ("round_id", args.round)) if v}
+                               ("hold", args.hold), ("round_id", args.round)) if v}
     body = sign_command(key, args.table, args.name, args.id or uuid.uuid4().hex, time.time(),
                         **extra)
     print(json.dumps(body, separators=(",", ":")))
@@ -672,6 +672,8 @@ def _add_trust_commands(sub: Any) -> None:
     cs.add_argument("--swap", help="confirm_order: two draw numbers to exchange, e.g. 5,6")
     cs.add_argument("--cards", help="reconstruct_deal: the round's cards in the order dealt, "
                                     "e.g. '9S 2H AS KD' (decision D18)")
+    cs.add_argument("--hold", help="confirm_order, reconstruct_deal, void_round, "
+                                   "throw_again: the hold_id of the result_held answered")
     cs.add_argument("--round", help="the open round's id (every reply's round_id): needed by "
                                     "every command but open_betting, new_shoe, end_shoe and "
                                     "status, and refused for any other round")

@@ -29,17 +29,23 @@ MAX_MESSAGE = 300  # the longest error message a reply carries
 COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "open_betting": ((), ()),
     "close_betting": ((), ()),
-    "void_round": (("reason",), ("irregularity",)),
+    # ``hold``: a Pit answer names the hold it answers (a result_held's hold_id), so that
+    # a second answer to one hold is refused (issue 23); void_round may void without one.
+    "void_round": (("reason",), ("irregularity", "hold")),
     "close_insurance": ((), ()),
     "reset_dealing_device": ((), ()),
-    "confirm_order": ((), ("swap",)),
+    "confirm_order": (("hold",), ("swap",)),
     # The Pit's reconstruction of a held deal: its cards in order, e.g. "9S 2H AS KD".
     # Like every round-scoped command it names its round_id (TABLE_SCOPED below).
-    "reconstruct_deal": (("cards",), ()),
+    "reconstruct_deal": (("cards", "hold"), ()),
+    # The Pit holds a deal it sees is wrong (a card on the table that was never read).
+    "hold_round": (("reason",), ()),
+    # D23: a published result disputed by a later read stands (its round_id names it).
+    "confirm_result": (("round_id",), ()),
     "new_shoe": ((), ()),
     "end_shoe": ((), ()),
     "status": ((), ()),
-    "throw_again": ((), ()),  # Tai Sai 5.14: the Pit lets the dice be thrown again
+    "throw_again": ((), ("hold",)),  # Tai Sai 5.14: the Pit lets the dice be thrown again
     "declare_squeeze": ((), ()),  # Insurance Plus 3.14: the squeeze waiver
     # The Pit voids a round already published (Tai Sai 5.6): its round_id names that
     # round, not the open one, so it is table-scoped below; the signature covers it.
@@ -50,7 +56,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 # for a round can never act on another (a replayed void, a stale tool) -- except these,
 # which act on the table. A new command is round-scoped unless it is listed here.
 TABLE_SCOPED = frozenset({"open_betting", "new_shoe", "end_shoe", "status",
-                          "void_settled_round"})
+                          "void_settled_round", "confirm_result"})
 
 
 def round_scoped(name: str) -> bool:

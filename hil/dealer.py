@@ -85,6 +85,7 @@ class SimDealer:
         self._id_prefix = f"dealer-{secrets.token_hex(3)}"
         self._client: aiomqtt.Client | None = None
         self.round_id: str | None = None  # the open round, as the last reply named it
+        self.hold: dict[str, Any] | None = None  # the last result_held seen
 
     async def _listen(self, client: aiomqtt.Client) -> None:
         try:
@@ -108,6 +109,8 @@ class SimDealer:
                 topic = CORRECTION
                 self.corrections.append(body)
             self.seen.append((topic, body))
+            if topic == "events" and body.get("event") == "result_held":
+                self.hold = body  # what the Pit owes: its answer names hold_id
             if topic == "results":
                 self.results.append(body)
                 self.on_result(body)
@@ -149,7 +152,9 @@ class SimDealer:
                 "void_round", reason=str(f.args.get("reason", "scenario")), **named)
         elif f.fault == "confirm_order":
             swap = {"swap": str(f.args["swap"])} if "swap" in f.args else {}
-            name, answer = "confirm_order", await self.command("confirm_order", **swap)
+            held = await self.open_hold()
+            name, answer = "confirm_order", await self.command("confirm_order", **swap,
+                                                               **self.answering(held))
         elif f.fault == "reset_device":
             name, answer = "reset_dealing_device", await self.command("reset_dealing_device")
             if answer["ok"]:
@@ -178,11 +183,11 @@ class SimDealer:
         What the controller refuses (the cards on the table do not make a deal), the Pit
         voids."""
         try:
-            if held.get("reason") == "reads":
+            if held.get("reason") in ("reads", "pit"):
                 await self.reconstruct([int(n) for n, _ in held["reads"]],
-                                       held.get("round_id"))
+                                       held.get("round_id"), held)
                 return
-            answer = await self.command("confirm_order")
+            answer = await self.command("confirm_order", **self.answering(held))
             if not answer["ok"]:
                 raise RuntimeError(f"confirm_order refused: {answer.get('error')}")
         except RuntimeError as exc:
@@ -190,11 +195,38 @@ class SimDealer:
             if not answer["ok"]:
                 raise RuntimeError(f"void_round refused: {answer.get('error')}") from None
 
-    async def reconstruct(self, draws: list[int], round_id: str | None = None) -> None:
+    def answering(self, held: dict[str, Any] | None = None) -> dict[str, str]:
+        """The ``hold`` argument of an answer to a result_held (this one, or the last)."""
+        held = held or self.hold
+        return {"hold": str(held["hold_id"])} if held and "hold_id" in held else {}
+
+    async def open_hold(self, timeout: float = 10.0) -> dict[str, Any] | None:
+        """The result_held this round's Pit answers: it is published with the card that
+        completes the deal, which may still be on its way when the Pit acts."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + timeout
+        while loop.time() < until:
+            if self.hold is not None and self.hold.get("round_id") == self.round_id:
+                return self.hold
+            await asyncio.sleep(0.02)
+        return None
+
+    async def hold_round(self, reason: str) -> dict[str, Any]:
+        """The Pit holds the deal (a card on the table was never read); returns the
+        result_held that follows, which its reconstruction answers."""
+        answer = await self.command("hold_round", reason=reason)
+        if not answer["ok"]:
+            raise RuntimeError(f"hold_round refused: {answer.get('error')}")
+        return await self._expect(lambda t, b: t == "events" and
+                                  b.get("event") == "result_held" and b.get("reason") == "pit")
+
+    async def reconstruct(self, draws: list[int], round_id: str | None = None,
+                          held: dict[str, Any] | None = None) -> None:
         """reconstruct_deal with the physical cards of these draws, in order."""
         assert self.shoe is not None and self.shoe.shoe is not None
         cards = " ".join(self.shoe.shoe.cards[n - 1] for n in draws)
-        args = {"cards": cards, **({"round_id": round_id} if round_id else {})}
+        args = {"cards": cards, **({"round_id": round_id} if round_id else {}),
+                **self.answering(held)}
         answer = await self.command("reconstruct_deal", **args)
         if not answer["ok"]:
             raise RuntimeError(f"reconstruct_deal refused: {answer.get('error')}")
@@ -405,7 +437,7 @@ class SimDealer:
                                           timeout=patience)
             except TimeoutError:
                 # Its hold may have gone by too: refused unless a result waits (D17).
-                await self.command("confirm_order")
+                await self.command("confirm_order", **self.answering())
                 body = {"event": "next_card"}
             if "seq" in body:
                 return body

@@ -80,11 +80,12 @@ class OperatorDealer(SimDealer):
         return self.take_result()
 
     async def held(self, body: dict[str, Any]) -> None:
-        if body.get("reason") == "reads":  # the runner plays the Pit (D18)
+        if body.get("reason") in ("reads", "pit"):  # the runner plays the Pit (D18)
             cards = " ".join(self.round.cards[:len(body["reads"])])
             self.say(f"a draw had no trustworthy read: the runner reconstructs the "
                      f"deal as the scenario lists it: {cards}")
-            answer = await self.command("reconstruct_deal", cards=cards)
+            answer = await self.command("reconstruct_deal", cards=cards,
+                                        **self.answering(body))
             if not answer["ok"]:
                 raise RuntimeError(f"reconstruct_deal refused: {answer.get('error')}")
 

@@ -273,7 +273,10 @@ class ScriptedDealer(SimDealer):
             # Nobody heard that card, but the dealer goes on by the Table of Play: the
             # next card, unprompted; or, if it was the last, the Pit reconstructs.
             if self.drawn == len(r.cards):
-                await self.reconstruct(self.round_draws)
+                # The Pit sees the card the table never heard of: it holds the deal, then
+                # answers its own hold with the reconstruction.
+                held = await self.hold_round("the last card on the table was never read")
+                await self.reconstruct(self.round_draws, None, held)
                 break
             faults = r.faults_at("draw", self.drawn + 1)
             if await self._draw_with(faults) is None:

@@ -199,9 +199,12 @@ DOUBLE_DRAW_HELD = Decision(
     "records result_held with the order as read, locks the gate and raises "
     "simultaneous_draw. The Pit then gives confirm_order: as read (the reconstruction, MBS "
     "5.8), or with swap naming two draw numbers of the round (the order the Pit Manager "
-    "determined, MBS 5.8.2.2), which is accepted only if the Table of Play takes exactly "
-    "the cards dealt in that order; otherwise, or during the initial deal with the order "
-    "unknown (MBS 5.8.2.1), void_round. A hold survives a restart.",
+    "determined, MBS 5.8.2.2), or void_round (during the initial deal with the order "
+    "unknown, MBS 5.8.2.1). The Pit's order stands however it changes the deal: a card the "
+    "deal then no longer takes is carried to the next deal (RWS 5.8), a deal that then "
+    "needs more cards goes on; the pair's other card, read once the deal was complete as "
+    "read, may be named in the swap, and voiding the round closes it with the round. The "
+    "answer names the hold (hold_id). A hold survives a restart.",
     "RWS 5.11 makes the double draw a dealing error with the Players' options of 5.13, "
     "and MBS 5.8.1 lets Players withdraw before the reconstruction and 5.8.2.2 gives the "
     "order to the Pit Manager. A result settled at once from the reader's order would "
@@ -223,11 +226,17 @@ READS_HELD = Decision(
     "6.1). The Pit's paths: reconstruct_deal with the round's cards in the order dealt "
     "(each checked: a card of the set, no more copies than the shoe holds, the same card "
     "as every trustworthy read at its draw, and taken by the Table of Play in that order), "
-    "after which dealing goes on or the round is settled; or void_round. The Pit may also "
-    "reconstruct a deal that waits for a card already on the table (the last card's read "
-    "lost). A card drawn while a result is held is carried to the next deal (RWS 5.8, IP "
-    "5.7); a carried card without a trustworthy read holds that deal at once. A hold "
-    "survives a restart. A double draw keeps its own path (D17: confirm_order).",
+    "after which dealing goes on or the round is settled; or void_round. Every hold has its "
+    "own id (hold_id), which the Pit's answer names: a second answer to one hold, or an "
+    "answer when nothing is held, is refused. A deal that waits for a card already on the "
+    "table (the last card's read lost) is first held by the Pit (hold_round), then "
+    "reconstructed. A read that arrives while the round is held is checked like any other. "
+    "A card drawn while a result is held is carried to the next deal (RWS 5.8, IP 5.7), "
+    "unless the reconstruction puts it in the held deal, where it keeps its draw number; a "
+    "carried card without a trustworthy read holds that deal at once, and an unread draw "
+    "that opens a deal may be said ('--') to be the previous round's. A draw number no "
+    "draw has is the next draw, unread, in the round it left the shoe in. A hold survives "
+    "a restart. A double draw keeps its own path (D17: confirm_order).",
     "A lost read followed by the next card dealt by position settled a physical 9-9 tie "
     "(9S 2H AS KD 9C 7C, draw 3 lost) as a Player win; a draw delivered twice was dealt "
     "twice. 5.5.1 is about cards not of the set, and an unreadable card is no evidence of "
@@ -307,19 +316,42 @@ SETTLED_ROUND_CORRECTED = Decision(
     "Corrections, says so to consumers: not the retention window); the round in play is "
     "voided with void_round. Which "
     "rounds the damage affected is the Pit's call, one command per round. In the baccarat "
-    "games the command is refused: no clause of theirs voids a round already settled, and "
-    "RWS 5.6 and MBS 5.1.2 say earlier outcomes stand.",
+    "games the command is refused except for a result disputed before the next round "
+    "commenced (D23): no clause of theirs voids a round already settled, and RWS 5.6 and "
+    "MBS 5.1.2 say earlier outcomes stand once the next round has commenced.",
     "The controller cannot see when a die was damaged, so it cannot choose the rounds; the "
     "Pit can, from surveillance. A published result cannot be recalled from every consumer, "
     "so the void is a new message in the same sequence (docs/mqtt.md says how consumers "
     "apply it), and the journal keeps both: what was paid and why it was undone.",
 )
+DISPUTED_RESULT = Decision(
+    "D23", "RWS 5.6, 5.12, 5.18 (Insurance Plus 5.5, 5.11, 5.17); MBS 5.1.2, 6.1",
+    "A result is published the moment the deal is complete. The shoe then reports one of "
+    "that round's draws again with another card (the first read was wrong, or the second "
+    "is). RWS 5.6 lets an outcome stand once the next round has commenced. Until when can "
+    "a baccarat result be corrected, and what happens meanwhile?",
+    "The controller records result_disputed (the round, the draw, both reads) and refuses "
+    "the next open_betting, saying why, until the Pit answers: confirm_result (the result "
+    "stands as published) or void_settled_round naming that round (a correction under the "
+    "Shift Manager's clause, unresolved_irregularity, every bet returned). The next round "
+    "commences when its betting opens; from then on the result stands and the correction "
+    "is refused (RWS 5.6; a later contradiction is only alerted, 5.12). Any other late fact "
+    "that contradicts a published deal (a read of a draw the Pit reconstructed) is "
+    "disputed the same way.",
+    "Before this, the second read raised an alert that promised a wait that never came: "
+    "open_betting was accepted and a wrong valid result stood (65 of 328 such faults in "
+    "random shoes). The controller cannot know which read is true; the Pit can see the "
+    "card. Voiding rather than re-settling is the correction the contract already carries "
+    "(docs/mqtt.md, Corrections); the Shift Manager decides (5.18). Holding the next round "
+    "costs the table seconds, while letting it commence would make a wrong result final.",
+)
 
 BACCARAT_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, WU_DALANG, CHAR_SIU_CARDS, BANKER_ON_SIX,
                       DECIDED_BETS, SEEN_BY_THE_PIT, DOUBLE_DRAW_HELD, READS_HELD,
-                      OUT_OF_RANGE)
+                      OUT_OF_RANGE, DISPUTED_RESULT)
 MBS_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, MBS_TIE_PUSH, DECIDED_BETS, SEEN_BY_THE_PIT,
-                 DEVICE_RESET, DOUBLE_DRAW_HELD, READS_HELD, OUT_OF_RANGE, MBS_LAYOUT_H)
+                 DEVICE_RESET, DOUBLE_DRAW_HELD, READS_HELD, OUT_OF_RANGE, MBS_LAYOUT_H,
+                 DISPUTED_RESULT)
 INSURANCE_DECISIONS = (*BACCARAT_DECISIONS, INSURANCE_WINDOWS, INSURANCE_SETTLEMENT,
                        INSURANCE_NOT_OFFERED)
 TAI_SAI_DECISIONS = (FOUR_NUMBER, DOUBLE_SINGLE_AS_PRINTED, TRIPLE_RULE, TAI_SAI_LAYOUTS,

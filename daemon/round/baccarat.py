@@ -27,7 +27,13 @@ from daemon.games.cards import Card, parse_card
 from daemon.games.decided import decided_bets
 from daemon.games.errors import DealError
 from daemon.games.model import Consequence, GameRules
-from daemon.results import RoundContext, baccarat_result, void_result
+from daemon.results import (
+    RoundContext,
+    baccarat_result,
+    correction_result,
+    correction_round_id,
+    void_result,
+)
 from daemon.round.effects import (
     Alert,
     CommandRefusedError,
@@ -74,6 +80,13 @@ class BaccaratTable(RoundLifecycle):
         # RWS 5.8: cards drawn outside a deal are used in the next one, first, in order
         # (None: a card whose read is not trusted; the next deal is held for the Pit).
         self.carried: list[tuple[Card | None, int]] = []
+        # The other card of a double draw, read once the deal was complete as read: carried
+        # (it may be this deal's in the Pit's order), and closed with the round if voided.
+        self.pairs: set[int] = set()
+        # The last settled round and its draws: a later read of one of them that disagrees
+        # holds the table until the Pit confirms or corrects that result (decision D23).
+        self.last_settled: tuple[str, list[int]] | None = None
+        self.disputed: dict[str, Any] | None = None
         # Ended shoes wait here for the shuffler to reveal their order (card switching).
         self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
 
@@ -92,9 +105,13 @@ class BaccaratTable(RoundLifecycle):
             "end_shoe": lambda: self.end_shoe(by), "new_shoe": self.new_shoe,
             "reset_dealing_device": lambda: self.reset_dealing_device(by),
             "confirm_order": lambda: self.confirm_order(by, args.get("swap"),
-                                                        args.get("round_id")),
+                                                        args.get("round_id"),
+                                                        args.get("hold")),
             "reconstruct_deal": lambda: self.reconstruct_deal(
-                by, args.get("cards", "").split(), args.get("round_id")),
+                by, args.get("cards", "").split(), args.get("round_id"), args.get("hold")),
+            "hold_round": lambda: self.hold_round(by, args.get("reason", ""),
+                                                  args.get("round_id")),
+            "confirm_result": lambda: self.confirm_result(by, args.get("round_id", "")),
         })
         if self.game.has_insurance:
             out["close_insurance"] = lambda: self.close_insurance(by)
@@ -126,13 +143,11 @@ class BaccaratTable(RoundLifecycle):
             return out
         if 1 <= msg.draw_no <= shoe_proto.MAX_DRAW_NO:
             return out + self.card_drawn(replace(msg, card=UNKNOWN, confidence=0))
-        if not self._wants_cards():
-            return out
-        assert self.round is not None
-        reads: list[Read] = [(n, c.code) for n, c in zip(self.round.draws, self.round.cards,
-                                                         strict=True)]
-        return out + self._hold_reads(reads, [f"a card was drawn with draw number "
-                                              f"{msg.draw_no}, which no draw has"])
+        # A draw number no draw has: a card left the shoe all the same, and the shoe counts
+        # draws, so it is the next one. Recorded there, unread, it belongs to the round it
+        # left the shoe in, never to the next one (issue 23: a fault costs its own round).
+        return out + self.card_drawn(replace(msg, draw_no=self.shoe.last_draw_no + 1,
+                                             card=UNKNOWN, confidence=0))
 
     # -- the fold: every state change, live and replayed -------------------------------
 
@@ -164,6 +179,15 @@ class BaccaratTable(RoundLifecycle):
         if before is not None and before not in (UNKNOWN, code):
             code = UNKNOWN  # two reads of one draw disagree: the Pit says which
         self.shoe.record(n, code)
+        rnd = self.round
+        if rnd is not None and rnd.held is not None:
+            # D18: a read that arrives while the Pit holds the round is one more fact the
+            # reconstruction is checked against; two that disagree leave the draw unread.
+            trusted = code != UNKNOWN and \
+                int(r.body.get("confidence", 0)) >= self.confidence_floor
+            rnd.reads = [(m, (code if trusted and c is None else
+                              None if c is not None and c != code else c)) if m == n
+                         else (m, c) for m, c in rnd.reads]
 
     def _fold_card(self, r: Folded) -> None:
         assert self.round is not None
@@ -178,6 +202,8 @@ class BaccaratTable(RoundLifecycle):
     def _fold_card_carried(self, r: Folded) -> None:
         code = r.body["card"]
         self.carried.append((parse_or_none(code) if code else None, int(r.body["draw_no"])))
+        if r.body.get("pair_of") is not None:
+            self.pairs.add(int(r.body["draw_no"]))
 
     def _fold_betting_reopened(self, r: Folded) -> None:
         if self.round is None:
@@ -210,6 +236,11 @@ class BaccaratTable(RoundLifecycle):
         if self.round is None:
             return
         rnd = self.round
+        # A journal from before hold ids: each result_held was a hold of its own.
+        hold_id = str(r.body.get("hold_id") or f"{rnd.round_id}:{rnd.holds + 1}")
+        if hold_id != rnd.hold_id:
+            rnd.holds += 1
+        rnd.hold_id = hold_id
         rnd.held = r.body.get("reason", "simultaneous_draw")
         rnd.reads = [(int(n), c) for n, c in r.body.get("reads", [])]
         taken = {n for n, _ in rnd.reads}
@@ -219,7 +250,11 @@ class BaccaratTable(RoundLifecycle):
         if self.round is None:
             return
         rnd, swap = self.round, r.body.get("swap")
-        if swap:
+        if "draws" in r.body:  # the Pit's order may take a carried card of the pair, or not
+            rnd.draws = [int(n) for n in r.body["draws"]]
+            self.carried = [c for c in self.carried if c[1] not in rnd.draws]
+            self.pairs -= set(rnd.draws)
+        elif swap:  # a journal from before the order could change the deal
             a, b = (rnd.draws.index(int(x)) for x in str(swap).split(","))
             rnd.draws[a], rnd.draws[b] = rnd.draws[b], rnd.draws[a]
         rnd.cards = [parse_card(c) for c in r.body["cards"]]
@@ -232,14 +267,34 @@ class BaccaratTable(RoundLifecycle):
         rnd.cards = [parse_card(c) for c in r.body["cards"]]
         rnd.draws = [int(n) for n in r.body["draws"]]
         rnd.held, rnd.reads, rnd.doubles = None, [], []
+        self.carried = [c for c in self.carried if c[1] not in rnd.draws]
         if self.shoe is not None:
             for n, c in zip(rnd.draws, r.body["cards"], strict=True):
                 self.shoe.record(n, c)
 
     def _fold_result(self, r: Folded) -> None:
-        if self.round is not None and self.round.round_id == r.round_id:
+        rnd = self.round
+        if rnd is not None and rnd.round_id == r.round_id:
             self.insurance_window, self.insurance_offers = None, []
+            if r.body.get("status") == "void":  # its draws close with it (a pair too)
+                self.carried = [c for c in self.carried if c[1] not in self.pairs]
+            self.pairs = set()
+            self.last_settled = (rnd.round_id, list(rnd.draws)) \
+                if r.body.get("status") == "valid" else None
+        if r.body.get("type") == "correction" and self.disputed is not None and \
+                r.body.get("corrects") == self.disputed["round_id"]:
+            self.disputed = None
         super()._fold_result(r)
+
+    def _fold_result_disputed(self, r: Folded) -> None:
+        self.disputed = dict(r.body)
+
+    def _fold_result_confirmed(self, r: Folded) -> None:
+        self.disputed = None
+
+    def _fold_technical_interruption(self, r: Folded) -> None:
+        if self.round is not None and r.body.get("decision") == "pit":
+            self.round.interrupted = True
 
     def _fold_cut_card(self, r: Folded) -> None:
         self.shoe_ending = True
@@ -259,6 +314,12 @@ class BaccaratTable(RoundLifecycle):
     def open_betting(self) -> list[Effect]:
         if self.state != IDLE:
             raise CommandRefusedError(f"a round is already {self.state}")
+        if self.disputed is not None:
+            d = self.disputed
+            raise CommandRefusedError(
+                f"round {d['round_id']} waits for the Pit: draw {d['draw_no']} was read as "
+                f"{d['first']}, then as {d['again']}; confirm_result or void_settled_round "
+                "before the next round commences (RWS 5.6, decision D23)")
         if self.shoe is None:
             clause = self.game.irregularity("not_shuffled").clause
             raise CommandRefusedError(f"no shoe from a certified shuffle is loaded "
@@ -386,9 +447,59 @@ class BaccaratTable(RoundLifecycle):
         findings = self.shoe.findings(msg)
         doubts = self._doubts(msg, before, expected)
         out: list[Effect] = [self._rec("card_drawn", body, rid)]
+        settled = self.last_settled
+        if self.state == IDLE and settled is not None and msg.draw_no in settled[1] and \
+                before not in (None, UNKNOWN, msg.card):
+            return out + self._dispute(settled[0], msg, str(before))
         if not self._wants_cards():
             return out + self._out_of_deal(msg, findings, doubts, expected, rid)
         return out + self._in_deal(msg, findings, doubts, expected, before)
+
+    def _dispute(self, round_id: str, msg: shoe_proto.CardDrawn, first: str) -> list[Effect]:
+        """Decision D23: a draw of the round just settled, read again as another card. The
+        published result may be wrong, and RWS 5.6 lets it stand only once the next round
+        has commenced: so the next round waits until the Pit confirms the result
+        (confirm_result) or corrects it (void_settled_round)."""
+        pit = self.game.irregularity("unresolved_irregularity")
+        body = {"round_id": round_id, "draw_no": msg.draw_no, "first": first,
+                "again": msg.card, "confidence": msg.confidence, "clause": pit.clause}
+        return [self._rec("result_disputed", body, round_id),
+                Alert(pit.code, pit.clause,
+                      f"draw {msg.draw_no} of round {round_id}, published with {first}, was "
+                      f"read again as {msg.card}: the next round waits for the Pit: "
+                      "confirm_result, or void_settled_round to correct it", round_id)]
+
+    def confirm_result(self, by: str, round_id: str) -> list[Effect]:
+        """The Pit's word that a disputed result stands as published (decision D23)."""
+        d = self.disputed
+        if d is None:
+            raise CommandRefusedError("no published result waits for the Pit")
+        if round_id != d["round_id"]:
+            raise CommandRefusedError(f"round {round_id} is not the disputed round "
+                                      f"({d['round_id']})")
+        return [self._rec("result_confirmed", {"by": by, "draw_no": d["draw_no"],
+                                               "card": d["first"]}, round_id)]
+
+    def void_settled_round(self, by: str, round_id: str, reason: str,
+                           code: str | None = None) -> list[Effect]:
+        """Baccarat has no clause that reaches back (RWS 5.6, MBS 5.1.2): only the round
+        whose result is disputed, before the next round commences, is corrected, under
+        the Shift Manager's clause (decision D23)."""
+        d = self.disputed
+        if d is None or round_id != d["round_id"]:
+            return super().void_settled_round(by, round_id, reason, code)
+        if not reason.strip():
+            raise CommandRefusedError("a correction needs a reason")
+        irregular = self.game.irregularity("unresolved_irregularity")
+        if code not in (None, irregular.code):
+            raise CommandRefusedError(f"a disputed result is corrected under "
+                                      f"{irregular.code} ({irregular.clause}); got {code!r}")
+        detail = f"corrected by {by}: {reason}"
+        payload = correction_result(self.table_id, self.game, self.layout, round_id,
+                                    irregular, detail, by, self.clock())
+        return [Alert(irregular.code, irregular.clause, f"round {round_id}, already "
+                      f"published, is void: {detail}", round_id),
+                self._result(correction_round_id(round_id), payload)]
 
     def _doubts(self, msg: shoe_proto.CardDrawn, before: str | None,
                 expected: int) -> list[str]:
@@ -475,14 +586,20 @@ class BaccaratTable(RoundLifecycle):
             return self.settle()
         return self.hold()
 
-    def hold(self) -> list[Effect]:
+    def _new_hold_id(self) -> str:
+        assert self.round is not None
+        return f"{self.round.round_id}:{self.round.holds + 1}"
+
+    def hold(self, hold_id: str | None = None) -> list[Effect]:
         """D17: a complete deal with a double draw waits for the Pit's order."""
         assert self.round is not None
         rnd = self.round
         double = self.game.irregularity("simultaneous_draw")
         draws = ", ".join(str(n) for n in rnd.doubles)
         order = " ".join(f"{n}:{c.code}" for n, c in zip(rnd.draws, rnd.cards, strict=True))
+        hold_id = hold_id or self._new_hold_id()
         return [self._rec("result_held", {
+                    "hold_id": hold_id,
                     "reason": "simultaneous_draw", "doubles": list(rnd.doubles),
                     "clause": double.clause, "order": order,
                     "reads": [[n, c.code] for n, c in zip(rnd.draws, rnd.cards, strict=True)]},
@@ -491,44 +608,77 @@ class BaccaratTable(RoundLifecycle):
                 Alert(double.code, double.clause,
                       f"the deal is complete, but draw(s) {draws} left the shoe with another "
                       f"card; as read, the order is {order}. The result waits for the Pit: "
-                      "confirm_order (with swap to exchange two cards), or void_round",
-                      rnd.round_id)]
+                      f"confirm_order (hold {hold_id}; with swap to exchange two cards), or "
+                      "void_round", rnd.round_id)]
 
     def hold_again(self) -> list[Effect]:
         """A held result after a restart: held still, and announced again (result_held,
         the gate locked, the alert), so whoever plays the Pit sees what it owes."""
-        assert self.round is not None and self.round.held is not None
-        if self.round.held == "simultaneous_draw":
-            return self.hold()
-        return self._hold_reads(list(self.round.reads), ["restarted with the result held "
-                                                         "for the Pit"])
+        rnd = self.round
+        assert rnd is not None and rnd.held is not None
+        if rnd.held == "simultaneous_draw":
+            return self.hold(rnd.hold_id)
+        return self._hold_reads(list(rnd.reads), ["restarted with the result held for the "
+                                                  "Pit"], rnd.held, rnd.hold_id)
 
-    def _hold_reads(self, reads: list[Read], doubts: list[str]) -> list[Effect]:
+    def _hold_reads(self, reads: list[Read], doubts: list[str], reason: str = "reads",
+                    hold_id: str | None = None) -> list[Effect]:
         """A draw of this deal has no trustworthy read: nothing is dealt on a guess. The
         gate locks and the result waits for the Pit (decision D18): reconstruct_deal with
-        the round's cards in order, or void_round."""
+        the round's cards in order, or void_round. ``reason`` "pit": the Pit held it."""
         assert self.round is not None
         rid = self.round.round_id
         pit = self.game.irregularity("unresolved_irregularity")
         order = " ".join(f"{n}:{c or UNKNOWN}" for n, c in reads)
-        return [self._rec("result_held", {"reason": "reads", "clause": pit.clause,
+        hold_id = hold_id or self._new_hold_id()
+        return [self._rec("result_held", {"hold_id": hold_id, "reason": reason,
+                                          "clause": pit.clause,
                                           "order": order, "doubles": [],
                                           "reads": [[n, c] for n, c in reads]}, rid),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
                 Alert(pit.code, pit.clause,
                       "; ".join(doubts) + f". As read, the deal is {order}. Nothing is "
                       "settled on a guess: the result waits for the Pit: reconstruct_deal "
-                      "with the round's cards in order, or void_round", rid)]
+                      f"(hold {hold_id}) with the round's cards in order, or void_round",
+                      rid)]
+
+    def hold_round(self, by: str, reason: str, round_id: str | None = None) -> list[Effect]:
+        """The Pit holds a deal the controller cannot see is wrong: a card on the table whose
+        read never arrived (the last card's read lost). The hold is the obligation the
+        Pit's reconstruct_deal or void_round then answers (decision D18)."""
+        rnd = self.round
+        if rnd is None or self.state != DEALING:
+            raise CommandRefusedError(f"there is no deal to hold (the table is {self.state})")
+        self._check_round(round_id)
+        if rnd.held is not None:
+            raise CommandRefusedError(f"the round is already held for the Pit (hold "
+                                      f"{rnd.hold_id})")
+        if not reason.strip():
+            raise CommandRefusedError("a hold needs a reason")
+        reads: list[Read] = [(n, c.code) for n, c in zip(rnd.draws, rnd.cards, strict=True)]
+        return self._hold_reads(reads, [f"held by {by}: {reason}"], "pit")
 
     def confirm_order(self, by: str, swap: str | None = None,
-                      round_id: str | None = None) -> list[Effect]:
-        """The Pit's order for a held round (D17); ``swap``: "6,7" exchanges two cards."""
+                      round_id: str | None = None, hold: str | None = None
+                      ) -> list[Effect]:
+        """The Pit's order for a held round (D17); ``swap``: "6,7" exchanges two cards. The
+        order the Pit determines stands however it changes the deal (RWS 5.11, MBS
+        5.8.2.2): a card of the pair that the deal no longer takes is carried to the next
+        deal (RWS 5.8); a deal that now needs more cards goes on."""
         rnd = self.round
-        if rnd is None or self.state != DEALING or rnd.held != "simultaneous_draw" or \
-                not deal(rnd.cards).complete:
+        if rnd is None or self.state != DEALING:
             raise CommandRefusedError("no result is waiting for the order of its cards")
         self._check_round(round_id)
+        self.answering(hold, required=True)
+        if rnd.held != "simultaneous_draw":
+            raise CommandRefusedError(f"hold {rnd.hold_id} waits for the round's cards, not "
+                                      "for an order: reconstruct_deal or void_round")
         cards, draws = list(rnd.cards), list(rnd.draws)
+        # The other card of a pair read after the deal was complete waits in the carried
+        # list; the Pit's order may put it in this deal.
+        pairs = [(c, n) for c, n in self.carried if n in self.pairs and c is not None]
+        cards += [c for c, _ in pairs]
+        draws += [n for _, n in pairs]
         if swap is not None:
             try:
                 a, b = (draws.index(int(x)) for x in swap.split(","))
@@ -536,34 +686,63 @@ class BaccaratTable(RoundLifecycle):
                 raise CommandRefusedError(f"swap takes two draw numbers of this round, from "
                                           f"{draws}; got {swap!r}") from None
             cards[a], cards[b] = cards[b], cards[a]
-            if not self._takes(cards):
-                raise CommandRefusedError(
-                    "in that order the Table of Play does not take exactly these "
-                    f"{len(cards)} cards: void the round instead")
-        return [self._rec("order_confirmed", {"by": by, "swap": swap,
-                                              "cards": [c.code for c in cards]}, rnd.round_id),
-                *self.settle()]
+        k = next((i for i in range(1, len(cards) + 1) if self._takes(cards[:i])), None)
+        if k is None and not self._takes(cards, complete=False):
+            raise CommandRefusedError(
+                "in that order the Table of Play does not take these cards: void the round "
+                "instead")
+        k = k or len(cards)
+        rid = rnd.round_id
+        out: list[Effect] = [self._rec("order_confirmed", {
+            "by": by, "swap": swap, "hold": rnd.hold_id, "cards": [c.code for c in cards[:k]],
+            "draws": draws[:k]}, rid)]
+        excess = self.game.irregularity("excess_card")
+        for card, n in zip(cards[k:], draws[k:], strict=True):
+            if n in {m for _, m in self.carried}:
+                continue  # already waiting for the next deal
+            out += [self._rec("card_carried", {"card": card.code, "draw_no": n,
+                                               "position_in_next_deal": 1}, rid),
+                    Alert(excess.code, excess.clause, f"in the Pit's order the deal does not "
+                          f"take {card.code} (draw {n}): it is the next deal's", rid)]
+        d = deal(cards[:k])
+        if d.complete:
+            return out + self.settle()
+        return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False)),
+                *self._after_card(d)]
 
-    def reconstruct_deal(self, by: str, cards: list[str],
-                         round_id: str | None = None) -> list[Effect]:
-        """The Pit's reconstruction of the deal (RWS 5.8, MBS 5.8; decision D18): every
-        card of the round in the order it was dealt. Each is checked: a card of the set,
-        no more copies than the shoe holds, the same as every trustworthy read of the
-        round at its draw, and the Table of Play takes them all in that order. Dealing
-        then goes on, or the round is settled."""
+    def reconstruct_deal(self, by: str, cards: list[str], round_id: str | None = None,
+                         hold: str | None = None) -> list[Effect]:
+        """The Pit's reconstruction of a held deal (RWS 5.8, MBS 5.8; decision D18): every
+        card of the round in the order it was dealt; "--" at an unread draw that opens the
+        round says that card was not this deal's (it closed with the round before). Each
+        card is checked: a card of the set, no more copies than the shoe holds, the same as
+        every trustworthy read at its draw (late reads too), and the Table of Play takes
+        them all in that order. Cards past the reads are the cards carried while the deal
+        was held, in order, then draws the shoe never reported. Dealing then goes on, or
+        the round is settled."""
         rnd, shoe = self.round, self.shoe
         if rnd is None or shoe is None or self.state != DEALING:
             raise CommandRefusedError(f"there is no deal to reconstruct (the table is "
                                       f"{self.state})")
         self._check_round(round_id)
+        self.answering(hold, required=True)
+        if rnd.held == "simultaneous_draw":
+            raise CommandRefusedError(f"hold {rnd.hold_id} waits for the order of a double "
+                                      "draw: confirm_order or void_round")
+        reads: list[Read] = list(rnd.reads)
+        skip = 0  # leading unread draws the Pit says were not this deal's
+        while skip < min(len(cards), len(reads)) and cards[skip] == "--":
+            if reads[skip][1] is not None:
+                raise CommandRefusedError(f"draw {reads[skip][0]} was read as "
+                                          f"{reads[skip][1]}: it is a card of this deal")
+            skip += 1
+        cards, closed, reads = cards[skip:], [n for n, _ in reads[:skip]], reads[skip:]
         parsed: list[Card] = []
         for c in cards:
             card = parse_or_none(c)
             if card is None:
                 raise CommandRefusedError(f"{c!r} is not a card code like 9H, TD, KS")
             parsed.append(card)
-        reads: list[Read] = rnd.reads if rnd.held == "reads" else \
-            [(n, c.code) for n, c in zip(rnd.draws, rnd.cards, strict=True)]
         if len(parsed) < len(reads):
             raise CommandRefusedError(f"the round has {len(reads)} draws "
                                       f"({' '.join(f'{n}:{c or UNKNOWN}' for n, c in reads)});"
@@ -572,9 +751,7 @@ class BaccaratTable(RoundLifecycle):
             if read is not None and read != card.code:
                 raise CommandRefusedError(f"draw {n} was read as {read}; the reconstruction "
                                           f"puts {card.code} there (a different order?)")
-        draws = [n for n, _ in reads]
-        next_no = max([shoe.last_draw_no, *draws]) + 1
-        draws += list(range(next_no, next_no + len(parsed) - len(reads)))
+        draws = self._reconstructed_draws(reads, parsed)
         counts = dict(shoe.counts)
         for n, card in zip(draws, parsed, strict=True):
             old = shoe.read(n)
@@ -597,7 +774,13 @@ class BaccaratTable(RoundLifecycle):
                     self._rec("insurance_closed", {"window": self.insurance_window,
                                                    "by": "next card drawn"}, rnd.round_id)]
         out.append(self._rec("deal_reconstructed", {
-            "by": by, "cards": [c.code for c in parsed], "draws": draws}, rnd.round_id))
+            "by": by, "hold": rnd.hold_id, "cards": [c.code for c in parsed], "draws": draws,
+            **({"closed": closed} if closed else {})}, rnd.round_id))
+        if rnd.interrupted and not decided_bets(self.game, self.layout, rnd.cards):
+            none_yet = self.game.irregularity("technical_interruption_no_outcome")
+            if none_yet.consequence is Consequence.VOID:
+                return out + self._void(Finding(none_yet, "restarted, and the Pit's "
+                                                "reconstruction establishes no outcome"))
         d = deal(rnd.cards)
         if d.complete:
             return out + self.settle()
@@ -605,6 +788,22 @@ class BaccaratTable(RoundLifecycle):
             return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False))]
         return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False)),
                 *self._after_card(d)]
+
+    def _reconstructed_draws(self, reads: list[Read], parsed: list[Card]) -> list[int]:
+        """The draw number of each reconstructed card: the reads' own, then the cards
+        carried while the deal was held (RWS 5.8: drawn past the locked gate, they are
+        its next cards; each checked against its read), then draws never reported."""
+        assert self.shoe is not None
+        draws = [n for n, _ in reads]
+        extra = parsed[len(reads):]
+        waiting = [(c, n) for c, n in self.carried if n > max(draws, default=0)]
+        for (c, n), card in zip(waiting, extra, strict=False):
+            if c is not None and c.code != card.code:
+                raise CommandRefusedError(f"draw {n}, carried, was read as {c.code}; the "
+                                          f"reconstruction puts {card.code} there")
+            draws.append(n)
+        next_no = max([self.shoe.last_draw_no, *draws]) + 1
+        return draws + list(range(next_no, next_no + len(parsed) - len(draws)))
 
     def _check_round(self, round_id: str | None) -> None:
         assert self.round is not None
@@ -649,9 +848,12 @@ class BaccaratTable(RoundLifecycle):
                 return [*out, Alert(excess.code, excess.clause,
                                     f"draw {n} drawn while the table is {where}; "
                                     f"{MAX_CARRIED} cards are already waiting", rid)]
+            pair = self.round is not None and msg.double_draw and n == msg.draw_no and \
+                n - 1 in self.round.doubles
             out += [self._rec("card_carried", {
                         "card": c.code if c else None, "draw_no": n,
-                        "position_in_next_deal": len(self.carried) + 1}, rid),
+                        "position_in_next_deal": len(self.carried) + 1,
+                        **({"pair_of": n - 1} if pair else {})}, rid),
                     Alert(excess.code, excess.clause,
                           f"card {c.code if c else f'(draw {n}, unread)'} drawn while the "
                           f"table is {where}: it will be card {len(self.carried)} of the "
@@ -792,13 +994,27 @@ class BaccaratTable(RoundLifecycle):
         decided = decided_bets(self.game, self.layout, rnd.cards)
         established = self.game.irregularity("technical_interruption_outcome_established")
         none_yet = self.game.irregularity("technical_interruption_no_outcome")
+        untrusted = [n for n, c in rnd.reads if c is None] if rnd.held in ("reads", "pit") \
+            else []
+        if not decided and untrusted and rnd.held is not None:
+            # Whether an outcome is established depends on a card the table cannot trust
+            # (e.g. 3S 2H, then 3D unread: Player Pair has won on the table). The Pit's
+            # reconstruction decides: 5.4.1 if it establishes one, 5.4.2 if not.
+            detail = (f"restarted with {len(rnd.cards)} card(s) trusted and draw(s) "
+                      f"{', '.join(map(str, untrusted))} without a trustworthy read: whether "
+                      "an outcome is established waits for the Pit's reconstruction")
+            return [Alert(established.code, established.clause, detail, rnd.round_id),
+                    self._rec("technical_interruption", {
+                        "clause": f"{established.clause}/{none_yet.clause}",
+                        "decision": "pit", "detail": detail}, rnd.round_id),
+                    *self.hold_again()]
         if decided:
             detail = (f"restarted with {len(rnd.cards)} card(s) dealt; decided: "
                       + ", ".join(f"{b} {r.value}" for b, r in sorted(decided.items())))
             return self._continue_after_interruption(established.clause, established.code,
                                                      detail)
         detail = f"restarted with {len(rnd.cards)} card(s) dealt; no bet decided yet"
-        if self.game.id == "tiger-baccarat":  # MBS 5.17.1: withdrawal offered, concluded
+        if none_yet.consequence is not Consequence.VOID:  # MBS 5.17.1: withdrawal offered
             return self._continue_after_interruption(
                 none_yet.clause, none_yet.code,
                 detail + "; players may withdraw all their wagers")

@@ -32,7 +32,10 @@ from daemon.errors import TabledError
 from daemon.games.model import GameRules
 
 KIND = "checkpoint"
-FORMAT = 1
+# 2: a round holds its holds' ids (issue 23). A format-1 checkpoint is read as it is: the
+# fields it lacks take their defaults (a round written by it has answered no hold by id).
+FORMAT = 2
+READS = (1, 2)
 # Only classes of the daemon's own state are rebuilt from a checkpoint.
 MODULES = ("daemon.", "firmware_protocols.")
 
@@ -95,9 +98,9 @@ def make(live: Any, new_table: Callable[[], Any]) -> dict[str, Any]:
 
 def apply(target: Any, b: dict[str, Any]) -> None:
     """Fold a checkpoint record into ``target`` (a RoundLifecycle)."""
-    if b.get("format") != FORMAT:
+    if b.get("format") not in READS:
         raise CheckpointError(f"checkpoint format {b.get('format')!r}; this release reads "
-                              f"format {FORMAT}")
+                              f"formats {', '.join(map(str, READS))}")
     restore(target, b["vars"], target.game)
     target.machine.set_state(b["state"])
 
@@ -190,6 +193,12 @@ def _class(name: str) -> Any:
 def _object(name: str, fields: dict[str, Any]) -> Any:
     cls = _class(name)
     obj = cls.__new__(cls)
+    if dataclasses.is_dataclass(cls):  # a field added since the checkpoint: its default
+        for f in dataclasses.fields(cls):
+            if f.name not in fields and f.default is not dataclasses.MISSING:
+                object.__setattr__(obj, f.name, f.default)
+            elif f.name not in fields and f.default_factory is not dataclasses.MISSING:
+                object.__setattr__(obj, f.name, f.default_factory())
     for k, x in fields.items():
         object.__setattr__(obj, k, x)  # frozen dataclasses too
     return obj

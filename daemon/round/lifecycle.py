@@ -45,6 +45,13 @@ class RoundData:
     # trustworthy read), with every draw of the round as [draw_no, card or None].
     held: str | None = None
     reads: list[tuple[int, str | None]] = field(default_factory=list)
+    # Each hold has its own id ("<round_id>:<n>"), which the Pit's answer names, so that a
+    # second answer to one hold (a redelivered result_held answered twice) is refused.
+    hold_id: str | None = None
+    holds: int = 0
+    # Restarted with the outcome depending on cards the table cannot trust: the Pit's
+    # reconstruction decides between 5.4.1 and 5.4.2 (RWS 5.4).
+    interrupted: bool = False
 
 
 class Folded:
@@ -95,10 +102,13 @@ class RoundLifecycle(ABC):
     def commands(self, by: str, args: dict[str, str]
                  ) -> dict[str, Callable[[], list[Effect]]]:
         """The commands this table takes, bound to who gave them and their arguments."""
+        def void() -> list[Effect]:
+            self.answering(args.get("hold"), required=False)
+            return self.void_round(args.get("reason", ""), by,
+                                   args.get("irregularity", "unresolved_irregularity"))
+
         return {"open_betting": self.open_betting, "close_betting": self.close_betting,
-                "void_round": lambda: self.void_round(
-                    args.get("reason", ""), by,
-                    args.get("irregularity", "unresolved_irregularity")),
+                "void_round": void,
                 "status": lambda: [],
                 "void_settled_round": lambda: self.void_settled_round(
                     by, args.get("round_id", ""), args.get("reason", ""),
@@ -224,6 +234,26 @@ class RoundLifecycle(ABC):
                 self._result(correction_round_id(round_id), payload)]
 
     # -- shared parts of commands ---------------------------------------------------------
+
+    def answering(self, hold: str | None, *, required: bool) -> None:
+        """The Pit's answer names the hold it answers (its ``hold_id``): one answer per hold.
+        A second answer to a hold (a redelivered result_held answered twice, a stale tool)
+        and an answer when nothing is held are refused, and change nothing."""
+        rnd = self.round
+        held = rnd is not None and rnd.held is not None
+        if hold is None:  # the command layer requires it; a direct call answers the open one
+            if required and (rnd is None or rnd.held is None):
+                raise CommandRefusedError("nothing is held for the Pit: there is nothing "
+                                          "to answer")
+            return
+        if rnd is not None and hold == rnd.hold_id:
+            if not held:
+                raise CommandRefusedError(f"hold {hold} was already answered")
+            return
+        if rnd is not None and rnd.held is not None:
+            raise CommandRefusedError(f"hold {hold} is not the open hold ({rnd.hold_id}): "
+                                      "already answered, or of another round")
+        raise CommandRefusedError(f"hold {hold} is not open: nothing is held for the Pit")
 
     def _begin(self, body: dict[str, Any] | None = None) -> Record:
         """open_betting's common part: a new round, betting open."""

@@ -70,6 +70,7 @@ def test_error_reply_echoes_the_id() -> None:
                            "message": "unknown command 'launch'; known: open_betting, "
                                       "close_betting, void_round, close_insurance, "
                                       "reset_dealing_device, confirm_order, reconstruct_deal, "
+                                      "hold_round, confirm_result, "
                                       "new_shoe, end_shoe, status, throw_again, "
                                       "declare_squeeze, void_settled_round"}}
 
@@ -104,7 +105,7 @@ def test_issue_12_1_round_scoped_commands_name_the_open_round() -> None:
     assert set(COMMANDS) - TABLE_SCOPED == {"close_betting", "void_round", "close_insurance",
                                             "reset_dealing_device", "confirm_order",
                                             "reconstruct_deal", "throw_again",
-                                            "declare_squeeze"}
+                                            "declare_squeeze", "hold_round"}
     assert round_scoped("some_future_pit_command")
 
 

@@ -207,6 +207,10 @@ def test_rws_ip_5_13_2_a_card_past_an_open_window_is_reconstructed_and_closes_it
     for n in (1, 2, 3, 4):
         d.send(n)
     assert d.t.insurance_window == "four_cards" and results(d.effects) == []
+    # Nothing is held until the Pit, who sees the 5S on the table, holds the deal.
+    with pytest.raises(CommandRefusedError, match="nothing is held"):
+        d.t.reconstruct_deal("pit 3", ["3S", "2H", "3C", "AD", "5S"])
+    d.run(d.t.hold_round("pit 3", "the 5S on the table was never read"))
     out = d.run(d.t.reconstruct_deal("pit 3", ["3S", "2H", "3C", "AD", "5S"]))
     # The deal is complete with that card: an outcome is established (D15).
     assert [(a.code, a.clause) for a in out if isinstance(a, Alert)] == [

@@ -69,10 +69,10 @@ def _steps(game: str, seed: int, table: RoundLifecycle, rng: random.Random,
         r["body"].pop("bets", None)
     ids: dict[str, str] = {}
 
-    def canonical(m: re.Match[str]) -> str:
-        return f'"round-{ids.setdefault(m.group(1), str(len(ids)))}"'
+    def canonical(m: re.Match[str]) -> str:  # a hold's id names its round: r7:1
+        return f'"round-{ids.setdefault(m.group(1), str(len(ids)))}{m.group(2) or ""}"'
 
-    text = re.sub(r'"(r\d+)"', canonical, json.dumps(out))
+    text = re.sub(r'"(r\d+)(:\d+)?"', canonical, json.dumps(out))
     return json.loads(text)  # type: ignore[no-any-return]
 
 
@@ -158,11 +158,26 @@ def test_a_checkpoint_an_earlier_release_wrote_rebuilds_a_table_that_does_the_sa
     table = new_table(game)
     checkpoint.apply(table, stored["checkpoint"])
     assert _plain(snapshot(table)) == stored["snapshot"]
-    rng = random.Random()
     state = stored["rng"]
-    rng.setstate((state[0], tuple(state[1]), state[2]))
     _, cards = _deal(game, stored["seed"])
-    assert _steps(game, stored["seed"], table, rng, cards, NEXT) == stored["next"]
+
+    def rng() -> random.Random:
+        r = random.Random()
+        r.setstate((state[0], tuple(state[1]), state[2]))
+        return r
+
+    if stored["checkpoint"]["format"] == checkpoint.FORMAT:
+        assert _steps(game, stored["seed"], table, rng(), cards, NEXT) == stored["next"]
+        return
+    # An earlier format was written by a release that behaved otherwise by design (format
+    # 1: Pit answers taken without naming their hold, issue 23), so what it did next is
+    # not this release's to repeat. What must hold is the migration: the state it wrote,
+    # carried into this format, rebuilds a table that does what the old one read does.
+    again = new_table(game)
+    checkpoint.apply(again, json.loads(json.dumps(checkpoint.make(table,
+                                                                  lambda: new_table(game)))))
+    assert _steps(game, stored["seed"], again, rng(), cards, NEXT) == \
+        _steps(game, stored["seed"], table, rng(), cards, NEXT)
 
 
 if __name__ == "__main__":

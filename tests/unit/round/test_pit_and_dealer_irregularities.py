@@ -262,7 +262,8 @@ def test_a_complete_deal_with_a_double_draw_is_held(game: str, clause: str) -> N
     t = _double_drawn(game)
     assert results(t.effects) == [] and t.t.state == "dealing"
     held = next(e for e in t.effects if isinstance(e, Record) and e.kind == "result_held")
-    assert held.body == {"reason": "simultaneous_draw", "doubles": [3], "clause": clause,
+    assert held.body == {"hold_id": "r1:1", "reason": "simultaneous_draw", "doubles": [3],
+                         "clause": clause,
                          "order": "1:2S 2:3H 3:3S 4:3D 5:KC",
                          "reads": [[1, "2S"], [2, "3H"], [3, "3S"], [4, "3D"], [5, "KC"]]}
     assert DeviceCommand("shoe", sp.LockGate(0, True)) == t.effects[-2]
@@ -285,12 +286,23 @@ def test_mbs_5_8_2_2_the_pit_sets_another_order_after_the_initial_deal() -> None
     assert [c["card"] for c in result["cards"]] == ["2S", "AH", "3S", "2D", "9D", "4C"]
     assert (result["winner"], result["player_total"], result["banker_total"]) == (
         "banker", 4, 7)
-    assert Record("order_confirmed", {"by": "pit-manager", "swap": "5,6", "cards": [
-        "2S", "AH", "3S", "2D", "9D", "4C"]}, "r1") in out
+    assert Record("order_confirmed", {"by": "pit-manager", "swap": "5,6", "hold": "r1:1",
+                                      "cards": ["2S", "AH", "3S", "2D", "9D", "4C"],
+                                      "draws": [1, 2, 3, 4, 5, 6]}, "r1") in out
+
+
+def test_rws_5_11_mbs_5_8_2_2_the_pits_order_stands_when_the_deal_then_needs_a_card() -> None:
+    # Issue 23: as read 2S 3H 3S 3D KC is complete (Player 5+K... Banker 6 stands); in the
+    # Pit's order (draws 2 and 5 exchanged) the Banker needs a third card: play goes on.
+    t = _double_drawn("tiger-baccarat")
+    out = t.t.confirm_order("pit-manager", "2,5")
+    assert results(out) == [] and t.t.state == "dealing" and t.t.round is not None
+    assert [c.code for c in t.t.round.cards] == ["2S", "KC", "3S", "3D", "3H"]
+    assert DeviceCommand("shoe", sp.LockGate(0, False)) in out
+    assert kinds(out)[-1] == "next_card"
 
 
 @pytest.mark.parametrize(("swap", "message"), [
-    ("2,5", "does not take exactly these 5 cards: void the round instead"),
     ("3,9", "swap takes two draw numbers of this round, from [1, 2, 3, 4, 5]"),
     ("x", "swap takes two draw numbers"),
 ])
@@ -310,7 +322,7 @@ def test_mbs_5_8_confirm_order_needs_a_held_result() -> None:
     t = Table("tiger-baccarat", "A")
     t.t.open_betting()
     t.t.close_betting()
-    with pytest.raises(CommandRefusedError, match="no result is waiting"):
+    with pytest.raises(CommandRefusedError, match="nothing is held"):
         t.t.confirm_order("pit-manager")
 
 

@@ -52,6 +52,7 @@ class Rig:
         self.gate_open = False
         self.results: list[dict[str, Any]] = []
         self.held_for: list[str] = []
+        self.corrected: set[str] = set()
         self.run(self.t.shuffle_complete(fp.ShuffleComplete(
             1, DECKS, fp.inventory_of(cards), 0, True, fp.commitment(1, bytes(16), cards))))
         self.run(self.t.shoe_loaded(sp.ShoeLoaded(len(cards), SET)))
@@ -60,8 +61,10 @@ class Rig:
         for e in effects:
             if isinstance(e, DeviceCommand) and isinstance(e.message, sp.LockGate):
                 self.gate_open = not e.message.locked
+            elif isinstance(e, RoundResult) and e.payload.get("type") == "correction":
+                self.corrected.add(e.payload["corrects"])
             elif isinstance(e, RoundResult):
-                self.results.append(e.payload)
+                self.results.append({**e.payload, "round_id": e.round_id})
 
     def report(self, n: int, card: str, fault: str) -> None:
         """The shoe's message(s) for draw ``n``, through ``fault``."""
@@ -89,6 +92,12 @@ class Rig:
     def play_round(self) -> list[str]:
         """One round; returns the cards that physically left the shoe for it."""
         t = self.t
+        if t.disputed is not None:  # D23: the Pit, who sees the table, answers first
+            d = t.disputed
+            if d["first"] == self.cards[d["draw_no"] - 1]:
+                self.run(t.confirm_result("pit", d["round_id"]))
+            else:
+                self.run(t.void_settled_round("pit", d["round_id"], "read wrongly"))
         self.run(t.open_betting())
         self.run(t.close_betting())
         self.start = self.drawn
@@ -118,6 +127,8 @@ class Rig:
                 self.run(t.confirm_order("pit"))
             else:
                 self.held_for.append(t.round.held or "waiting")
+                if t.round.held is None:  # a card on the table the table never heard of
+                    self.run(t.hold_round("pit", "a card on the table was not read"))
                 self.run(t.reconstruct_deal("pit", on_table))
         except CommandRefusedError:
             self.run(t.void_round("cannot reconstruct", "pit"))
@@ -131,10 +142,16 @@ class Rig:
 def test_a_valid_result_holds_exactly_the_cards_that_left_the_shoe(
         seed: int, faults: list[str], game: str) -> None:
     rig = Rig(game, seed, faults)
+    played = []
     for _ in range(8):
         before = len(rig.results)
         physical = rig.play_round()
         [result] = rig.results[before:]
+        played.append((result, physical))
+    rig.play_round()  # the next round commences: the last result is final (D23)
+    for result, physical in played:
+        if result["round_id"] in rig.corrected:
+            continue  # the Pit corrected it before the next round commenced (D23)
         if result["status"] == "valid":
             want = [p.as_dict() for p in deal([parse_card(c) for c in physical]).cards]
             keys = ("card", "hand", "position")
