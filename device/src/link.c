@@ -113,10 +113,14 @@ void td_link_connect(td_link *l, uint32_t now_us)
 
 static td_out *queue_at(td_link *l, uint8_t i) { return &l->queue[(l->q_head + i) % TD_QUEUE]; }
 
+/* A device holds at most TD_QUEUE messages it accepted and the host has not acknowledged,
+ * queued or in flight (spec: "A full queue"). Counting the window in keeps room for it in
+ * the queue, so a new session can always re-queue what the host did not receive: evicting
+ * a queued message there lost messages the caller had been told were taken. */
 static int push_back(td_link *l, const td_out *o)
 {
-    if (l->q_len == TD_QUEUE) {
-        l->dropped++;
+    if (l->q_len + l->n_unacked >= TD_QUEUE) {
+        l->refused++;
         return -1;
     }
     *queue_at(l, l->q_len) = *o;
@@ -126,10 +130,7 @@ static int push_back(td_link *l, const td_out *o)
 
 static void push_front(td_link *l, const td_out *o)
 {
-    if (l->q_len == TD_QUEUE) {  /* the newest queued message gives way to an older one */
-        l->q_len--;
-        l->dropped++;
-    }
+    /* Never full here: push_back left room for every frame in flight. */
     l->q_head = (uint8_t)((l->q_head + TD_QUEUE - 1) % TD_QUEUE);
     l->queue[l->q_head] = *o;
     l->q_len++;
@@ -435,4 +436,9 @@ void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id)
     if (l->rto_us > RTO_MAX_US)
         l->rto_us = RTO_MAX_US;
     resend_all(l, now_us);
+}
+
+int td_link_room(const td_link *l)
+{
+    return TD_QUEUE - l->q_len - l->n_unacked;
 }

@@ -99,7 +99,7 @@ int td_msg_decode(td_msg *m, const td_msgdef *def, const uint8_t *payload, size_
 /* -- link layer, device side (spec: "Link layer") ----------------------------------- */
 
 #define TD_WINDOW 8
-#define TD_QUEUE 24
+#define TD_QUEUE 24  /* messages accepted and not yet acknowledged, at most (> TD_WINDOW) */
 #define TD_MAX_RETRIES 8
 
 typedef struct {
@@ -147,16 +147,20 @@ typedef struct {
     uint32_t answered_own, answered_peer;
     uint8_t answered_rx_next;
     /* counters */
-    uint32_t retransmitted, timeouts, stale, failures, confirmed, dropped;
+    uint32_t retransmitted, timeouts, stale, failures, confirmed, refused;
     td_decoder decoder;
 } td_link;
 
 void td_link_init(td_link *l, uint32_t boot_id, uint8_t newest_version, uint32_t baud,
                   td_write_fn write, td_deliver_fn deliver, void *ctx);
 void td_link_connect(td_link *l, uint32_t now_us);
-/* Queue a message; 0, or -1 when the queue is full (the message is not taken). */
+/* Queue a message; 0, or -1 at once when the device already holds TD_QUEUE messages
+ * not yet acknowledged (the message is not taken: the caller keeps it and tries again
+ * once td_link_room says there is room). A message taken is never dropped. */
 int td_link_send(td_link *l, uint8_t msg, const uint8_t *payload, size_t len, uint32_t now_us);
 void td_link_receive(td_link *l, const uint8_t *bytes, size_t len, uint32_t now_us);
+/* How many more messages td_link_send would take now. */
+int td_link_room(const td_link *l);
 /* Timers: call at least every few milliseconds. After a failure it starts a new session
  * under new_boot_id (the caller's random number). */
 void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id);
