@@ -139,10 +139,15 @@ typedef struct {
     uint32_t rto_us, rto_min_us, srtt_us, rttvar_us;
     int have_srtt;
     uint32_t rst_due_us, rst_interval_us, line_free_us, nak_at_us, heard_us;
-    /* the session before (spec: "Resuming") */
+    /* the session before (spec: "Resuming"): what is re-sent is checked against it */
     int have_prev;
     uint32_t prev_own, prev_peer;
     uint8_t prev_rx_next;
+    /* the last session in which a DATA frame arrived: the one RST and RSTACK name */
+    int carried;  /* one arrived in this session */
+    int have_named;
+    uint32_t named_own, named_peer;
+    uint8_t named_rx_next;
     int answered_prev;  /* what our last RSTACK named, to repeat it for a duplicate RST */
     uint32_t answered_own, answered_peer;
     uint8_t answered_rx_next;

@@ -394,6 +394,85 @@ static void full_queue_test(void)
                "new session\n", accepted, refused, accepted);
 }
 
+static uint8_t captured[4096];
+static size_t n_captured;
+static td_frame rstack;
+
+static void capture(void *ctx, const uint8_t *b, size_t n)
+{
+    (void)ctx;
+    if (n_captured + n <= sizeof captured) {
+        memcpy(captured + n_captured, b, n);
+        n_captured += n;
+    }
+}
+
+static void keep_rstack(void *ctx, const td_frame *f)
+{
+    (void)ctx;
+    if (f->kind == TD_RSTACK)
+        rstack = *f;
+}
+
+/* The RSTACK the device answers a host's RST (boot `host`) with, named session and ACK. */
+static void answer_rst(td_link *l, uint32_t host, uint32_t now, uint32_t *own, uint32_t *peer,
+                       int *ack)
+{
+    td_frame f;
+    td_decoder d;
+    uint8_t raw[TD_MAX_FRAME];
+    memset(&f, 0, sizeof f);
+    f.version = 1;
+    f.kind = TD_RST;
+    f.len = 5;
+    f.payload[0] = (uint8_t)(host >> 24); f.payload[1] = (uint8_t)(host >> 16);
+    f.payload[2] = (uint8_t)(host >> 8); f.payload[3] = (uint8_t)host;
+    f.payload[4] = 2;
+    n_captured = 0;
+    memset(&rstack, 0, sizeof rstack);
+    td_link_receive(l, raw, td_frame_encode(&f, raw), now);
+    td_decoder_init(&d, l->byte_us);
+    td_decoder_feed(&d, captured, n_captured, now, 1, keep_rstack, NULL);
+    *own = rstack.len >= 17 ? (uint32_t)rstack.payload[9] << 24 | (uint32_t)rstack.payload[10] << 16 |
+           (uint32_t)rstack.payload[11] << 8 | rstack.payload[12] : 0;
+    *peer = rstack.len >= 17 ? (uint32_t)rstack.payload[13] << 24 | (uint32_t)rstack.payload[14] << 16 |
+            (uint32_t)rstack.payload[15] << 8 | rstack.payload[16] : 0;
+    *ack = rstack.len >= 17 ? rstack.ack : -1;
+}
+
+/* Spec, "Resuming": RST and RSTACK name the last session in which a DATA frame arrived.
+ * The device received one message in its session with host 0x40; the host restarted
+ * twice, and nothing arrived in the session with 0x41: the RSTACK to 0x42 still names
+ * the session with 0x40 (it named the empty one). */
+static void named_session_test(void)
+{
+    static end dev;
+    td_frame f;
+    uint8_t raw[TD_MAX_FRAME];
+    uint32_t own, peer;
+    int ack;
+    dev.n_received = 0;
+    td_link_init(&dev.link, 0xD1, 2, 115200, capture, deliver, &dev);
+    td_link_connect(&dev.link, 0);
+    answer_rst(&dev.link, 0x40, 1000, &own, &peer, &ack);
+    CHECK(dev.link.state == TD_ESTABLISHED && ack == -1, "named: first session");
+    memset(&f, 0, sizeof f);
+    f.version = 2;
+    f.kind = TD_DATA;
+    f.msg = 1;
+    f.sess = (uint8_t)(0xD1 ^ 0x40);
+    f.len = 1;
+    td_link_receive(&dev.link, raw, td_frame_encode(&f, raw), 2000);
+    CHECK(dev.n_received == 1, "named: the message did not arrive");
+    answer_rst(&dev.link, 0x41, 3000, &own, &peer, &ack);
+    CHECK(own == 0xD1 && peer == 0x40 && ack == 1, "named: RSTACK to 0x41 names %x/%x ack %d",
+          own, peer, ack);
+    answer_rst(&dev.link, 0x42, 4000, &own, &peer, &ack);
+    CHECK(own == 0xD1 && peer == 0x40 && ack == 1,
+          "named: RSTACK to 0x42 names %x/%x ack %d, not the session that carried something",
+          own, peer, ack);
+}
+
 int main(int argc, char **argv)
 {
     static char line[8192];
@@ -430,6 +509,7 @@ int main(int argc, char **argv)
     link_test(0.01, 0.001, 2, 1, 3845000000u);  /* 64 minutes after boot */
     link_test(0.02, 0.002, 1, 1, 0xFFFF0000u);  /* the clock wraps during the test */
     full_queue_test();
+    named_session_test();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
 }
