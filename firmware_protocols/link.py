@@ -211,8 +211,9 @@ class Link:
         """After a failure: a new session under a new boot id (the peer would take the
         old one for a duplicate), carrying what the failed session had not delivered."""
         if self.state is LinkState.ESTABLISHED:
-            self._prev = self._summary()
+            self._prev = self._summary()  # it carries the queue: sent from there, once
             self._unacked.clear()
+            self._pending.clear()
         self.boot_id = boot_id
         self.peer_boot = None
         self._rst_interval = self._rto = max(self.rto_initial, self.rto_min)

@@ -549,3 +549,17 @@ def test_a_session_that_carried_nothing_is_not_named_in_place_of_the_one_before(
     empty = line.a.summary()
     assert empty is not None and (empty.own_boot, empty.peer_boot) == (0x40, 0xD2)
     assert empty.named == (0x40, 0xD1, 3)
+
+
+def test_a_restart_while_established_sends_each_queued_message_once() -> None:
+    """Spec, "Resuming": restart() on a live session kept its queued messages both in the
+    summary it carries and in the queue, so the new session sent them twice."""
+    line = device_and_host()
+    line.cut["b"] = True
+    for i in range(12):  # 8 in flight, 4 queued behind them
+        line.b.send(0x20, bytes([i]), line.now)
+    line.run(0.1)
+    line.b.restart(line.now, 0xD2)
+    line.cut["b"] = False
+    line.run(2.0)
+    assert line.delivered("a") == [bytes([i]) for i in range(12)]
