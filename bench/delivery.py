@@ -5,12 +5,14 @@ A shoe sends card_drawn 10 times a second and a heartbeat every second to the ho
 simulated 115200-baud line (each byte takes its time; frames queue as on a UART) whose bits
 flip at a bit error rate from 1e-4 to 1e-2, both ways. The host and the device run the real
 link layer: the device re-sends after a link failure, the host starts a new session with
-the old one's summary, as the driver does, and drops a card it has seen (draw_no). Time is
-simulated, so a run takes seconds. Prints, per version and BER: the share of cards
-delivered while the noise lasted and by the end (the noise and the sending stop, and a
-minute to drain follows), duplicates dropped, wrong cards
-accepted (undetected errors), link failures, and the median and 99th-percentile delay;
-writes bench/results/delivery.json.
+the old one's summary, as the driver does, and drops a card it has seen (draw_no). The
+host also ends a session as the driver does when no message has come for 3.5 s (its
+heartbeat timeout), and opens the next one 0.2 s later (its backoff; the port is closed
+meanwhile). Time is simulated, so a run takes seconds. Prints, per version and BER: the
+share of cards delivered while the noise lasted and by the end (the noise and the sending
+stop, and a minute to drain follows), duplicates dropped, wrong cards accepted
+(undetected errors), link failures, sessions the host ended on its heartbeat timeout,
+and the median and 99th-percentile delay; writes bench/results/delivery.json.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from bench.figures import save
+from daemon.drivers.device import DeviceDriver
 from firmware_protocols import shoe
 from firmware_protocols.framing import Decoder, Frame
 from firmware_protocols.link import Delivered, Link, LinkFailed, LinkState
@@ -28,6 +31,9 @@ from firmware_protocols.link import Delivered, Link, LinkFailed, LinkState
 BYTE_TIME = 10 / 115200
 STEP = 0.001
 BERS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
+# The driver's: a session without a message for this long ends; the next opens after this.
+HEARTBEAT_TIMEOUT = DeviceDriver.heartbeat_timeout
+BACKOFF = DeviceDriver.backoff_initial
 
 
 @dataclass
@@ -57,13 +63,55 @@ class Direction:
         return out + [f for f in self.decoder.poll(now) if isinstance(f, Frame)]
 
 
+class Driver:
+    """The host as daemon/drivers/device.py runs it: a new Link with the old one's summary
+    after a link failure, or, once a message has come in the session, after 3.5 s without
+    one (its heartbeat timeout: the port closes, and opens again after its backoff)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.link = Link(rng.getrandbits(32))
+        self.link.connect(0.0)
+        self.failures = self.timeouts = 0
+        self.last_rx = 0.0
+        self.ready = False  # a message came in this session (the driver: IDENTIFY answered)
+        self.reopen_at: float | None = None  # the port is closed until then
+
+    def _new_session(self, now: float) -> None:
+        self.link = Link(self.rng.getrandbits(32), resume=self.link.summary())
+        self.link.connect(now)
+        self.ready = False
+
+    def take_output(self) -> list[bytes]:
+        return self.link.take_output() if self.reopen_at is None else []
+
+    def handle(self, frames: list[Frame], now: float) -> list[Delivered]:
+        if self.reopen_at is not None:
+            if now < self.reopen_at:
+                return []  # the port is closed: what arrives is lost
+            self.reopen_at = None
+            self._new_session(now)
+        events = [e for f in frames for e in self.link.receive(f, now)] + self.link.poll(now)
+        delivered: list[Delivered] = []
+        for e in events:
+            if isinstance(e, Delivered):
+                self.last_rx, self.ready = now, True
+                delivered.append(e)
+            elif isinstance(e, LinkFailed):
+                self.failures += 1
+                self._new_session(now)
+        if self.ready and now - self.last_rx > HEARTBEAT_TIMEOUT:
+            self.timeouts += 1  # "no heartbeat for 3.5 s": the session ends
+            self.reopen_at = now + BACKOFF
+        return delivered
+
+
 def run(version: int, ber: float, seconds: float, seed: int) -> dict[str, float]:
     rng = random.Random(seed)
     device = Link(rng.getrandbits(32), version=version, resend=True)
-    host = Link(rng.getrandbits(32))
+    host = Driver(rng)
     up, down = Direction(random.Random(seed + 1), ber), Direction(random.Random(seed + 2), ber)
     device.connect(0.0)
-    host.connect(0.0)
     sent_at: dict[int, float] = {}
     cards = {n: shoe.CardDrawn(n, "TD", 99, 0xC0FFEE, False, False) for n in range(1, 65536)}
     seen: dict[int, float] = {}
@@ -88,18 +136,14 @@ def run(version: int, ber: float, seconds: float, seed: int) -> dict[str, float]
             up.send(now, raw)
         for raw in host.take_output():
             down.send(now, raw)
-        events = []
-        for f in up.arrived(now):
-            events += host.receive(f, now)
         for f in down.arrived(now):
             device.receive(f, now)
         for e in device.poll(now):
             if isinstance(e, LinkFailed):
                 failures += 1
                 device.restart(now, rng.getrandbits(32))
-        events += host.poll(now)
-        for e in events:
-            if isinstance(e, Delivered) and e.msg == shoe.CardDrawn.MSG_ID:
+        for e in host.handle(up.arrived(now), now):
+            if e.msg == shoe.CardDrawn.MSG_ID:
                 card = shoe.CardDrawn.from_bytes(e.payload)
                 if card != cards.get(card.draw_no):
                     wrong += 1
@@ -107,16 +151,13 @@ def run(version: int, ber: float, seconds: float, seed: int) -> dict[str, float]
                     duplicates += 1
                 else:
                     seen[card.draw_no] = now - sent_at[card.draw_no]
-            elif isinstance(e, LinkFailed):  # the driver reconnects with a new session
-                failures += 1
-                host = Link(rng.getrandbits(32), resume=host.summary())
-                host.connect(now)
         if now >= seconds and len(seen) == draw_no and not device.in_flight:
             break
     delays = sorted(seen.values())
     return {"sent": draw_no, "during_noise": during, "delivered": len(seen),
             "duplicates": duplicates,
-            "wrong": wrong, "failures": failures,
+            "wrong": wrong, "failures": failures + host.failures,
+            "heartbeat_timeouts": host.timeouts,
             "median_delay_ms": round(1000 * statistics.median(delays), 1) if delays else 0.0,
             "p99_delay_ms": round(1000 * delays[int(0.99 * (len(delays) - 1))], 1)
             if delays else 0.0}
@@ -130,12 +171,13 @@ def main() -> None:
     rows = []
     print(f"{'version':>7} {'BER':>7} {'in the noise':>14} {'in the end':>14} {'dup':>5} "
           f"{'wrong':>5} "
-          f"{'failures':>8} {'median ms':>10} {'p99 ms':>9}")
+          f"{'failures':>8} {'hb timeouts':>11} {'median ms':>10} {'p99 ms':>9}")
     for version in (1, 2):
         for ber in BERS:
             runs = [run(version, ber, args.seconds, seed) for seed in range(args.seeds)]
             total = {k: sum(r[k] for r in runs) for k in (
-                "sent", "during_noise", "delivered", "duplicates", "wrong", "failures")}
+                "sent", "during_noise", "delivered", "duplicates", "wrong", "failures",
+                "heartbeat_timeouts")}
             median = statistics.median(r["median_delay_ms"] for r in runs)
             p99 = statistics.median(r["p99_delay_ms"] for r in runs)
             rows.append({"version": version, "ber": ber, **total, "median_delay_ms": median,
@@ -143,6 +185,7 @@ def main() -> None:
             print(f"{version:>7} {ber:>7.0e} {total['during_noise']:>6}/{total['sent']:<7} "
                   f"{total['delivered']:>6}/{total['sent']:<7} "
                   f"{total['duplicates']:>5} {total['wrong']:>5} {total['failures']:>8} "
+                  f"{total['heartbeat_timeouts']:>11} "
                   f"{median:>10.1f} {p99:>9.1f}")
     save("delivery", rows)
 

@@ -45,8 +45,9 @@ class Endpoint:
     def connect(self, now: float) -> None:
         self.link.connect(now)
 
-    def send(self, message: Message, now: float) -> None:
-        self.link.send(message.MSG_ID, message.to_bytes(), now)
+    def send(self, message: Message, now: float) -> bool:
+        """False: the link refused it at once (it holds all it can); it is not taken."""
+        return self.link.send(message.MSG_ID, message.to_bytes(), now)
 
     def feed(self, data: bytes, now: float) -> list[EndpointEvent]:
         """Bytes from the line -> messages and link events, in order."""

@@ -20,6 +20,9 @@ state the rules; this implements them:
   (within the window) until it closes, and NAKs a gap (again if it stays open a minimum
   RTO later). A NAK acknowledges what precedes it and makes the sender resend every
   unacknowledged frame from the NAKed SEQ on at once (go-back-N).
+- A device holds at most ``capacity`` messages it accepted and the peer has not
+  acknowledged, in flight or queued (or carried from the session before); ``send`` refuses
+  another at once, and never drops one it took: a new session re-sends them all.
 - The retransmission timeout is estimated like TCP (RFC 6298, Karn's rule), never below
   twice the longest frame's time on the line, and doubles on each timeout, up to four
   times the estimate, until progress. The ``max_retries``-th timeout in a row FAILS the
@@ -46,6 +49,7 @@ SEQ_MOD = 256
 RST_INTERVAL_MAX = 0.25  # seconds between RSTs while connecting, at most
 RTO_FLOOR = 0.02  # seconds: the minimum RTO on a fast line (USB), for scheduling jitter
 SILENCE_TO_FAIL = 5.0  # seconds without a frame from the peer, at the least, before failing
+DEVICE_QUEUE = 24  # what the simulated devices hold, as the C reference device (TD_QUEUE)
 
 
 def min_rto(byte_time: float) -> float:
@@ -107,13 +111,26 @@ LinkEvent = Delivered | Established | PeerReset | LinkFailed
 @dataclass(frozen=True, slots=True)
 class SessionSummary:
     """What a new session needs to know about the one before: both boot ids, the next SEQ
-    this end expected, and its messages not known to have arrived (with their SEQs)."""
+    this end expected, and its messages not known to have arrived (with their SEQs).
+
+    ``carried``: this end received a DATA frame in it; ``before``: the last earlier session
+    that carried something, as (own boot, peer boot, next SEQ expected)."""
 
     own_boot: int
     peer_boot: int
     rx_next: int
     unacked: tuple[tuple[int, Outgoing], ...] = ()
     pending: tuple[Outgoing, ...] = ()
+    carried: bool = True
+    before: tuple[int, int, int] | None = None
+
+    @property
+    def named(self) -> tuple[int, int, int] | None:
+        """The session to name in the next RST or RSTACK: the last one in which this end
+        received anything. A session that carried nothing may be one the peer never
+        established (its RSTACK was lost): naming it told the peer nothing, and a device
+        re-sent everything the one before had delivered."""
+        return (self.own_boot, self.peer_boot, self.rx_next) if self.carried else self.before
 
 
 @dataclass(slots=True)
@@ -149,6 +166,9 @@ class Link:
     byte_time: float = BYTE_TIME_115200  # the line's seconds per byte
     resend: bool = False  # re-send unreceived messages in the next session (devices do)
     resume: SessionSummary | None = None  # the session before this link object, if any
+    # At most this many messages accepted and not acknowledged (None: no limit; the host's
+    # commands each wait for their answer, so a few at most are ever held).
+    capacity: int | None = None
     state: LinkState = LinkState.CONNECTING
     peer_boot: int | None = None
     session_version: int = 1
@@ -177,6 +197,8 @@ class Link:
         self._line_free = 0.0  # when our last queued byte leaves the line
         self._prev = self.resume
         self._answered: SessionSummary | None = None  # named in our last RSTACK
+        self._carried = False  # a DATA frame was delivered in this session
+        self._before: tuple[int, int, int] | None = None  # see SessionSummary.named
 
     # -- driving the link -------------------------------------------------------------
 
@@ -189,17 +211,33 @@ class Link:
         """After a failure: a new session under a new boot id (the peer would take the
         old one for a duplicate), carrying what the failed session had not delivered."""
         if self.state is LinkState.ESTABLISHED:
-            self._prev = self._summary()
+            self._prev = self._summary()  # it carries the queue: sent from there, once
             self._unacked.clear()
+            self._pending.clear()
         self.boot_id = boot_id
         self.peer_boot = None
         self._rst_interval = self._rto = max(self.rto_initial, self.rto_min)
         self.connect(now)
 
-    def send(self, msg: int, payload: bytes, now: float) -> None:
-        """Queue a message; it goes out when the link is up and the window has room."""
+    def send(self, msg: int, payload: bytes, now: float) -> bool:
+        """Queue a message; it goes out when the link is up and the window has room.
+        False: refused at once, not taken (``capacity`` messages are held); the caller
+        keeps it and tries again later. A message taken is never dropped."""
+        if self.room == 0:
+            return False
         self._pending.append(Outgoing(msg, payload))
         self._fill_window(now)
+        return True
+
+    @property
+    def room(self) -> int | None:
+        """How many more messages ``send`` would take now (None: no limit)."""
+        if self.capacity is None:
+            return None
+        held = len(self._unacked) + len(self._pending)
+        if self.resend and self._prev is not None:  # carried into the next session
+            held += len(self._prev.unacked) + len(self._prev.pending)
+        return max(0, self.capacity - held)
 
     def take_output(self) -> list[bytes]:
         """Encoded frames to write to the line, in order."""
@@ -323,6 +361,8 @@ class Link:
         self._unacked.clear()
         prev, self._prev = self._prev, None
         carried: list[Outgoing] = []
+        self._carried = False
+        self._before = prev.named if prev is not None else None
         if prev is not None:
             received = _confirmed(prev, resume)
             self.stats.confirmed += received
@@ -352,12 +392,13 @@ class Link:
         assert self.peer_boot is not None
         return SessionSummary(self.boot_id, self.peer_boot, self._rx_next,
                               tuple((f.seq, f.out) for f in self._unacked),
-                              tuple(self._pending))
+                              tuple(self._pending), self._carried, self._before)
 
     def _on_data(self, frame: Frame, now: float) -> list[LinkEvent]:
         if frame.seq == self._rx_next:
             delivered: list[LinkEvent] = []
             next_frame: Frame | None = frame
+            self._carried = True
             while next_frame is not None:  # and what was kept from past the gap
                 self._rx_next = (self._rx_next + 1) % SEQ_MOD
                 self.stats.delivered += 1
@@ -442,22 +483,17 @@ class Link:
         flight.sent_at = self._line_free
 
     def _send_rst(self, now: float) -> None:
-        payload = struct.pack(">IB", self.boot_id, self.version) + self._resume_payload()
-        ack = self._prev.rx_next if self._prev else 0
-        self._emit(Frame(Kind.RST, ack=ack, payload=payload), control=True)
+        named = self._prev.named if self._prev else None
+        payload = struct.pack(">IB", self.boot_id, self.version) + _name(named)
+        self._emit(Frame(Kind.RST, ack=named[2] if named else 0, payload=payload),
+                   control=True)
         self._rst_due = now + self._rst_interval
 
     def _send_rstack(self, boot: int, version: int, prev: SessionSummary | None) -> None:
-        payload = struct.pack(">IIB", boot, self.boot_id, version)
-        if prev is not None:
-            payload += struct.pack(">II", prev.own_boot, prev.peer_boot)
-        self._emit(Frame(Kind.RSTACK, ack=prev.rx_next if prev else 0, payload=payload),
+        named = prev.named if prev else None
+        payload = struct.pack(">IIB", boot, self.boot_id, version) + _name(named)
+        self._emit(Frame(Kind.RSTACK, ack=named[2] if named else 0, payload=payload),
                    control=True)
-
-    def _resume_payload(self) -> bytes:
-        if self._prev is None:
-            return b""
-        return struct.pack(">II", self._prev.own_boot, self._prev.peer_boot)
 
     def _emit(self, frame: Frame, control: bool = False) -> bytes:
         if self.version not in VERSIONS:  # a foreign peer, to test version handling
@@ -477,6 +513,11 @@ class Link:
         self._pending.clear()
         self.state = LinkState.FAILED
         return LinkFailed(reason, unacked)
+
+
+def _name(named: tuple[int, int, int] | None) -> bytes:
+    """The resume fields of a RST or RSTACK: both boot ids of the session named."""
+    return b"" if named is None else struct.pack(">II", named[0], named[1])
 
 
 def _resume_fields(frame: Frame, at: int) -> tuple[int, int, int] | None:

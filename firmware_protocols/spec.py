@@ -240,15 +240,27 @@ A wrong frame can turn one valid card into another, so version 2 is the one to b
   the first timeout after 5 s). The end whose link failed starts a new session with a
   new boot id.
 - **Resuming: nothing received is lost, nothing is sent twice.** A RST or RSTACK names
-  the session that ended before (both boot ids) and puts in its ACK field the next SEQ
+  a session that ended before (both boot ids) and puts in its ACK field the next SEQ
   its sender had expected in that session. The receiver, if it was the other end of
   that session, knows its unacknowledged messages with SEQ before that value arrived.
-  A **device re-sends, in order at the start of the new session, every message of the
-  ended session that the peer is not known to have received** (all of them if the RST or
+  The session named is the **last one in which the sender received a DATA frame**, not
+  merely the last one: a session in which nothing arrived may be one the peer never
+  established (its RSTACK was lost), and naming it would tell the peer nothing. (E.g.
+  with the host-to-device direction dead, the device's link fails and its RST reaches
+  the host, whose RSTACK is lost; the host's next RST names the session before, whose
+  messages the device still holds.) If no session carried anything, name none.
+  A **device re-sends, in order at the start of the new session, every message of its
+  last session that the peer is not known to have received** (all of them if the RST or
   RSTACK names another session or none, e.g. after the host restarted). A device that
   reboots keeps nothing, and sends what it still holds as new events. The **host drops
   what it has already seen**: a card's `draw_no` within its shoe, and the like, tell a
   repeated event. The host does not re-send commands: it asks again.
+- **A full queue.** A device holds at most a fixed number of messages it has accepted
+  from its own firmware and the host has not acknowledged, in flight or queued (the
+  reference device: 24, the 8 in flight included). When it holds that many, it refuses
+  a new one at once and says so to its caller, which keeps it (its sensor waits) and
+  tries again once there is room. A message accepted is never dropped: the room of the
+  8 in flight stays reserved, so the re-sending above always fits.
 - **Commands and replies.** Host commands carry a `tag` (u8) that the device echoes in its
   reply or in `command_result`. `request_order` is answered by `order_chunk` messages,
   which carry no tag: the first chunk of that shuffle answers it (a refusal comes as a

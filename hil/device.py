@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,7 +29,7 @@ from firmware_protocols.common import (
 )
 from firmware_protocols.endpoint import Endpoint
 from firmware_protocols.framing import PROTOCOL_VERSION
-from firmware_protocols.link import Link, LinkFailed
+from firmware_protocols.link import DEVICE_QUEUE, Link, LinkFailed
 from firmware_protocols.wire import Catalogue, Message
 
 HEARTBEAT_INTERVAL = 1.0
@@ -57,12 +58,16 @@ class SimDevice:
         self._timers: list[tuple[float, int, Callable[[float], None]]] = []
         self._tie = itertools.count()
         self._next_heartbeat = 0.0
+        # Back-pressure: events the link refused (it holds all it can) wait here, in
+        # order, and go first once there is room; none is dropped.
+        self.held: deque[Message] = deque()
         self.endpoint = self._new_endpoint()
 
     def _new_endpoint(self) -> Endpoint:
         # A device re-sends what the host had not received when a session ends (the
         # spec's rule); the host drops what it has already seen (card draw_no).
-        link = Link(self.rng.getrandbits(32), version=self.protocol_version, resend=True)
+        link = Link(self.rng.getrandbits(32), version=self.protocol_version, resend=True,
+                    capacity=DEVICE_QUEUE)
         return Endpoint(self.catalogue, link)
 
     # -- the line ---------------------------------------------------------------------
@@ -76,6 +81,7 @@ class SimDevice:
     def reboot(self, now: float) -> None:
         """Firmware reboot mid-stream: a new boot id, sequence numbers restart, timers die."""
         self._timers.clear()
+        self.held.clear()  # a reboot keeps nothing
         self.endpoint = self._new_endpoint()
         self.state, self.fault = DeviceState.READY, 0
         self.on_reboot()
@@ -92,11 +98,14 @@ class SimDevice:
         for event in self.endpoint.poll(now):
             if isinstance(event, LinkFailed):  # a new session, under a new boot id
                 self.endpoint.link.restart(now, self.rng.getrandbits(32))
+        self._flush_held(now)
         while self._timers and self._timers[0][0] <= now:
             _, _, action = heapq.heappop(self._timers)
             action(now)
         if now >= self._next_heartbeat and self.endpoint.link.state == "established":
-            self.emit(Heartbeat(self._uptime_ms(now), int(self.state), self.fault), now)
+            if not self.held:  # a heartbeat is state, not an event: one refused is skipped
+                self.endpoint.send(Heartbeat(self._uptime_ms(now), int(self.state),
+                                             self.fault), now)
             self._next_heartbeat = now + HEARTBEAT_INTERVAL
 
     def take_output(self) -> bytes:
@@ -114,7 +123,12 @@ class SimDevice:
     # -- behaviour ----------------------------------------------------------------------
 
     def emit(self, message: Message, now: float) -> None:
-        self.endpoint.send(message, now)
+        self.held.append(message)
+        self._flush_held(now)
+
+    def _flush_held(self, now: float) -> None:
+        while self.held and self.endpoint.send(self.held[0], now):
+            self.held.popleft()
 
     def after(self, delay: float, action: Callable[[float], None], now: float) -> None:
         heapq.heappush(self._timers, (now + delay / self.speed, next(self._tie), action))

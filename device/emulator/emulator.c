@@ -10,7 +10,8 @@
  *         cut            (shoe) the cut card     throw D1 D2 D3 T1 T2 T3  (tumbler) next dice
  *         button         the dealer's button     reboot   firmware reboot
  *         noise BER      flip bits on the line out (0 stops)    quit
- * stdout: pty PATH, session V BOOT, rx NAME, drew CARD, locked, armed 0|1, settled D D D
+ * stdout: pty PATH, session V BOOT, rx NAME, drew CARD, locked, armed 0|1, settled D D D,
+ *         full (a draw refused: the link holds all it can), held NAME (an event waits)
  */
 #define _XOPEN_SOURCE 600
 #include <errno.h>
@@ -27,6 +28,7 @@
 
 #define MAX_CARDS 520
 #define DECK_SET 0x00C0FFEEu
+#define HELD 8  /* events the sensor loop holds while the link refuses them */
 
 typedef struct {
     int shoe;  /* 1 shoe, 0 tumbler */
@@ -45,6 +47,11 @@ typedef struct {
     uint8_t dice[3], script[3];
     uint16_t tilt[3], script_tilt[3];
     int scripted;
+    /* Back-pressure: an event the link refused waits here, in order, and goes first when
+     * there is room; while any waits, the hardware takes no new action that would make
+     * another (the shoe keeps its next card). */
+    td_out held[HELD];
+    int n_held;
 } emu;
 
 static uint32_t now_us(void)
@@ -81,10 +88,42 @@ static void line_write(void *ctx, const uint8_t *bytes, size_t len)
     }
 }
 
+static void flush_held(emu *e)
+{
+    int taken = 0;
+    while (taken < e->n_held && td_link_send(&e->link, e->held[taken].msg, e->held[taken].payload,
+                                             e->held[taken].len, now_us()) == 0)
+        taken++;
+    memmove(e->held, e->held + taken, (size_t)(e->n_held - taken) * sizeof e->held[0]);
+    e->n_held -= taken;
+}
+
 static void send(emu *e, td_msg *m)
 {
-    if (td_link_send_msg(&e->link, m, now_us()) != 0)
+    td_out o;
+    int n = td_msg_encode(m, o.payload, sizeof o.payload);
+    if (n < 0) {
+        fprintf(stdout, "unencodable %s\n", m->def->name);
+        return;
+    }
+    o.msg = m->def->id;
+    o.len = (uint8_t)n;
+    flush_held(e);
+    if (e->n_held == 0 && td_link_send(&e->link, o.msg, o.payload, o.len, now_us()) == 0)
+        return;
+    if (e->n_held == HELD) {  /* the actions that make events wait for room: not reached */
         fprintf(stdout, "dropped %s\n", m->def->name);
+        return;
+    }
+    e->held[e->n_held++] = o;
+    fprintf(stdout, "held %s\n", m->def->name);
+}
+
+/* Room for an action's events (a card and shoe_empty): the sensor loop waits otherwise. */
+static int can_act(emu *e)
+{
+    flush_held(e);
+    return e->n_held == 0 && td_link_room(&e->link) >= 2;
 }
 
 static void set_str(td_value *v, const char *s)
@@ -190,6 +229,7 @@ static void boot(emu *e)
     e->link.on_session = on_session;
     e->gate_locked = 1;
     e->armed = e->busy = 0;
+    e->n_held = 0;  /* a reboot keeps nothing */
     td_link_connect(&e->link, now_us());
 }
 
@@ -197,20 +237,23 @@ static void timers(emu *e)
 {
     uint32_t now = now_us();
     td_msg m;
-    if (e->link.state == TD_ESTABLISHED && (int32_t)(now - e->next_heartbeat_us) >= 0) {
+    flush_held(e);
+    if (e->link.state == TD_ESTABLISHED && (int32_t)(now - e->next_heartbeat_us) >= 0 &&
+        can_act(e)) {  /* a heartbeat is state, not an event: one refused is skipped */
         td_msg_init(&m, td_msgdef_named("heartbeat"));
         m.v[0].u = (now - e->booted_us) / 1000u;
         m.v[1].u = e->busy ? 1 : 0;
         send(e, &m);
         e->next_heartbeat_us = now + 1000000u;
     }
-    if (e->busy && e->tumbles_done < 3 && (int32_t)(now - e->next_tumble_us) >= 0) {
+    if (e->busy && e->tumbles_done < 3 && (int32_t)(now - e->next_tumble_us) >= 0 &&
+        can_act(e)) {
         td_msg_init(&m, td_msgdef_named("tumble"));
         m.v[0].u = (uint64_t)++e->tumbles_done;
         send(e, &m);
         e->next_tumble_us = now + (uint32_t)(400000 / e->speed);
     }
-    if (e->busy && (int32_t)(now - e->settle_us) >= 0) {
+    if (e->busy && (int32_t)(now - e->settle_us) >= 0 && can_act(e)) {
         int i;
         td_msg_init(&m, td_msgdef_named("settled"));
         for (i = 0; i < 3; i++) {
@@ -247,6 +290,8 @@ static void command(emu *e, char *line)
     } else if (strcmp(word, "draw") == 0 && e->shoe) {
         if (e->gate_locked || e->drawn >= e->n_cards) {
             fprintf(stdout, "locked\n");
+        } else if (!can_act(e)) {
+            fprintf(stdout, "full\n");  /* the card stays in the shoe until there is room */
         } else {
             td_msg_init(&m, td_msgdef_named("card_drawn"));
             m.v[0].u = (uint64_t)++e->drawn;

@@ -82,8 +82,8 @@ static void send_rst(td_link *l, uint32_t now_us)
     put32(f.payload, l->boot_id);
     f.payload[4] = l->newest_version;
     f.len = 5;
-    if (l->have_prev)
-        name_session(&f, l->prev_own, l->prev_peer, l->prev_rx_next);
+    if (l->have_named)
+        name_session(&f, l->named_own, l->named_peer, l->named_rx_next);
     emit(l, &f);
     l->rst_due_us = now_us + l->rst_interval_us;
 }
@@ -113,10 +113,14 @@ void td_link_connect(td_link *l, uint32_t now_us)
 
 static td_out *queue_at(td_link *l, uint8_t i) { return &l->queue[(l->q_head + i) % TD_QUEUE]; }
 
+/* A device holds at most TD_QUEUE messages it accepted and the host has not acknowledged,
+ * queued or in flight (spec: "A full queue"). Counting the window in keeps room for it in
+ * the queue, so a new session can always re-queue what the host did not receive: evicting
+ * a queued message there lost messages the caller had been told were taken. */
 static int push_back(td_link *l, const td_out *o)
 {
-    if (l->q_len == TD_QUEUE) {
-        l->dropped++;
+    if (l->q_len + l->n_unacked >= TD_QUEUE) {
+        l->refused++;
         return -1;
     }
     *queue_at(l, l->q_len) = *o;
@@ -126,10 +130,7 @@ static int push_back(td_link *l, const td_out *o)
 
 static void push_front(td_link *l, const td_out *o)
 {
-    if (l->q_len == TD_QUEUE) {  /* the newest queued message gives way to an older one */
-        l->q_len--;
-        l->dropped++;
-    }
+    /* Never full here: push_back left room for every frame in flight. */
     l->q_head = (uint8_t)((l->q_head + TD_QUEUE - 1) % TD_QUEUE);
     l->queue[l->q_head] = *o;
     l->q_len++;
@@ -232,18 +233,32 @@ static void on_ack(td_link *l, uint8_t ack, uint32_t now_us)
     l->rto_us = estimate(l);  /* progress ends the doubling */
 }
 
+/* The session ends: keep it to check the peer's resume fields against, and name it from
+ * now on if a DATA frame arrived in it (spec: "Resuming": a session that carried nothing
+ * may be one the peer never established). */
+static void end_session(td_link *l)
+{
+    l->have_prev = 1;
+    l->prev_own = l->boot_id;
+    l->prev_peer = l->peer_boot;
+    l->prev_rx_next = l->rx_next;
+    if (l->carried) {
+        l->have_named = 1;
+        l->named_own = l->boot_id;
+        l->named_peer = l->peer_boot;
+        l->named_rx_next = l->rx_next;
+        l->carried = 0;
+    }
+}
+
 /* A new session with peer `boot`. The session before (if any) is named by the peer's
  * RST/RSTACK: what it says it received is dropped, the rest is re-sent first. */
 static void reset_session(td_link *l, uint32_t boot, uint8_t version, const uint8_t *resume,
                           uint8_t resume_ack, uint32_t now_us)
 {
     uint8_t received = 0, i;
-    if (l->state == TD_ESTABLISHED) {
-        l->have_prev = 1;
-        l->prev_own = l->boot_id;
-        l->prev_peer = l->peer_boot;
-        l->prev_rx_next = l->rx_next;
-    }
+    if (l->state == TD_ESTABLISHED)
+        end_session(l);
     if (l->have_prev && resume && get32(resume) == l->prev_peer &&
         get32(resume + 4) == l->prev_own && l->n_unacked) {
         received = (uint8_t)(resume_ack - l->unacked[0].seq);
@@ -256,6 +271,7 @@ static void reset_session(td_link *l, uint32_t boot, uint8_t version, const uint
         push_front(l, &l->unacked[i - 1].out);
     l->n_unacked = 0;
     l->have_prev = 0;
+    l->carried = 0;
     l->tx_next = l->rx_next = 0;
     l->nak_sent = 0;
     l->retries = 0;
@@ -283,11 +299,15 @@ static void on_rst(td_link *l, const td_frame *f, uint32_t now_us)
         send_rstack(l, boot, l->version);  /* a duplicate: answer again, change nothing */
         return;
     }
-    /* Name the session that ends here (or the one that failed) in the RSTACK. */
-    l->answered_prev = l->state == TD_ESTABLISHED || l->have_prev;
-    l->answered_own = l->state == TD_ESTABLISHED ? l->boot_id : l->prev_own;
-    l->answered_peer = l->state == TD_ESTABLISHED ? l->peer_boot : l->prev_peer;
-    l->answered_rx_next = l->state == TD_ESTABLISHED ? l->rx_next : l->prev_rx_next;
+    /* The RSTACK names the last session that carried anything, this one included. */
+    if (l->state == TD_ESTABLISHED) {
+        end_session(l);
+        l->state = TD_CONNECTING;  /* ended: reset_session must not end it again */
+    }
+    l->answered_prev = l->have_named;
+    l->answered_own = l->named_own;
+    l->answered_peer = l->named_peer;
+    l->answered_rx_next = l->named_rx_next;
     reset_session(l, boot, version, f->len >= 13 ? f->payload + 5 : NULL, f->ack, now_us);
     send_rstack(l, boot, version);
     fill_window(l, now_us);
@@ -314,6 +334,7 @@ static void on_data(td_link *l, const td_frame *f, uint32_t now_us)
 {
     uint8_t behind;
     if (f->seq == l->rx_next) {
+        l->carried = 1;
         l->rx_next = (uint8_t)(l->rx_next + 1);
         l->nak_sent = 0;
         control(l, TD_ACK, l->rx_next);
@@ -420,10 +441,7 @@ void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id)
     if (l->retries >= TD_MAX_RETRIES && (uint32_t)(now_us - l->heard_us) >= SILENCE_TO_FAIL_US) {
         /* the 8th timeout in a row, with the peer silent for 5 s, fails the link */
         l->failures++;
-        l->have_prev = 1;
-        l->prev_own = l->boot_id;
-        l->prev_peer = l->peer_boot;
-        l->prev_rx_next = l->rx_next;
+        end_session(l);
         l->state = TD_FAILED;
         td_link_poll(l, now_us, new_boot_id);  /* a new session at once */
         return;
@@ -435,4 +453,9 @@ void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id)
     if (l->rto_us > RTO_MAX_US)
         l->rto_us = RTO_MAX_US;
     resend_all(l, now_us);
+}
+
+int td_link_room(const td_link *l)
+{
+    return TD_QUEUE - l->q_len - l->n_unacked;
 }

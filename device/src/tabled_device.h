@@ -99,7 +99,7 @@ int td_msg_decode(td_msg *m, const td_msgdef *def, const uint8_t *payload, size_
 /* -- link layer, device side (spec: "Link layer") ----------------------------------- */
 
 #define TD_WINDOW 8
-#define TD_QUEUE 24
+#define TD_QUEUE 24  /* messages accepted and not yet acknowledged, at most (> TD_WINDOW) */
 #define TD_MAX_RETRIES 8
 
 typedef struct {
@@ -139,24 +139,33 @@ typedef struct {
     uint32_t rto_us, rto_min_us, srtt_us, rttvar_us;
     int have_srtt;
     uint32_t rst_due_us, rst_interval_us, line_free_us, nak_at_us, heard_us;
-    /* the session before (spec: "Resuming") */
+    /* the session before (spec: "Resuming"): what is re-sent is checked against it */
     int have_prev;
     uint32_t prev_own, prev_peer;
     uint8_t prev_rx_next;
+    /* the last session in which a DATA frame arrived: the one RST and RSTACK name */
+    int carried;  /* one arrived in this session */
+    int have_named;
+    uint32_t named_own, named_peer;
+    uint8_t named_rx_next;
     int answered_prev;  /* what our last RSTACK named, to repeat it for a duplicate RST */
     uint32_t answered_own, answered_peer;
     uint8_t answered_rx_next;
     /* counters */
-    uint32_t retransmitted, timeouts, stale, failures, confirmed, dropped;
+    uint32_t retransmitted, timeouts, stale, failures, confirmed, refused;
     td_decoder decoder;
 } td_link;
 
 void td_link_init(td_link *l, uint32_t boot_id, uint8_t newest_version, uint32_t baud,
                   td_write_fn write, td_deliver_fn deliver, void *ctx);
 void td_link_connect(td_link *l, uint32_t now_us);
-/* Queue a message; 0, or -1 when the queue is full (the message is not taken). */
+/* Queue a message; 0, or -1 at once when the device already holds TD_QUEUE messages
+ * not yet acknowledged (the message is not taken: the caller keeps it and tries again
+ * once td_link_room says there is room). A message taken is never dropped. */
 int td_link_send(td_link *l, uint8_t msg, const uint8_t *payload, size_t len, uint32_t now_us);
 void td_link_receive(td_link *l, const uint8_t *bytes, size_t len, uint32_t now_us);
+/* How many more messages td_link_send would take now. */
+int td_link_room(const td_link *l);
 /* Timers: call at least every few milliseconds. After a failure it starts a new session
  * under new_boot_id (the caller's random number). */
 void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id);

@@ -238,6 +238,7 @@ typedef struct {
     struct pipe *to;
     uint8_t received[400];
     int n_received;
+    int cut;  /* this end's transmit wire is cut: everything it writes is lost */
 } end;
 
 struct pipe {
@@ -260,7 +261,7 @@ static void line_write(void *ctx, const uint8_t *b, size_t n)
 {
     end *e = (end *)ctx;
     size_t i;
-    for (i = 0; i < n && e->to->n < sizeof e->to->buf; i++) {
+    for (i = 0; i < n && !e->cut && e->to->n < sizeof e->to->buf; i++) {
         uint8_t byte = b[i];
         if ((next_rand() % 100000) < loss * 100000)
             continue;
@@ -327,6 +328,151 @@ static void link_test(double l, double f, uint8_t va, uint8_t vb, uint32_t start
            vb, start, a.link.retransmitted, b.link.retransmitted);
 }
 
+static void exchange(end *a, end *b, struct pipe *ab, struct pipe *ba, uint32_t *now, int steps)
+{
+    int i;
+    for (i = 0; i < steps; i++) {
+        *now += 500;
+        td_link_receive(&b->link, ab->buf, ab->n, *now);
+        ab->n = 0;
+        td_link_receive(&a->link, ba->buf, ba->n, *now);
+        ba->n = 0;
+        td_link_poll(&a->link, *now, next_rand());
+        td_link_poll(&b->link, *now, next_rand());
+    }
+}
+
+/* Spec, "Resuming" and "A full queue": a device never drops what it accepted. With its
+ * line to the host cut, it accepts messages until it refuses one (-1, at once); the host
+ * then restarts and names no session, so the device re-sends every one of them. The
+ * queue used to take 24 on top of the 8 in flight, and the new session's re-queueing
+ * evicted 8 accepted messages without a word. */
+static void full_queue_test(void)
+{
+    static end dev, host;
+    static struct pipe up, down;
+    uint32_t now = 0;
+    int accepted = 0, refused = 0, i, ok;
+    uint8_t byte;
+    loss = flip = 0.0;
+    memset(&up, 0, sizeof up);
+    memset(&down, 0, sizeof down);
+    dev.to = &up;
+    host.to = &down;
+    dev.n_received = host.n_received = 0;
+    dev.cut = host.cut = 0;
+    td_link_init(&dev.link, 0xD1, 2, 115200, line_write, deliver, &dev);
+    td_link_init(&host.link, 0x40, 2, 115200, line_write, deliver, &host);
+    td_link_connect(&dev.link, now);
+    td_link_connect(&host.link, now);
+    exchange(&dev, &host, &up, &down, &now, 100);
+    CHECK(dev.link.state == TD_ESTABLISHED, "full queue: no session");
+    dev.cut = 1;
+    for (i = 0; i < 100; i++) {
+        byte = (uint8_t)accepted;
+        if (td_link_send(&dev.link, 1, &byte, 1, now) == 0)
+            accepted++;
+        else
+            refused++;
+    }
+    CHECK(accepted == TD_QUEUE && refused == 100 - TD_QUEUE,
+          "full queue: accepted %d, refused %d (a queue of %d)", accepted, refused, TD_QUEUE);
+    exchange(&dev, &host, &up, &down, &now, 200);  /* 100 ms of resending into the void */
+    dev.cut = 0;
+    td_link_init(&host.link, 0x41, 2, 115200, line_write, deliver, &host);  /* host restart */
+    td_link_connect(&host.link, now);
+    exchange(&dev, &host, &up, &down, &now, 4000);
+    ok = host.n_received == accepted;
+    for (i = 0; ok && i < accepted; i++)
+        ok = host.received[i] == (uint8_t)i;
+    CHECK(ok, "full queue: the host received %d of the %d accepted (refusals %u)",
+          host.n_received, accepted, dev.link.refused);
+    CHECK(dev.link.refused == (uint32_t)refused, "full queue: %u refusals counted, %d made",
+          dev.link.refused, refused);
+    if (ok)
+        printf("full queue: %d accepted, %d refused at once, all %d delivered after a "
+               "new session\n", accepted, refused, accepted);
+}
+
+static uint8_t captured[4096];
+static size_t n_captured;
+static td_frame rstack;
+
+static void capture(void *ctx, const uint8_t *b, size_t n)
+{
+    (void)ctx;
+    if (n_captured + n <= sizeof captured) {
+        memcpy(captured + n_captured, b, n);
+        n_captured += n;
+    }
+}
+
+static void keep_rstack(void *ctx, const td_frame *f)
+{
+    (void)ctx;
+    if (f->kind == TD_RSTACK)
+        rstack = *f;
+}
+
+/* The RSTACK the device answers a host's RST (boot `host`) with, named session and ACK. */
+static void answer_rst(td_link *l, uint32_t host, uint32_t now, uint32_t *own, uint32_t *peer,
+                       int *ack)
+{
+    td_frame f;
+    td_decoder d;
+    uint8_t raw[TD_MAX_FRAME];
+    memset(&f, 0, sizeof f);
+    f.version = 1;
+    f.kind = TD_RST;
+    f.len = 5;
+    f.payload[0] = (uint8_t)(host >> 24); f.payload[1] = (uint8_t)(host >> 16);
+    f.payload[2] = (uint8_t)(host >> 8); f.payload[3] = (uint8_t)host;
+    f.payload[4] = 2;
+    n_captured = 0;
+    memset(&rstack, 0, sizeof rstack);
+    td_link_receive(l, raw, td_frame_encode(&f, raw), now);
+    td_decoder_init(&d, l->byte_us);
+    td_decoder_feed(&d, captured, n_captured, now, 1, keep_rstack, NULL);
+    *own = rstack.len >= 17 ? (uint32_t)rstack.payload[9] << 24 | (uint32_t)rstack.payload[10] << 16 |
+           (uint32_t)rstack.payload[11] << 8 | rstack.payload[12] : 0;
+    *peer = rstack.len >= 17 ? (uint32_t)rstack.payload[13] << 24 | (uint32_t)rstack.payload[14] << 16 |
+            (uint32_t)rstack.payload[15] << 8 | rstack.payload[16] : 0;
+    *ack = rstack.len >= 17 ? rstack.ack : -1;
+}
+
+/* Spec, "Resuming": RST and RSTACK name the last session in which a DATA frame arrived.
+ * The device received one message in its session with host 0x40; the host restarted
+ * twice, and nothing arrived in the session with 0x41: the RSTACK to 0x42 still names
+ * the session with 0x40 (it named the empty one). */
+static void named_session_test(void)
+{
+    static end dev;
+    td_frame f;
+    uint8_t raw[TD_MAX_FRAME];
+    uint32_t own, peer;
+    int ack;
+    dev.n_received = 0;
+    td_link_init(&dev.link, 0xD1, 2, 115200, capture, deliver, &dev);
+    td_link_connect(&dev.link, 0);
+    answer_rst(&dev.link, 0x40, 1000, &own, &peer, &ack);
+    CHECK(dev.link.state == TD_ESTABLISHED && ack == -1, "named: first session");
+    memset(&f, 0, sizeof f);
+    f.version = 2;
+    f.kind = TD_DATA;
+    f.msg = 1;
+    f.sess = (uint8_t)(0xD1 ^ 0x40);
+    f.len = 1;
+    td_link_receive(&dev.link, raw, td_frame_encode(&f, raw), 2000);
+    CHECK(dev.n_received == 1, "named: the message did not arrive");
+    answer_rst(&dev.link, 0x41, 3000, &own, &peer, &ack);
+    CHECK(own == 0xD1 && peer == 0x40 && ack == 1, "named: RSTACK to 0x41 names %x/%x ack %d",
+          own, peer, ack);
+    answer_rst(&dev.link, 0x42, 4000, &own, &peer, &ack);
+    CHECK(own == 0xD1 && peer == 0x40 && ack == 1,
+          "named: RSTACK to 0x42 names %x/%x ack %d, not the session that carried something",
+          own, peer, ack);
+}
+
 int main(int argc, char **argv)
 {
     static char line[8192];
@@ -362,6 +508,8 @@ int main(int argc, char **argv)
     link_test(0.01, 0.001, 2, 2, 0);
     link_test(0.01, 0.001, 2, 1, 3845000000u);  /* 64 minutes after boot */
     link_test(0.02, 0.002, 1, 1, 0xFFFF0000u);  /* the clock wraps during the test */
+    full_queue_test();
+    named_session_test();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
 }

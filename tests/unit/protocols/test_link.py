@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from firmware_protocols.framing import Decoder, Frame, Kind
 from firmware_protocols.link import (
+    DEVICE_QUEUE,
     Delivered,
     Established,
     Link,
@@ -510,3 +511,55 @@ def test_a_peer_that_still_answers_does_not_fail_the_link() -> None:
         w.run(0.3)
         w.a.receive(Frame(Kind.ACK, ack=0, version=2, sess=(0xA ^ 0xB) & 0xFF), w.now)
     assert w.a.state is LinkState.ESTABLISHED and w.a.stats.timeouts >= 8
+
+
+def test_a_full_device_queue_refuses_at_once_and_a_new_session_drops_nothing() -> None:
+    """Spec, "A full queue": the device holds at most ``capacity`` messages accepted and
+    not acknowledged, in flight included; it refuses the next at once, and a new session
+    re-sends every one it took (the C device's push_front evicted 8 of them)."""
+    line = serial_pair(Link(0x40), Link(0xD1, resend=True, capacity=DEVICE_QUEUE))
+    line.cut["b"] = True
+    taken = [line.b.send(0x20, bytes([i]), line.now) for i in range(40)]
+    assert taken == [True] * DEVICE_QUEUE + [False] * (40 - DEVICE_QUEUE)
+    assert line.b.room == 0
+    line.run(0.2)
+    line.a = Link(0x41)  # the host restarts: it names no session, the device re-sends all
+    line.decoders["a"] = Decoder()
+    line.a.connect(line.now)
+    line.cut["b"] = False
+    line.run(2.0)
+    assert line.delivered("a") == [bytes([i]) for i in range(DEVICE_QUEUE)]
+    assert line.b.room == DEVICE_QUEUE
+
+
+def test_a_session_that_carried_nothing_is_not_named_in_place_of_the_one_before() -> None:
+    """Spec, "Resuming": the host accepted the device's RST (a new session) but its RSTACK
+    was lost; the host's next RST must name the session in which the device's messages
+    arrived, not the empty one the device never established."""
+    line = device_and_host()
+    for i in range(3):
+        line.b.send(0x20, bytes([i]), line.now)
+    line.run(0.5)
+    first = line.a.summary()
+    assert first is not None and first.named == (0x40, 0xD1, 3)
+    line.cut["a"] = True  # the host's RSTACK will be lost
+    line.b.restart(line.now, 0xD2)
+    line.run(0.1)
+    assert line.a.peer_boot == 0xD2 and line.b.state is LinkState.CONNECTING
+    empty = line.a.summary()
+    assert empty is not None and (empty.own_boot, empty.peer_boot) == (0x40, 0xD2)
+    assert empty.named == (0x40, 0xD1, 3)
+
+
+def test_a_restart_while_established_sends_each_queued_message_once() -> None:
+    """Spec, "Resuming": restart() on a live session kept its queued messages both in the
+    summary it carries and in the queue, so the new session sent them twice."""
+    line = device_and_host()
+    line.cut["b"] = True
+    for i in range(12):  # 8 in flight, 4 queued behind them
+        line.b.send(0x20, bytes([i]), line.now)
+    line.run(0.1)
+    line.b.restart(line.now, 0xD2)
+    line.cut["b"] = False
+    line.run(2.0)
+    assert line.delivered("a") == [bytes([i]) for i in range(12)]
