@@ -28,6 +28,7 @@ from daemon.games.decided import decided_bets
 from daemon.games.errors import DealError
 from daemon.games.model import Consequence, GameRules
 from daemon.results import RoundContext, baccarat_result, void_result
+from daemon.round import reveal
 from daemon.round.effects import (
     Alert,
     CommandRefusedError,
@@ -747,29 +748,32 @@ class BaccaratTable(RoundLifecycle):
     def reveal_commands(self) -> list[DeviceCommand]:
         """Ask again for every order still owed: for a shuffler that has just
         (re)connected, since a reveal cut short (line noise, a reboot) would otherwise
-        leave a shoe unverified."""
-        out = []
-        for sid, (shoe, _) in self.awaiting_order.items():
-            self.awaiting_order[sid] = (shoe, [])
-            out.append(DeviceCommand("shuffler", shuffler_proto.RequestOrder(0, sid)))
-        return out
+        leave a shoe unverified. The chunks already received are kept: they are placed by
+        position, so the second reveal's repeats of them change nothing."""
+        return [DeviceCommand("shuffler", shuffler_proto.RequestOrder(0, sid))
+                for sid in self.awaiting_order]
 
     def order_chunk(self, msg: shuffler_proto.OrderChunk) -> list[Effect]:
-        """Collect a revealed order; when complete, check the dealt cards against it.
-        (The chunks are not journalled: a reveal cut short is asked for again.)"""
+        """Collect a revealed order; once it is whole, or contradicts itself or the
+        certified shoe, check the dealt cards against it. (The chunks are not journalled:
+        a reveal cut short is asked for again.)"""
         if msg.shuffle_id not in self.awaiting_order:
             return []
         shoe, chunks = self.awaiting_order[msg.shuffle_id]
+        if msg in chunks:
+            return []  # delivered twice, or revealed again: nothing new
         chunks.append(msg)
-        if sum(len(c.cards) for c in chunks) < msg.total:
-            return []
-        findings = shoe.verify_order(chunks)
-        if not findings:
+        got = reveal.assemble(msg.shuffle_id, chunks)
+        if got.order is None and not got.contradictions \
+                and got.total == shoe.certificate.decks * 52:
+            return []  # more to come
+        check = shoe.verify_order(chunks)
+        if not check.findings:
             return [self._rec("shuffle_verified", {"shuffle_id": msg.shuffle_id,
-                                                   "cards_checked": len(shoe.drawn)})]
+                                                   "cards_checked": check.cards_checked})]
         return [self._rec("shuffle_verification_failed", {"shuffle_id": msg.shuffle_id,
-                                                          "findings": len(findings)}),
-                *[Alert(f.irregularity.code, f.clause, f.detail) for f in findings]]
+                                                          "findings": len(check.findings)}),
+                *[Alert(f.irregularity.code, f.clause, f.detail) for f in check.findings]]
 
     def shoe_empty(self, msg: shoe_proto.ShoeEmpty) -> list[Effect]:
         out: list[Effect] = []
