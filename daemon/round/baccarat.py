@@ -77,6 +77,9 @@ class BaccaratTable(RoundLifecycle):
         self.carried: list[tuple[Card | None, int]] = []
         # Ended shoes wait here for the shuffler to reveal their order (card switching).
         self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
+        # Shuffles whose order a shuffler sent while still in play, alerted once each
+        # (transient, like the chunks: a restart may alert again).
+        self.disclosed: set[int] = set()
 
     # -- what the service dispatches ------------------------------------------------------
 
@@ -750,15 +753,43 @@ class BaccaratTable(RoundLifecycle):
         (re)connected, since a reveal cut short (line noise, a reboot) would otherwise
         leave a shoe unverified. The chunks already received are kept: they are placed by
         position, so the second reveal's repeats of them change nothing."""
+        in_play = self._shuffles_in_play()
         return [DeviceCommand("shuffler", shuffler_proto.RequestOrder(0, sid))
-                for sid in self.awaiting_order]
+                for sid in self.awaiting_order if sid not in in_play]
+
+    def _shuffles_in_play(self) -> dict[int, str]:
+        """The shuffles whose order must stay secret: the shoe being dealt, and a shuffle
+        certified for the next shoe. Only an ended shoe's order is ever asked for; a
+        shuffler that reused an id still owed is not asked until that id is out of play."""
+        out = {}
+        if self.certificate is not None:
+            out[self.certificate.shuffle_id] = "certified and not yet dealt"
+        if self.shoe is not None:
+            out[self.shoe.certificate.shuffle_id] = "being dealt"
+        return out
+
+    def _order_disclosed(self, shuffle_id: int, state: str) -> list[Effect]:
+        """The shuffler sent the order of a shuffle in play, unasked: whoever reads the
+        line, or the daemon's frame dumps, knows the cards to come. Never used as a reveal;
+        whether the shoe can still be dealt is the Pit's to decide."""
+        if shuffle_id in self.disclosed:
+            return []
+        self.disclosed.add(shuffle_id)
+        return [Alert("shuffle_order_disclosed", "",
+                      f"the shuffler sent the order of shuffle {shuffle_id}, which is "
+                      f"{state}, without being asked: the cards to come are known to "
+                      "whoever reads the line; the Pit decides whether the shoe is dealt "
+                      "(end_shoe)")]
 
     def order_chunk(self, msg: shuffler_proto.OrderChunk) -> list[Effect]:
         """Collect a revealed order; once it is whole, or contradicts itself or the
         certified shoe, check the dealt cards against it. (The chunks are not journalled:
         a reveal cut short is asked for again.)"""
+        state = self._shuffles_in_play().get(msg.shuffle_id)
+        if state is not None:
+            return self._order_disclosed(msg.shuffle_id, state)
         if msg.shuffle_id not in self.awaiting_order:
-            return []
+            return []  # a reveal already decided, repeated: nothing new
         shoe, chunks = self.awaiting_order[msg.shuffle_id]
         if msg in chunks:
             return []  # delivered twice, or revealed again: nothing new

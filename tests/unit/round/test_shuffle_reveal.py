@@ -169,3 +169,44 @@ def test_any_chunking_repeats_and_arrival_order_of_an_honest_reveal_assemble_it(
     got = assemble(77, arrived)
     assert got.contradictions == () and got.order == tuple(cards)
     assert assemble(77, arrived[:-1]).order is None or arrived[-1] in arrived[:-1]
+
+
+# -- "current" for request_order: no order of a shoe still in play is ever revealed ------
+
+
+def test_an_order_chunk_of_the_shoe_being_dealt_is_alerted_as_disclosed_and_not_used(
+        ) -> None:
+    t = Table(top=["9S", "2H", "KH", "3D"])
+    t.t.open_betting()
+    t.t.close_betting()
+    t.draw()
+    # Unasked: the host asks only for shoes that have ended.
+    out = feed(t.t, reveal_chunks(t.cards)[:2])
+    alerts = [e for e in out if isinstance(e, Alert)]
+    assert [a.code for a in alerts] == ["shuffle_order_disclosed"]  # once per shuffle
+    assert "77" in alerts[0].detail and "being dealt" in alerts[0].detail
+    assert kinds(out) == []
+
+
+def test_an_order_chunk_of_a_certified_shuffle_not_yet_loaded_is_alerted_as_disclosed(
+        ) -> None:
+    t = ended()
+    cards = list(reversed(t.cards))
+    t.t.shuffle_complete(fp.ShuffleComplete(78, DECKS, fp.inventory_of(cards), 0, True,
+                                            fp.commitment(78, NONCE, cards)))
+    out = t.t.order_chunk(reveal_chunks(cards, shuffle_id=78)[0])
+    assert [e.code for e in out if isinstance(e, Alert)] == ["shuffle_order_disclosed"]
+
+
+def test_a_shuffle_in_play_is_never_asked_for_even_under_an_id_still_owed() -> None:
+    """A shuffler that reused shuffle id 77 for the next shoe, while 77's order is still
+    owed: asking for 77 now would reveal the shoe being dealt."""
+    t = ended()
+    cards = list(reversed(t.cards))
+    t.t.shuffle_complete(fp.ShuffleComplete(77, DECKS, fp.inventory_of(cards), 0, True,
+                                            fp.commitment(77, NONCE, cards)))
+    assert t.t.reveal_commands() == []
+    t.t.shoe_loaded(sp.ShoeLoaded(len(cards), 0xC0FFEE))
+    assert t.t.reveal_commands() == []
+    out = t.t.order_chunk(reveal_chunks(t.cards)[0])
+    assert [e.code for e in out if isinstance(e, Alert)] == ["shuffle_order_disclosed"]
