@@ -785,11 +785,13 @@ class BaccaratTable(RoundLifecycle):
         """Collect a revealed order; once it is whole, or contradicts itself or the
         certified shoe, check the dealt cards against it. (The chunks are not journalled:
         a reveal cut short is asked for again.)"""
-        state = self._shuffles_in_play().get(msg.shuffle_id)
-        if state is not None:
-            return self._order_disclosed(msg.shuffle_id, state)
         if msg.shuffle_id not in self.awaiting_order:
+            state = self._shuffles_in_play().get(msg.shuffle_id)
+            if state is not None:
+                return self._order_disclosed(msg.shuffle_id, state)
             return []  # a reveal already decided, repeated: nothing new
+        # An id both owed and in play (a shuffler that reused it) is taken as the reveal
+        # owed, as before; the table never asks for it while it is in play.
         shoe, chunks = self.awaiting_order[msg.shuffle_id]
         if msg in chunks:
             return []  # delivered twice, or revealed again: nothing new
