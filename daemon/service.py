@@ -33,6 +33,7 @@ from daemon.commands import (
     reply,
 )
 from daemon.config import BrokerConfig, TableConfig
+from daemon.drivers.command_outcome import Outcome, Verdict, deliver, reason
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.games import get_game
 from daemon.mqtt import card_event, replay
@@ -483,7 +484,7 @@ class TableService:
         try:
             await self.drivers[e.device].command(e.message)
         except (DeviceNotReadyError, TimeoutError) as exc:
-            log.error("%s to %s failed: %s", e.message.NAME, e.device, exc or "timed out")
+            log.error("%s to %s not confirmed: %s", e.message.NAME, e.device, reason(exc))
 
     async def _probe_storage(self, every: float = 2.0) -> None:
         while self.storage_error is not None:
@@ -530,23 +531,36 @@ class TableService:
         task.add_done_callback(self._tasks.discard)
 
     async def _device_command(self, e: DeviceCommand) -> None:
+        """Send a command the table decided on, and journal what became of it, truthfully:
+        a command whose answer was lost may have run (command_outcome.py)."""
         driver = self.drivers.get(e.device)
-        detail = ""
-        try:
-            if driver is None:
-                raise DeviceNotReadyError(f"no {e.device} is configured")
-            # After a restart the device must be identified again before any command.
-            await driver.wait_ready(30)
-            answer = await driver.command(e.message)
-            if isinstance(answer, CommandResult) and answer.result != 0:
-                detail = f"{e.device} refused {e.message.NAME}: {answer.detail}"
-        except (DeviceNotReadyError, TimeoutError) as exc:
-            detail = f"{e.message.NAME} to {e.device} failed: {exc or 'timed out'}"
-        if detail:
-            self.apply([Alert("device_command_failed", "", detail)])
-        elif isinstance(answer, CommandResult):
-            self._act(lambda: self.table.command_answered(e.device, e.message),
-                      f"{e.device} accepted {e.message.NAME}")
+        name = e.message.NAME
+        if driver is None:
+            outcome = Outcome(Verdict.NOT_SENT, f"{name} to {e.device} not sent: no "
+                                                f"{e.device} is configured")
+        else:
+            try:  # after a restart the device must be identified again before any command
+                await driver.wait_ready(30)
+            except TimeoutError:
+                s = driver.status
+                outcome = Outcome(Verdict.NOT_SENT, f"{name} to {e.device} not sent: the "
+                                                    f"{e.device} was not ready within 30 s "
+                                                    f"({s.state.value}: "
+                                                    f"{s.detail or 'no detail'})")
+            else:
+                outcome = await deliver(driver, e.message, lambda: [
+                    c.message for c in self.table.device_ready(e.device)])
+        if outcome.verdict is Verdict.UNKNOWN:
+            self.apply([Alert("device_command_outcome_unknown", "", outcome.detail)])
+        elif outcome.verdict is not Verdict.DONE:
+            self.apply([Alert("device_command_failed", "", outcome.detail)])
+        else:
+            if outcome.detail:
+                log.warning("%s", outcome.detail)
+            confirmed = outcome.confirmed
+            if isinstance(outcome.answer, CommandResult) and confirmed is not None:
+                self._act(lambda: self.table.command_answered(e.device, confirmed),
+                          f"{e.device} accepted {confirmed.NAME}")
 
     # -- inputs -------------------------------------------------------------------------
 

@@ -130,7 +130,8 @@ class Inventory(Message):
 @dataclass(frozen=True)
 class RequestOrder(Message):
     """Send a finished shuffle's order, after its shoe has ended. Answered by order_chunk(s),
-    or command_result with result 3 (wrong state) for an unknown or current shuffle."""
+    or command_result with result 3 (wrong state) for a shuffle unknown, still shuffling, or
+    whose cards are still in the shuffler."""
 
     tag: int = wire(U8, "echoed in command_result on refusal")
     shuffle_id: int = wire(U32, "the shuffle whose order is wanted")

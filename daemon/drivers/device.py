@@ -63,7 +63,13 @@ class SessionEndedError(TabledError):
 
 
 class DeviceNotReadyError(TabledError, RuntimeError):
-    pass
+    """The device cannot take or answer a command. ``sent``: the command had already gone
+    out (the session ended while it waited for its answer), so it may have been carried
+    out; otherwise it was never sent."""
+
+    def __init__(self, reason: str, *, sent: bool = False) -> None:
+        super().__init__(reason)
+        self.sent = sent
 
 
 @dataclass
@@ -194,7 +200,7 @@ class DeviceDriver:
         self._ready.clear()
         for fut in [*self._pending.values(), *(f for _, f in self._untagged)]:
             if not fut.done():
-                fut.set_exception(DeviceNotReadyError(f"{self.name}: {reason}"))
+                fut.set_exception(DeviceNotReadyError(f"{self.name}: {reason}", sent=True))
         self._pending.clear()
         self._untagged.clear()
         dump = self._endpoint.dump() if self._endpoint else []
@@ -278,9 +284,15 @@ class DeviceDriver:
         self._untagged.append(untagged)
         self._endpoint.send(message, self._loop.time())
         await self._flush()
+        wait = timeout or self.command_timeout
         try:
-            async with asyncio.timeout(timeout or self.command_timeout):
+            async with asyncio.timeout(wait):
                 return await fut
+        except TimeoutError:
+            # asyncio's TimeoutError has no text: say what was waited for, and how long
+            # (an alert with an empty reason told the Pit nothing, issue #24).
+            raise TimeoutError(f"no answer to {message.NAME} (tag {tag}) from the "
+                               f"{self.name} within {wait:g} s") from None
         finally:
             self._pending.pop(tag, None)
             if untagged in self._untagged:
@@ -372,7 +384,7 @@ class DeviceDriver:
         self._ready.clear()
         for fut in [*self._pending.values(), *(f for _, f in self._untagged)]:
             if not fut.done():
-                fut.set_exception(DeviceNotReadyError(reason))
+                fut.set_exception(DeviceNotReadyError(reason, sent=True))
         self._pending.clear()
         self._untagged.clear()
         self._set(DeviceState.HANDSHAKING, reason)

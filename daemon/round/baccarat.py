@@ -34,6 +34,7 @@ from daemon.results import (
     correction_round_id,
     void_result,
 )
+from daemon.round import reveal
 from daemon.round.effects import (
     Alert,
     CommandRefusedError,
@@ -89,6 +90,9 @@ class BaccaratTable(RoundLifecycle):
         self.disputed: dict[str, Any] | None = None
         # Ended shoes wait here for the shuffler to reveal their order (card switching).
         self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
+        # Shuffles whose order a shuffler sent while still in play, alerted once each
+        # (transient, like the chunks: a restart may alert again).
+        self.disclosed: set[int] = set()
 
     # -- what the service dispatches ------------------------------------------------------
 
@@ -949,29 +953,62 @@ class BaccaratTable(RoundLifecycle):
     def reveal_commands(self) -> list[DeviceCommand]:
         """Ask again for every order still owed: for a shuffler that has just
         (re)connected, since a reveal cut short (line noise, a reboot) would otherwise
-        leave a shoe unverified."""
-        out = []
-        for sid, (shoe, _) in self.awaiting_order.items():
-            self.awaiting_order[sid] = (shoe, [])
-            out.append(DeviceCommand("shuffler", shuffler_proto.RequestOrder(0, sid)))
+        leave a shoe unverified. The chunks already received are kept: they are placed by
+        position, so the second reveal's repeats of them change nothing."""
+        in_play = self._shuffles_in_play()
+        return [DeviceCommand("shuffler", shuffler_proto.RequestOrder(0, sid))
+                for sid in self.awaiting_order if sid not in in_play]
+
+    def _shuffles_in_play(self) -> dict[int, str]:
+        """The shuffles whose order must stay secret: the shoe being dealt, and a shuffle
+        certified for the next shoe. Only an ended shoe's order is ever asked for; a
+        shuffler that reused an id still owed is not asked until that id is out of play."""
+        out = {}
+        if self.certificate is not None:
+            out[self.certificate.shuffle_id] = "certified and not yet dealt"
+        if self.shoe is not None:
+            out[self.shoe.certificate.shuffle_id] = "being dealt"
         return out
 
+    def _order_disclosed(self, shuffle_id: int, state: str) -> list[Effect]:
+        """The shuffler sent the order of a shuffle in play, unasked: whoever reads the
+        line, or the daemon's frame dumps, knows the cards to come. Never used as a reveal;
+        whether the shoe can still be dealt is the Pit's to decide."""
+        if shuffle_id in self.disclosed:
+            return []
+        self.disclosed.add(shuffle_id)
+        return [Alert("shuffle_order_disclosed", "",
+                      f"the shuffler sent the order of shuffle {shuffle_id}, which is "
+                      f"{state}, without being asked: the cards to come are known to "
+                      "whoever reads the line; the Pit decides whether the shoe is dealt "
+                      "(end_shoe)")]
+
     def order_chunk(self, msg: shuffler_proto.OrderChunk) -> list[Effect]:
-        """Collect a revealed order; when complete, check the dealt cards against it.
-        (The chunks are not journalled: a reveal cut short is asked for again.)"""
+        """Collect a revealed order; once it is whole, or contradicts itself or the
+        certified shoe, check the dealt cards against it. (The chunks are not journalled:
+        a reveal cut short is asked for again.)"""
         if msg.shuffle_id not in self.awaiting_order:
-            return []
+            state = self._shuffles_in_play().get(msg.shuffle_id)
+            if state is not None:
+                return self._order_disclosed(msg.shuffle_id, state)
+            return []  # a reveal already decided, repeated: nothing new
+        # An id both owed and in play (a shuffler that reused it) is taken as the reveal
+        # owed, as before; the table never asks for it while it is in play.
         shoe, chunks = self.awaiting_order[msg.shuffle_id]
+        if msg in chunks:
+            return []  # delivered twice, or revealed again: nothing new
         chunks.append(msg)
-        if sum(len(c.cards) for c in chunks) < msg.total:
-            return []
-        findings = shoe.verify_order(chunks)
-        if not findings:
+        got = reveal.assemble(msg.shuffle_id, chunks)
+        if got.order is None and not got.contradictions \
+                and got.total == shoe.certificate.decks * 52:
+            return []  # more to come
+        check = shoe.verify_order(chunks)
+        if not check.findings:
             return [self._rec("shuffle_verified", {"shuffle_id": msg.shuffle_id,
-                                                   "cards_checked": len(shoe.drawn)})]
+                                                   "cards_checked": check.cards_checked})]
         return [self._rec("shuffle_verification_failed", {"shuffle_id": msg.shuffle_id,
-                                                          "findings": len(findings)}),
-                *[Alert(f.irregularity.code, f.clause, f.detail) for f in findings]]
+                                                          "findings": len(check.findings)}),
+                *[Alert(f.irregularity.code, f.clause, f.detail) for f in check.findings]]
 
     def shoe_empty(self, msg: shoe_proto.ShoeEmpty) -> list[Effect]:
         out: list[Effect] = []

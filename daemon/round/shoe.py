@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.games.cards import Card, parse_card
 from daemon.games.errors import CardCodeError
 from daemon.games.model import GameRules, Irregularity
+from daemon.round import reveal
 from firmware_protocols import shoe as shoe_proto
 from firmware_protocols import shuffler as shuffler_proto
 
@@ -50,6 +52,15 @@ class Finding:
     @property
     def clause(self) -> str:
         return self.irregularity.clause
+
+
+@dataclass(frozen=True)
+class OrderCheck:
+    """A revealed order checked: the findings, and how many drawn cards were compared with
+    it (a draw without a trustworthy read, "??", compares nothing and is not counted)."""
+
+    findings: list[Finding]
+    cards_checked: int
 
 
 @dataclass(frozen=True)
@@ -177,28 +188,48 @@ class Shoe:
         self.record(msg.draw_no, msg.card)
         return findings
 
-    def verify_order(self, chunks: list[shuffler_proto.OrderChunk]) -> list[Finding]:
-        """At shoe end: the revealed order against the commitment and the cards drawn."""
+    def verify_order(self, chunks: Iterable[shuffler_proto.OrderChunk]) -> OrderCheck:
+        """At shoe end: the revealed order against the certified shoe, the commitment and
+        the cards drawn. Nothing is verified before the order is known to be the whole
+        certified shoe: a shuffler that committed to 4 cards and claimed 416 in its
+        inventory would otherwise have 4 cards checked and the rest taken on trust (v2's
+        commitment does not bind the number of cards; the host binds it here)."""
         code = "order_altered" if any(
             i.code == "order_altered" for i in self.game.irregularities) else \
             "deck_shortage_or_excess"
         irregularity = self.game.irregularity(code)
-        cid = self.certificate.shuffle_id
-        chunks = sorted((c for c in chunks if c.shuffle_id == cid), key=lambda c: c.offset)
-        order = [card for c in chunks for card in c.cards]
-        if not chunks or len(order) != chunks[0].total:
-            return [Finding(irregularity, f"shuffle {cid}: the revealed order is incomplete "
-                                          f"({len(order)} cards)")]
-        if shuffler_proto.commitment(cid, chunks[0].nonce, order) != \
-                self.certificate.commitment:
-            return [Finding(irregularity, f"shuffle {cid}: the revealed order does not match "
-                                          "the commitment made before dealing")]
-        wrong = [f"draw {i + 1}: {got} where the shuffle put {want}"
-                 for i, (got, want) in enumerate(zip(self.drawn, order, strict=False))
-                 if got not in (want, UNKNOWN)]
+        cid, decks = self.certificate.shuffle_id, self.certificate.decks
+
+        def failed(detail: str) -> OrderCheck:
+            return OrderCheck([Finding(irregularity, f"shuffle {cid}: {detail}")], 0)
+
+        got = reveal.assemble(cid, chunks)
+        expected = decks * 52
+        if got.total is not None and got.total != expected:
+            return failed(f"the revealed order has {got.total} cards; the shuffle was "
+                          f"certified as {decks} decks ({expected} cards)")
+        if got.contradictions:
+            return failed("the shuffler revealed two different orders: "
+                          + "; ".join(got.contradictions[:5]))
+        if got.order is None or got.nonce is None:
+            return failed(f"the revealed order is incomplete ({expected - got.missing} "
+                          f"of {expected} cards)" if got.total is not None else
+                          "the revealed order is incomplete (0 cards)")
+        order = list(got.order)
+        if shuffler_proto.commitment(cid, got.nonce, order) != self.certificate.commitment:
+            return failed("the revealed order does not match the commitment made before "
+                          "dealing")
+        if shuffler_proto.inventory_of(order) != (decks,) * 52:
+            return failed(f"the committed order is not {decks} decks of 52: "
+                          f"{_inventory_detail(shuffler_proto.inventory_of(order), decks)}")
+        if len(self.drawn) > len(order):
+            return failed(f"{len(self.drawn)} draws from a shuffle of {len(order)} cards")
+        compared = [(i, got_, want) for i, (got_, want) in
+                    enumerate(zip(self.drawn, order[:len(self.drawn)], strict=True))
+                    if got_ != UNKNOWN]
+        wrong = [f"draw {i + 1}: {got_} where the shuffle put {want}"
+                 for i, got_, want in compared if got_ != want]
         if wrong:
-            return [Finding(irregularity, f"shuffle {cid}: cards off the committed order: "
-                                          + "; ".join(wrong[:10])
-                                          + (f" (+{len(wrong) - 10} more)"
-                                             if len(wrong) > 10 else ""))]
-        return []
+            return failed("cards off the committed order: " + "; ".join(wrong[:10])
+                          + (f" (+{len(wrong) - 10} more)" if len(wrong) > 10 else ""))
+        return OrderCheck([], len(compared))

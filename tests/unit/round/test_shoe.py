@@ -116,7 +116,8 @@ def test_honest_shoe_matches_its_committed_order() -> None:
     shoe = loaded_shoe(TB, cards)
     for n, c in enumerate(cards[:30]):
         draw(shoe, n + 1, c)
-    assert shoe.verify_order(list(reversed(chunks(cards)))) == []
+    check = shoe.verify_order(list(reversed(chunks(cards))))
+    assert check.findings == [] and check.cards_checked == 30
 
 
 @pytest.mark.parametrize(("game", "clause"), [
@@ -130,7 +131,7 @@ def test_card_switching_is_found_at_shoe_end(game: object, clause: str) -> None:
     dealt[4], dealt[5] = dealt[5], dealt[4]
     for n, c in enumerate(dealt):
         draw(shoe, n + 1, c)
-    findings = shoe.verify_order(chunks(cards))
+    findings = shoe.verify_order(chunks(cards)).findings
     if cards[4] == cards[5]:
         assert findings == []
     else:
@@ -143,11 +144,11 @@ def test_a_revealed_order_that_breaks_the_commitment_is_found() -> None:
     shoe = loaded_shoe(TB, cards)
     forged = cards[:]
     forged[0], forged[1] = forged[1], forged[0]
-    findings = shoe.verify_order(chunks(forged))
+    findings = shoe.verify_order(chunks(forged)).findings
     assert forged == cards or "does not match the commitment" in findings[0].detail
 
 
 def test_an_incomplete_reveal_is_found() -> None:
     cards = order()
     shoe = loaded_shoe(TB, cards)
-    assert "incomplete" in shoe.verify_order(chunks(cards)[:2])[0].detail
+    assert "incomplete" in shoe.verify_order(chunks(cards)[:2]).findings[0].detail
