@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -484,14 +485,35 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if broker is not None:
         _reachable(*broker)
     logs.setup("WARNING")  # the rounds are the display; the journal has the details
+    stopped_by: list[int] = []
+
+    async def run() -> list[dict[str, Any]]:
+        # SIGTERM (a CI runner, `timeout`) and SIGHUP (a closed terminal) end the run as
+        # Ctrl-C does, by cancelling it: the folder with the table's private key, the
+        # private Mosquitto and the retained status are cleaned up in simulate's finally.
+        loop, main = asyncio.get_running_loop(), asyncio.current_task()
+        assert main is not None
+
+        def stop(sig: int) -> None:
+            stopped_by.append(sig)
+            main.cancel()
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, stop, sig)
+        return await simulate(args.game, layout, decks, args.rounds, broker=broker,
+                              speed=args.speed, table=args.table)
+
     try:
-        results = asyncio.run(simulate(args.game, layout, decks, args.rounds, broker=broker,
-                                       speed=args.speed, table=args.table))
+        results = asyncio.run(run())
     except (BrokerGoneError, TableStuckError) as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        return 128 + signal.SIGINT
+    except asyncio.CancelledError:
+        if not stopped_by:
+            raise
+        return 128 + stopped_by[0]
     return 0 if len(results) == args.rounds else 1
 
 
