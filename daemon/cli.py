@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -314,23 +315,29 @@ def _cmd_command_sign(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
     from daemon.authority import sign_command  # noqa: PLC0415
-    from daemon.commands import round_scoped  # noqa: PLC0415
+    from daemon.commands import COMMANDS, CommandError, parse_command, round_scoped  # noqa: PLC0415
     from daemon.signing import KeyFileError, load_private_key  # noqa: PLC0415
 
-    if round_scoped(args.name) and not args.round:
-        print(f"tabled: {args.name} acts on a round: give --round with the open round's id "
-              "(every reply of the table states it as round_id)", file=sys.stderr)
-        return 2
-    try:
-        key = load_private_key(Path(args.key))
-    except KeyFileError as exc:
-        print(f"tabled: {exc}", file=sys.stderr)
-        return 2
+    _check_table_id("--table", args.table)
+    if args.name in COMMANDS and round_scoped(args.name) and not args.round:
+        raise UsageError(f"{args.name} acts on a round: give --round with the open round's "
+                         "id (every reply of the table states it as round_id)")
     extra = {k: v for k, v in (("reason", args.reason), ("irregularity", args.irregularity),
                                ("swap", args.swap), ("cards", args.cards),
                                ("hold", args.hold), ("round_id", args.round)) if v}
-    body = sign_command(key, args.table, args.name, args.id or uuid.uuid4().hex, time.time(),
-                        **extra)
+    command_id = args.id or uuid.uuid4().hex
+    try:  # what the table will refuse is not signed: the table's own check, before
+        parse_command(args.name, json.dumps({"id": command_id, **extra}).encode())
+    except CommandError as exc:
+        option = {"round_id": "--round"}
+        hint = "".join(f" (--{k.replace('_', '-')})" if k not in option else f" ({option[k]})"
+                       for k in extra if f"{k!r}" in str(exc))
+        raise UsageError(f"{exc}{hint}") from None
+    try:
+        key = load_private_key(Path(args.key))
+    except KeyFileError as exc:
+        raise UsageError(str(exc)) from None
+    body = sign_command(key, args.table, args.name, command_id, time.time(), **extra)
     print(json.dumps(body, separators=(",", ":")))
     return 0
 
@@ -388,13 +395,15 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     host, port, tls = broker_url(args.broker, tls_allowed=True)
     keys = []
     for k in args.key:
+        if not Path(k).exists() and ("/" in k or k.endswith((".pub", ".pem"))):
+            # A path, not base64 key text: say the file is missing, not "not base64".
+            raise UsageError(f"--key {k}: no such file")
         try:
             keys.append(load_public_key(Path(k)) if Path(k).exists() else parse_public_key(k))
         except KeyFileError as exc:
             raise UsageError(f"--key {k}: {exc}") from None
     for t in args.table or []:
-        if not t or not all(ch.isalnum() or ch in "-_" for ch in t):
-            raise UsageError(f"--table {t!r}: letters, digits, '-' and '_' only")
+        _check_table_id("--table", t)
     password = None
     if args.password_file:
         try:
@@ -418,6 +427,13 @@ SIM_LAYOUT = {"tiger-buffalo": "P", "tai-sai-open-cover": "E"}
 
 class UsageError(TabledError, ValueError):
     """A bad argument: one line on stderr, exit 2."""
+
+
+def _check_table_id(option: str, table: str) -> None:
+    from daemon.config import table_id_problem  # noqa: PLC0415
+
+    if (problem := table_id_problem(table)) is not None:
+        raise UsageError(f"{option} {table!r}: {problem}")
 
 
 def broker_url(text: str, *, tls_allowed: bool) -> tuple[str, int, bool]:
@@ -477,21 +493,40 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise UsageError(f"--rounds {args.rounds}: play at least one round")
     if not 0.1 <= args.speed <= 1000:
         raise UsageError(f"--speed {args.speed:g}: give 0.1 to 1000 (times real time)")
-    if not args.table or not all(ch.isalnum() or ch in "-_" for ch in args.table):
-        raise UsageError(f"--table {args.table!r}: letters, digits, '-' and '_' only "
-                         "(it is part of every MQTT topic)")
+    _check_table_id("--table", args.table)
     broker = broker_address(args.broker) if args.broker else None
     if broker is not None:
         _reachable(*broker)
     logs.setup("WARNING")  # the rounds are the display; the journal has the details
+    stopped_by: list[int] = []
+
+    async def run() -> list[dict[str, Any]]:
+        # SIGTERM (a CI runner, `timeout`) and SIGHUP (a closed terminal) end the run as
+        # Ctrl-C does, by cancelling it: the folder with the table's private key, the
+        # private Mosquitto and the retained status are cleaned up in simulate's finally.
+        loop, main = asyncio.get_running_loop(), asyncio.current_task()
+        assert main is not None
+
+        def stop(sig: int) -> None:
+            stopped_by.append(sig)
+            main.cancel()
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, stop, sig)
+        return await simulate(args.game, layout, decks, args.rounds, broker=broker,
+                              speed=args.speed, table=args.table)
+
     try:
-        results = asyncio.run(simulate(args.game, layout, decks, args.rounds, broker=broker,
-                                       speed=args.speed, table=args.table))
+        results = asyncio.run(run())
     except (BrokerGoneError, TableStuckError) as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        return 128 + signal.SIGINT
+    except asyncio.CancelledError:
+        if not stopped_by:
+            raise
+        return 128 + stopped_by[0]
     return 0 if len(results) == args.rounds else 1
 
 
@@ -676,7 +711,8 @@ def _add_trust_commands(sub: Any) -> None:
                                    "throw_again: the hold_id of the result_held answered")
     cs.add_argument("--round", help="the open round's id (every reply's round_id): needed by "
                                     "every command but open_betting, new_shoe, end_shoe and "
-                                    "status, and refused for any other round")
+                                    "status, and refused for any other round; for "
+                                    "void_settled_round, the settled round it voids")
     cs.add_argument("name", help="open_betting, close_betting, void_round, ...")
     cs.set_defaults(func=_cmd_command_sign)
 
@@ -741,6 +777,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as exc:
+        # A path given on the command line that cannot be written or read (--out,
+        # --output, --directory, ...): the file and why, not a traceback.
+        if exc.filename is None:
+            raise
+        print(f"tabled: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

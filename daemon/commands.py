@@ -132,11 +132,20 @@ def parse_command(topic_name: str, payload: bytes) -> Command:
                                                f"string of at most {limit} characters",
                                cid, topic_name)
         args[key] = value.strip()
+    if "swap" in args and not _two_numbers(args["swap"]):
+        # Its numbers are checked against the held round's draws when it is carried out.
+        raise CommandError("bad_argument", f"{topic_name}.swap must be two draw numbers, "
+                                           "e.g. '5,6'", cid, topic_name)
     issued = body.get("issued_at")
     if issued is not None and (not isinstance(issued, str) or len(issued) > 40):
         raise CommandError("bad_argument", "'issued_at' must be an ISO 8601 time of at most "
                                            "40 characters", cid, topic_name)
     return Command(topic_name, cid, args, body)
+
+
+def _two_numbers(text: str) -> bool:
+    parts = text.split(",")
+    return len(parts) == 2 and all(p.strip().isdigit() for p in parts)
 
 
 def _id_of(body: Any) -> str | None:

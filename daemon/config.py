@@ -57,6 +57,14 @@ MAKE_KEY = ("make the principal's own key pair on its machine with 'tabled keys 
             "--out {name}' and put the contents of {name}.pub here")
 
 
+def table_id_problem(table_id: str) -> str | None:
+    """What is wrong with a table id, or None: the one rule for the config, the command
+    line, and what a signed command names."""
+    if table_id and all(ch.isalnum() or ch in "-_" for ch in table_id):
+        return None
+    return "letters, digits, '-' and '_' only (it is part of every MQTT topic)"
+
+
 class ConfigError(TabledError, ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
@@ -431,9 +439,8 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
     signer = _signing(c, c.section("signing"))
     principals, max_age = _commands(c, c.section("commands"))
     table_id = c.string(t, "table", "id")
-    if table_id and not all(ch.isalnum() or ch in "-_" for ch in table_id):
-        c.problems.append(f"table.id: {table_id!r} may use letters, digits, '-' and '_' only "
-                          "(it is part of every MQTT topic)")
+    if table_id and (problem := table_id_problem(table_id)) is not None:
+        c.problems.append(f"table.id: {table_id!r} may use {problem}")
     game_id = c.string(t, "table", "game")
     layout = c.string(t, "table", "layout")
     game = GAMES.get(game_id or "")

@@ -27,7 +27,7 @@ from typing import Any
 
 import aiomqtt
 
-from daemon.config import TableConfig, resolve_path
+from daemon.config import TableConfig, broker_nodes, resolve_path
 from daemon.device_url import SerialUrl, UsbUrl
 from daemon.drivers.device import DeviceDriver, DeviceState, DeviceStatus
 from daemon.published_keys import published
@@ -217,21 +217,48 @@ async def check_device(name: str, url: Any, catalogue: Any, kind: Any,
                     f"protocol version {s.protocol_version}")
 
 
+def _node_name(url: str, several: bool) -> str:
+    return f"broker {url}" if several else "broker"
+
+
 async def check_broker(cfg: TableConfig, tls: ssl.SSLContext | None,
-                       timeout: float = 5.0) -> Finding:
+                       timeout: float = 5.0) -> list[Finding]:
+    """Every node of ``urls`` in turn (the table fails over to any of them, so a dead
+    second node is a failure waiting for the first one's), and on each that answers,
+    what the table does there against the broker's ACL (check_acl)."""
     b = cfg.broker
-    url = f"{'mqtts' if b.tls else 'mqtt'}://{b.host}:{b.port}"
-    what = "broker"
+    urls = broker_nodes(b)
+    nodes = b.nodes or ((b.host, b.port),)
+    found = []
+    for url, (host, port) in zip(urls, nodes, strict=True):
+        what = _node_name(url, len(urls) > 1)
+        reached = await _check_node(what, url, host, port, cfg, tls, timeout)
+        found.append(reached)
+        if reached.severity == Severity.OK:
+            found.append(await check_acl(f"{what} ACL", host, port, cfg, tls, timeout))
+    return found
+
+
+def _client(host: str, port: int, cfg: TableConfig, tls: ssl.SSLContext | None,
+            timeout: float, v5: bool = False) -> aiomqtt.Client:
+    b = cfg.broker
+    return aiomqtt.Client(host, port, username=b.username, password=b.password,
+                          tls_context=tls, identifier=f"{b.client_id}-doctor",
+                          timeout=timeout,
+                          protocol=aiomqtt.ProtocolVersion.V5 if v5 else None)
+
+
+async def _check_node(what: str, url: str, host: str, port: int, cfg: TableConfig,
+                      tls: ssl.SSLContext | None, timeout: float) -> Finding:
+    b = cfg.broker
     as_user = f" as {b.username}" if b.username else " anonymously"
     try:
         async with asyncio.timeout(timeout):
-            async with aiomqtt.Client(b.host, b.port, username=b.username,
-                                      password=b.password, tls_context=tls,
-                                      identifier=f"{b.client_id}-doctor"):
+            async with _client(host, port, cfg, tls, timeout):
                 pass
     except TimeoutError:
         return fail(what, f"{url} did not answer within {timeout:g} s; fix: check the "
-                          "network and broker.url")
+                          "network and broker.url(s)")
     except aiomqtt.MqttCodeError as exc:
         return fail(what, f"{url} refused the connection{as_user}: {exc}; fix: check "
                           "broker.username and broker.password_file, and the broker's ACL")
@@ -244,6 +271,91 @@ async def check_broker(cfg: TableConfig, tls: ssl.SSLContext | None,
                           "is broker.url right?")
     tls_text = ", TLS verified" if b.tls else ", plain MQTT"
     return ok(what, f"connected to {url}{as_user}{tls_text}")
+
+
+def _acl_line(cfg: TableConfig, access: str, topic: str) -> str:
+    """The Mosquitto ACL line that grants it (systemd/mosquitto/acl.example's form: a
+    pattern when the table logs in with its table id as its username)."""
+    b = cfg.broker
+    if b.username is not None and b.username == cfg.table_id:
+        head = f"{cfg.topic_prefix}/{cfg.table_id}/"
+        return f"pattern {access} {cfg.topic_prefix}/%u/{topic.removeprefix(head)}"
+    who = f"under 'user {b.username}'" if b.username else "before any 'user' line"
+    return f"topic {access} {topic} ({who})"
+
+
+async def check_acl(what: str, host: str, port: int, cfg: TableConfig,
+                    tls: ssl.SSLContext | None, timeout: float = 5.0) -> Finding:
+    """Each publish the table makes, and reading its status back, as the table logs in.
+    A publish is one empty, non-retained message (consumers ignore empty messages, as
+    they do a cleared retained topic); MQTT 5 is used for its answer: Mosquitto
+    acknowledges a denied publish with "Not authorized" where 3.1.1 cannot say, and
+    drops it. Reads are checked when the broker delivers, not at SUBSCRIBE (Mosquitto
+    grants every subscription), so only a topic the table also writes can be read
+    back: its status. Its commands and replay requests it can only read; a command sent
+    and answered is their test."""
+    from daemon.service import table_topics  # noqa: PLC0415
+
+    subscribed, published_on = table_topics(cfg)
+    denied: list[str] = []
+    codes: list[int] = []
+    try:
+        async with asyncio.timeout(timeout * 3):
+            async with _client(host, port, cfg, tls, timeout, v5=True) as client:
+                inner: Any = client._client.on_publish  # aiomqtt's: drops the reason code
+
+                def on_publish(c: Any, u: Any, mid: int, code: Any, props: Any) -> None:
+                    codes.append(int(code.value))
+                    inner(c, u, mid, code, props)
+
+                client._client.on_publish = on_publish
+                status = next(t for t in published_on if t.endswith("/status"))
+                readable = [t for t in subscribed if t == status]
+                for topic in readable:
+                    await client.subscribe(topic, qos=1)
+                for topic in published_on:
+                    await client.publish(topic, b"", qos=1)
+                    if codes and codes[-1] >= 0x80:
+                        denied.append(_acl_line(cfg, "write", _wild(topic)))
+                for topic in readable:
+                    if _acl_line(cfg, "write", topic) in denied:  # not seen: say both
+                        i = denied.index(_acl_line(cfg, "write", topic))
+                        denied[i] = _acl_line(cfg, "readwrite", topic)
+                    elif not await _echoed(client, topic, timeout):
+                        denied.append(_acl_line(cfg, "read", topic))
+    except TimeoutError:
+        return fail(what, f"no answer within {timeout * 3:g} s while checking the ACL")
+    except aiomqtt.MqttCodeError as exc:
+        if "protocol" in str(exc).lower():  # NATS speaks MQTT 3.1.1 only
+            return warn(what, "not checked: the broker does not speak MQTT 5, and 3.1.1 "
+                              "does not tell a denied publish; see docs/operations.md")
+        return fail(what, f"refused while checking the ACL: {exc}")
+    except aiomqtt.MqttError as exc:
+        return fail(what, f"the connection ended while checking the ACL: {exc}")
+    if denied:
+        return fail(what, f"the broker denies the table {len(denied)} of what it does; fix: "
+                          "add to the broker's ACL: " + "; ".join(denied))
+    return ok(what, f"{len(published_on)} publishes and reading its status back allowed "
+                    f"(reading {', '.join(t for t in subscribed if not t.endswith('/status'))}"
+                    " is checked by a command sent and answered)")
+
+
+def _wild(topic: str) -> str:
+    """The ACL names what the table publishes one per device or requester by wildcard."""
+    head = topic.rpartition("/")[0]
+    return f"{head}/+" if head.endswith(("/devices", "/replay/to")) else topic
+
+
+async def _echoed(client: aiomqtt.Client, topic: str, timeout: float) -> bool:
+    """The empty probe published on ``topic`` came back to its subscriber."""
+    try:
+        async with asyncio.timeout(timeout):
+            async for m in client.messages:
+                if str(m.topic) == topic and not m.payload:
+                    return True
+    except TimeoutError:
+        return False
+    return False
 
 
 def check_journal(path: Path) -> Finding:
@@ -382,7 +494,7 @@ async def examine(cfg: TableConfig, raw: dict[str, Any], *, device_timeout: floa
         found.append(fail("broker", f"cannot load the TLS files: {exc}; fix: broker.ca_file, "
                                     "cert_file and key_file"))
     else:
-        found.append(await check_broker(cfg, tls, broker_timeout))
+        found += await check_broker(cfg, tls, broker_timeout)
     found.append(check_journal(cfg.journal_path))
     found.append(check_clock(clock_state()))
     found += [check_secret_file(what, path) for what, path in config_paths(cfg, raw)]

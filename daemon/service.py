@@ -98,6 +98,21 @@ def tls_context(b: BrokerConfig) -> ssl.SSLContext | None:
 # The table's own topics under {prefix}/{table_id}/ (docs/mqtt.md); devices/NAME and
 # replay/to/NAME besides.
 TOPICS = ("status", "events", "results", "alerts", "replies", "snapshot")
+# What it reads: its commands and replay requests (and its status, read back by the
+# publisher to see a late will).
+SUBSCRIBED = ("cmd/+", "replay/request")
+
+
+def table_topics(cfg: TableConfig) -> tuple[list[str], list[str]]:
+    """What the table subscribes to and what it publishes on, for the broker's ACL
+    (tabled doctor checks each): one device topic per configured device, and one reply
+    topic standing for every requester's."""
+    base = f"{cfg.topic_prefix}/{cfg.table_id}"
+    subscribed = [f"{base}/{t}" for t in (*SUBSCRIBED, "status")]
+    published = [f"{base}/{t}" for t in TOPICS]
+    published += [f"{base}/devices/{name}" for name in cfg.devices if name in DEVICES]
+    published.append(f"{base}/replay/to/tabled-doctor")
+    return subscribed, published
 
 
 class TableService:
@@ -127,7 +142,7 @@ class TableService:
             BrokerSettings(b.host, b.port, b.username, b.password, tls_context(b), b.client_id,
                            nodes=b.nodes),
             self.topics["status"], self._status, self._retained,
-            subscriptions=(f"{self.cmd_prefix}+", self.replay_request),
+            subscriptions=tuple(f"{base}/{t}" for t in SUBSCRIBED),
             on_message=self._on_mqtt,
             signer=cfg.signer, on_journal_error=self._storage_failed,
             on_lost=self._session_lost, on_stop=self._last_words, cleared=self._cleared,

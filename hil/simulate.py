@@ -266,13 +266,25 @@ def _header(view: _View, cfg: Any, rounds: int, speed: float, broker: tuple[str,
     view.say(f"broker {broker[0]}:{broker[1]} ({where}); journal {cfg.journal_path}"
              + (" (removed at the end)" if private_work else ""))
     view.say(f"the table signs with key {key_id(public)}: {public_key_text(public)}")
-    view.say(f"watch it: tabled watch --broker mqtt://{broker[0]}:{broker[1]} "
+    # Pasted into another terminal, this must work: tabled by a path that exists (set-up
+    # does not put it on PATH), and the key as text, since the folder goes at the end.
+    view.say(f"watch it: {tabled_command()} watch --broker mqtt://{broker[0]}:{broker[1]} "
              f"--table {cfg.table_id} \\")
-    view.say(f"              --key {work / 'table.pub'}")
+    view.say(f"              --key {public_key_text(public)}")
     view.say(f"      or: mosquitto_sub -h {broker[0]} -p {broker[1]} -v "
              f"-t 'tables/{cfg.table_id}/#'")
     view.say("")
     view.say(result_header(rig.dice))
+
+
+def tabled_command() -> str:
+    """How to run tabled from any folder: the executable this run was started as, or the
+    one beside this interpreter (.venv/bin/tabled), or `tabled` when it is on PATH."""
+    started = Path(sys.argv[0])
+    for candidate in (started, Path(sys.executable).parent / "tabled"):
+        if candidate.name == "tabled" and candidate.is_file():
+            return str(candidate.absolute())
+    return shutil.which("tabled") or f"{sys.executable} -m daemon"
 
 
 def _summary(view: _View, results: list[dict[str, Any]], outages: int, away: float,

@@ -19,9 +19,12 @@ def host_port(text: str, default_port: int) -> tuple[str, int]:
     if not sep:
         host, port = rest, str(default_port)
     try:
-        return host or "127.0.0.1", int(port)
+        number = int(port)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: the port is not a number") from None
+    if not 0 < number < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r}: the port must be 1 to 65535")
+    return host or "127.0.0.1", number
 
 
 def broker_url(text: str) -> tuple[str, int, bool]:

@@ -233,7 +233,12 @@ class Publisher:
         # status while the journal cannot be read.
         backlog = self._backlog() if at else None
         if backlog is not None:
-            self._backlog_shown = self._waiting(backlog)
+            if state == "online" and not self._waiting(backlog):
+                # In flight, not behind: the count the news is judged by (_backlog_news)
+                # is the count published, so its change to 0 is seen (issue 26). A clean
+                # stop's "offline" says everything left unsent: none of it goes now.
+                backlog = Backlog(0, None, None)
+            self._backlog_shown = backlog.messages
             body["backlog"] = {"messages": backlog.messages,
                                "oldest_msg_seq": backlog.oldest_msg_seq,
                                "oldest_at": iso(backlog.oldest_at)}

@@ -6,6 +6,8 @@ clock state, key files with their modes (issue 16)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import pwd
 import shutil
@@ -52,13 +54,13 @@ class Table:
         self.journal = work / "journal" / "journal.db"
         self.journal.parent.mkdir()
         self.tumbler = work / "tumbler"
-        self.broker: dict[str, str] = {"url": f"mqtt://127.0.0.1:{broker_port}"}
+        self.broker: dict[str, str | list[str]] = {"url": f"mqtt://127.0.0.1:{broker_port}"}
         self.principal = public_key_text(Ed25519PrivateKey.generate().public_key())
         self.config = work / "table.toml"
         self.serial = "TM0001"  # the simulated tumbler's
 
     def write(self) -> Path:
-        broker = "\n".join(f'{k} = "{v}"' for k, v in self.broker.items())
+        broker = "\n".join(f"{k} = {json.dumps(v)}" for k, v in self.broker.items())
         self.config.write_text(
             f'[table]\nid = "ts-1"\ngame = "tai-sai-open-cover"\nlayout = "E"\n'
             f'[devices]\ntumbler = "serial://{self.tumbler}?baud=115200"\n'
@@ -108,7 +110,8 @@ async def table(tmp_path: Path, broker: Mosquitto) -> AsyncIterator[Table]:
 async def test_a_healthy_table_is_all_ok_but_maybe_the_clock(table: Table) -> None:
     rc, lines = await doctor(table)
     assert set(lines) == {"config", "libusb", "device tumbler node", "device tumbler",
-                          "broker", "journal", "clock", "signing.key_file", "keys"}
+                          "broker", "broker ACL", "journal", "clock", "signing.key_file",
+                          "keys"}
     not_ok = {k: v for k, v in lines.items() if not v.startswith("OK")}
     assert set(not_ok) <= {"clock"}, not_ok
     assert "a tumbler, model" in lines["device tumbler"]
@@ -285,7 +288,7 @@ async def test_broker_with_tls_and_credentials(tls_table: tuple[Table, Pki]) -> 
     assert lines["broker.password_file"].startswith("OK")
     assert lines["broker.key_file"].startswith("OK")
 
-    Path(table.broker["password_file"]).write_text("wrong")
+    Path(str(table.broker["password_file"])).write_text("wrong")
     rc, lines = await doctor(table)
     assert rc == 2 and "refused the connection as ts-1" in lines["broker"], lines
 
@@ -296,6 +299,79 @@ async def test_broker_with_tls_and_credentials(tls_table: tuple[Table, Pki]) -> 
     finally:
         shutil.rmtree(other.dir, ignore_errors=True)
     assert rc == 2 and "TLS failed" in lines["broker"] and "broker.ca_file" in lines["broker"]
+
+
+async def test_every_node_of_urls_is_checked(table: Table, broker: Mosquitto) -> None:
+    """A dead second node is a failover that will fail when the first node goes."""
+    live, dead = f"mqtt://127.0.0.1:{broker.port}", f"mqtt://127.0.0.1:{free_port()}"
+    table.broker = {"urls": [live, dead]}
+    rc, lines = await doctor(table)
+    assert rc == 2, lines
+    assert lines[f"broker {live}"].startswith("OK"), lines
+    assert lines[f"broker {live} ACL"].startswith("OK"), lines
+    assert lines[f"broker {dead}"].startswith(f"FAIL  broker {dead}: {dead}: cannot connect")
+    assert f"broker {dead} ACL" not in lines  # nothing to ask
+
+
+SHIPPED_ACL = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto" / "acl.example"
+
+
+@contextlib.asynccontextmanager
+async def acl_broker(work: Path, acl: str) -> AsyncIterator[Mosquitto]:
+    """A Mosquitto with ``acl`` as its acl_file, where the mosquitto user (it drops root
+    before reading it) can read it."""
+    files = Path(tempfile.mkdtemp(prefix="tabled-acl-"))
+    files.chmod(0o755)
+    (files / "acl").write_text(acl, encoding="utf-8")
+    (files / "acl").chmod(0o644)
+    b = Mosquitto(work, extra_conf=f"acl_file {files / 'acl'}\n")
+    try:
+        b.start()
+        yield b
+    finally:
+        b.cleanup()
+        shutil.rmtree(files, ignore_errors=True)
+
+
+async def test_the_shipped_acl_allows_the_table_everything_it_does(table: Table) -> None:
+    async with acl_broker(table.work, SHIPPED_ACL.read_text()) as b:
+        table.broker = {"url": f"mqtt://127.0.0.1:{b.port}", "username": "ts-1"}
+        _, lines = await doctor(table)
+    assert lines["broker ACL"].startswith("OK    broker ACL: 8 publishes and reading its "
+                                          "status back allowed"), lines
+
+
+async def test_an_acl_that_denies_the_table_its_topics_fails_with_the_lines_to_add(
+        table: Table) -> None:
+    """Issue 26: "OK broker" while the ACL denied the table its command, replay and
+    status topics. The table keeps only its results, events, alerts and devices."""
+    kept = [line for line in SHIPPED_ACL.read_text().splitlines()
+            if not line.startswith("pattern") or
+            any(line.endswith(t) for t in ("/results", "/events", "/alerts", "/devices/+"))]
+    async with acl_broker(table.work, "\n".join(kept) + "\n") as b:
+        table.broker = {"url": f"mqtt://127.0.0.1:{b.port}", "username": "ts-1"}
+        rc, lines = await doctor(table)
+    assert rc == 2, lines
+    assert lines["broker"].startswith("OK"), lines  # it connects: the ACL is the problem
+    acl = lines["broker ACL"]
+    assert acl.startswith("FAIL  broker ACL: the broker denies the table 4 of what it does; "
+                          "fix: add to the broker's ACL: "), acl
+    for line in ("pattern readwrite tables/%u/status", "pattern write tables/%u/replies",
+                 "pattern write tables/%u/snapshot", "pattern write tables/%u/replay/to/+"):
+        assert line in acl, (line, acl)
+
+
+async def test_a_table_that_cannot_read_its_status_back(table: Table) -> None:
+    """Writing its status but not reading it back, the table cannot see a late will."""
+    acl = SHIPPED_ACL.read_text().replace("pattern readwrite tables/%u/status",
+                                          "pattern write tables/%u/status")
+    async with acl_broker(table.work, acl) as b:
+        table.broker = {"url": f"mqtt://127.0.0.1:{b.port}", "username": "ts-1"}
+        rc, lines = await doctor(table)
+    assert rc == 2, lines
+    assert lines["broker ACL"].endswith("the broker denies the table 1 of what it does; "
+                                        "fix: add to the broker's ACL: pattern read "
+                                        "tables/%u/status"), lines
 
 
 # -- the journal -------------------------------------------------------------------------------

@@ -68,8 +68,8 @@ def test_in_a_terminal_tai_sai_without_a_layout(short_tmp: Path) -> None:
     assert any(line.startswith("tabled simulate: table sim-1, tai-sai-open-cover layout E")
                for line in screen), term.text
     assert any("the table signs with key" in line for line in screen)
-    assert any(line.startswith("watch it: tabled watch --broker mqtt://127.0.0.1:")
-               for line in screen)
+    assert any(line.startswith("watch it: /") and " watch --broker mqtt://127.0.0.1:" in line
+               for line in screen), screen
     assert any("mosquitto_sub -h 127.0.0.1" in line for line in screen)
     assert any(line.startswith("seq   round     dice") for line in screen)
     assert sum(line.startswith("#") for line in screen) == 4
@@ -148,3 +148,80 @@ def test_ctrl_c_stops_it_cleanly(short_tmp: Path) -> None:
     assert "interrupted after " in term.text
     assert "Traceback" not in term.text and "error" not in term.text.lower()
     assert list(short_tmp.iterdir()) == []
+
+
+def _processes_under(path: Path) -> list[str]:
+    """Processes whose command line names something under ``path`` (the private
+    Mosquitto's config lives in simulate's folder)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if proc.name.isdigit() and str(path) in argv:
+            found.append(argv.replace("\0", " "))
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_clean_up_as_ctrl_c_does(short_tmp: Path, sig: int) -> None:
+    """Issue 26: a CI runner, `timeout`, a closed terminal. Before, the folder with the
+    table's private key and journal stayed, and so did the private Mosquitto."""
+    term = Terminal([*TABLED, "simulate", "--rounds", "50", "--speed", "5"],
+                    env=_env(short_tmp))
+    term.wait_for("#2 ", 120)
+    assert term.stop(sig) == 128 + sig, term.text
+    assert "interrupted after " in term.text
+    assert "Traceback" not in term.text
+    assert list(short_tmp.iterdir()) == []
+    assert _processes_under(short_tmp) == []
+
+
+def test_sigterm_with_a_broker_leaves_the_table_offline_not_its_will(
+        tmp_path: Path, short_tmp: Path) -> None:
+    """With --broker the retained status is the clean stop's "offline" (with a time),
+    not the will the broker sends for a connection that was dropped (time null)."""
+    import asyncio  # noqa: PLC0415
+
+    from tests.integration.test_retained_state import retained  # noqa: PLC0415
+
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    try:
+        term = Terminal([*TABLED, "simulate", "--rounds", "50", "--speed", "5", "--broker",
+                         f"mqtt://127.0.0.1:{broker.port}"], env=_env(short_tmp))
+        term.wait_for("#2 ", 120)
+        assert term.stop(signal.SIGTERM) == 128 + signal.SIGTERM, term.text
+        left = asyncio.run(retained(broker.port, "tables/sim-1/#"))
+    finally:
+        broker.cleanup()
+    status = left["tables/sim-1/status"]
+    assert status["state"] == "offline" and status["at"] is not None, status
+    assert {left[t]["state"] for t in left if "/devices/" in t} == {"offline"}
+    assert list(short_tmp.iterdir()) == []
+
+
+def test_what_it_prints_works_when_pasted(tmp_path: Path) -> None:
+    """Issue 26: it printed "tabled watch ..." (not on PATH after set-up: command not
+    found) with a key path under the folder removed at the end. Pasted into a shell in
+    another folder, without the venv on PATH, after the run, the watch must run."""
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    try:
+        run = subprocess.run([*TABLED, "simulate", "--rounds", "2", "--speed", "50",
+                              "--broker", f"mqtt://127.0.0.1:{broker.port}"],
+                             capture_output=True, text=True, timeout=180, check=False,
+                             env=_env(tmp_path))
+        assert run.returncode == 0, run.stdout + run.stderr
+        lines = run.stdout.splitlines()
+        first = next(i for i, line in enumerate(lines) if line.startswith("watch it: "))
+        command = lines[first].removeprefix("watch it: ") + "\n" + lines[first + 1]
+        path = ":".join(p for p in os.environ["PATH"].split(":") if ".venv" not in p)
+        pasted = subprocess.run(["bash", "-c", f"timeout 5 {command}"], capture_output=True,
+                                text=True, timeout=60, check=False, cwd=tmp_path,
+                                env={**os.environ, "PATH": path}, stdin=subprocess.DEVNULL)
+    finally:
+        broker.cleanup()
+    assert pasted.returncode == 124, (command, pasted.stdout, pasted.stderr)  # still watching
+    assert "not found" not in pasted.stderr and "tabled:" not in pasted.stderr, pasted.stderr

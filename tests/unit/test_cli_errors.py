@@ -1,0 +1,86 @@
+"""Every subcommand, given a bad path, port or value, says what is wrong in one line and
+exits 2: never a traceback, never a message about something else (issue 26). A new
+subcommand must be added to BAD, or test_every_subcommand_is_walked fails."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from daemon.cli import _walk, parser
+from tests.keys import TABLE_KEY_FILE
+
+GONE = "/nonexistent/dir"
+KEY = str(TABLE_KEY_FILE)
+PUB = "IrjRv2dQcJ7XcRGOJtkPyLryA6BNX+YteHMPynsAbHc="  # key text, not a file
+SIGN = ["command", "sign", "--key", KEY, "--table", "bac-07"]
+
+# subcommand -> (arguments, what the one line must say)
+BAD: dict[str, list[tuple[list[str], str]]] = {
+    "rules par-sheet": [(["--game", "poker", "--layout", "A"], "unknown game 'poker'"),
+                        (["--game", "tiger-baccarat", "--layout", "A", "--decks", "99"],
+                         "4 to 10 decks")],
+    "rules settle": [(["--game", "tiger-buffalo", "--layout", "P", "XX"],
+                      "card rank 'X'")],
+    "rules docs": [(["--output", f"{GONE}/games.md"], f"{GONE}/games.md")],
+    "protocols docs": [(["--directory", GONE], GONE)],
+    "run": [(["--config", f"{GONE}/table.toml"], f"{GONE}/table.toml")],
+    "simulate": [(["--speed", "0"], "--speed 0"),
+                 (["--broker", "mqtt://127.0.0.1:99999"], "expected mqtt://host:port"),
+                 (["--table", "a/b"], "--table 'a/b': letters, digits")],
+    "watch": [(["--broker", "mqtt://127.0.0.1:99999", "--key", PUB], "mqtt://host:port"),
+              (["--broker", "mqtt://127.0.0.1:1883", "--key", "/nonexistent.pub"],
+               "--key /nonexistent.pub: no such file"),
+              (["--broker", "mqtt://127.0.0.1:1883", "--key", PUB, "--password-file",
+                f"{GONE}/pw"], f"{GONE}/pw"),
+              (["--broker", "mqtt://127.0.0.1:1883", "--key", PUB, "--table", "a/b"],
+               "--table 'a/b'")],
+    "doctor": [(["--config", f"{GONE}/table.toml"], f"{GONE}/table.toml")],
+    "keys generate": [(["--out", f"{GONE}/x"], f"{GONE}/x")],
+    "verify": [(["--key", "/nonexistent.pub", "-"], "/nonexistent.pub"),
+               (["--key", KEY, "-"], "not a public key")],
+    "command sign": [
+        (["--key", f"{GONE}/sup.pem", "--table", "bac-07", "open_betting"], f"{GONE}/sup.pem"),
+        (["--key", KEY, "--table", "a/b", "open_betting"], "--table 'a/b'"),
+        ([*SIGN[2:], "--id", "x" * 80, "open_betting"], "'id' must be a string of 1-64"),
+        ([*SIGN[2:], "--round", "r1", "launch"], "unknown command 'launch'"),
+        ([*SIGN[2:], "--round", "r1", "void_round"], "void_round needs 'reason'"),
+        ([*SIGN[2:], "--round", "r1", "--swap", "abc", "confirm_order"],
+         "confirm_order.swap must be two draw numbers"),
+        ([*SIGN[2:], "close_betting"], "give --round")],
+    "hil run": [([f"{GONE}/scenario.json"], f"{GONE}/scenario.json")],
+    "completion": [(["zsh"], "zsh")],
+    "display": [(["--broker", "mqtt://127.0.0.1:1883", "--key", PUB, "--listen",
+                  "127.0.0.1:99999"], "the port must be 1 to 65535"),
+                (["--broker", "mqtt://127.0.0.1:1883", "--key", "/nonexistent.pub"],
+                 "/nonexistent.pub")],
+    "config check": [(["--config", f"{GONE}/table.toml"], f"{GONE}/table.toml")],
+}
+
+
+def test_every_subcommand_is_walked() -> None:
+    leaves = {p.prog.removeprefix("tabled ") for p in _walk(parser())
+              if not any(a.dest.endswith("command") and a.required for a in p._actions)
+              and p.prog != "tabled"}
+    assert leaves == set(BAD), leaves ^ set(BAD)
+
+
+CASES = [(name, args, says) for name, cases in BAD.items() for args, says in cases]
+
+
+@pytest.mark.parametrize(("name", "args", "says"), CASES,
+                         ids=[f"{n} {' '.join(a)[:40]}" for n, a, _ in CASES])
+def test_a_bad_argument_is_one_line_and_exit_2(name: str, args: list[str], says: str,
+                                               tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "daemon", *name.split(), *args],
+                          capture_output=True, text=True, timeout=60, check=False,
+                          cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    said = [line for line in (proc.stderr + proc.stdout).splitlines()
+            if line.startswith(("tabled", "FAIL"))]
+    assert len(said) == 1, proc.stderr + proc.stdout
+    assert says in said[0], said[0]
