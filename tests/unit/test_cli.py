@@ -160,7 +160,8 @@ def test_keys_sign_and_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureF
     assert body["id"] == "c1" and body["reason"] == "dropped card" and body["sig"]["kid"]
     assert body["irregularity"] == "incorrect_card_count" and body["round_id"] == "bac-07-r1"
     assert main(["command", "sign", "--key", str(tmp_path / "sup.pem"), "--table", "bac-07",
-                 "--swap", "5,6", "--round", "bac-07-r1", "confirm_order"]) == 0
+                 "--swap", "5,6", "--hold", "bac-07-r1:1", "--round", "bac-07-r1",
+                 "confirm_order"]) == 0
     assert json.loads(capsys.readouterr().out)["swap"] == "5,6"
     # A round-scoped command is never signed without its round (issue 12, item 1).
     assert main(["command", "sign", "--key", str(tmp_path / "sup.pem"), "--table", "bac-07",

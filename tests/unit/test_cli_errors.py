@@ -48,7 +48,7 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
         ([*SIGN[2:], "--id", "x" * 80, "open_betting"], "'id' must be a string of 1-64"),
         ([*SIGN[2:], "--round", "r1", "launch"], "unknown command 'launch'"),
         ([*SIGN[2:], "--round", "r1", "void_round"], "void_round needs 'reason'"),
-        ([*SIGN[2:], "--round", "r1", "--swap", "abc", "confirm_order"],
+        ([*SIGN[2:], "--round", "r1", "--hold", "r1:1", "--swap", "abc", "confirm_order"],
          "confirm_order.swap must be two draw numbers"),
         ([*SIGN[2:], "close_betting"], "give --round")],
     "hil run": [([f"{GONE}/scenario.json"], f"{GONE}/scenario.json")],
@@ -72,7 +72,10 @@ CASES = [(name, args, says) for name, cases in BAD.items() for args, says in cas
 
 
 @pytest.mark.parametrize(("name", "args", "says"), CASES,
-                         ids=[f"{n} {' '.join(a)[:40]}" for n, a, _ in CASES])
+                         # Ids never name a temporary path: every xdist worker must
+                         # collect the same ids.
+                         ids=[f"{n} {' '.join(a).replace(str(TABLE_KEY_FILE.parent), 'KEYS')[:40]}"
+                              f" #{i}" for i, (n, a, _) in enumerate(CASES)])
 def test_a_bad_argument_is_one_line_and_exit_2(name: str, args: list[str], says: str,
                                                tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "daemon", *name.split(), *args],
