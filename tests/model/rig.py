@@ -248,7 +248,7 @@ class Rig:
                 assert p.shoe is not None
                 if p.shoe.remaining <= SHOE_RESERVE and not p.carried:
                     out.append((5.0, "new shoe", self.end_shoe))
-                elif p.shoe.remaining > SHOE_RESERVE:
+                elif p.shoe.remaining > SHOE_RESERVE or p.carried:  # carried: used first
                     out.append((5.0, "open betting", self.open_betting))
         elif not rnd.dealing:
             out.append((5.0, "close betting", self.close_betting))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.model.judge import ModelViolationError
-from tests.model.rig import FAULT_KINDS, GAMES, Rig, Stats
+from tests.model.rig import FAULT_KINDS, GAMES, Rates, Rig, Stats
 from tests.soak import scale
 
 # Each fault kind that still breaks an invariant on today's core, with what it waits for.
@@ -45,8 +45,8 @@ NEEDS_A_HOLD = {"pit_twice": "unreadable", "forced_into_held_deal": "unreadable"
 
 
 def run(game: str, seed: int, kinds: frozenset[str], rounds: int,
-        restarts: bool = True) -> Stats:
-    return Rig(game, seed, kinds, restarts=restarts).run(rounds)
+        restarts: bool = True, rates: Rates | None = None) -> Stats:
+    return Rig(game, seed, kinds, rates, restarts=restarts).run(rounds)
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -62,7 +62,7 @@ def test_soak_every_fault_kind_and_restarts() -> None:
     rounds = scale(300, 7_000)
     total = Stats()
     for i, game in enumerate(GAMES):
-        s = run(game, 1000 + i, PASSING, rounds)
+        s = run(game, 1000 + i, PASSING, rounds, rates=Rates(restart=0.04))
         total.rounds += s.rounds
         total.restarts += s.restarts
         total.faults.update(s.faults)
