@@ -256,6 +256,9 @@ class BaccaratTable(RoundLifecycle):
         rnd, swap = self.round, r.body.get("swap")
         if "draws" in r.body:  # the Pit's order may take a carried card of the pair, or not
             rnd.draws = [int(n) for n in r.body["draws"]]
+            if self.shoe is not None:  # the Pit's order is the shoe's, for the reveal too
+                for n, c in zip(rnd.draws, r.body["cards"], strict=True):
+                    self.shoe.record(n, c)
             self.carried = [c for c in self.carried if c[1] not in rnd.draws]
             self.pairs -= set(rnd.draws)
         elif swap:  # a journal from before the order could change the deal

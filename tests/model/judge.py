@@ -69,7 +69,8 @@ class Judge:
                 self.shuffle_of[round_id] = self.physical.shoe.shuffle_id
         elif kind == "card" and round_id is not None:
             self.draws_of.setdefault(round_id, []).append(int(body["draw_no"]))
-        elif kind == "deal_reconstructed" and round_id is not None:
+        elif kind in ("deal_reconstructed", "order_confirmed") and round_id is not None \
+                and "draws" in body:
             self.draws_of[round_id] = [int(n) for n in body["draws"]]
         elif kind == "result_held" and rnd is not None and rnd.round_id == round_id \
                 and rnd.clean:

@@ -243,7 +243,9 @@ class Rig:
             out.append((1.0, "order chunk", self.reveal))
         if self.deliveries:
             out.append((2.0, "pit answers", self.pit_answer))
-        if rnd is None:
+        if rnd is None and core.disputed is not None:
+            out.append((5.0, "pit answers a disputed result", self.pit_dispute))
+        elif rnd is None:
             if core.state == IDLE and not self.late and not self.deliveries:
                 assert p.shoe is not None
                 if p.shoe.remaining <= SHOE_RESERVE and not p.carried:
@@ -402,7 +404,11 @@ class Rig:
                 args["swap"] = f"{reads[wrong[0]][0]},{reads[wrong[1]][0]}"
         else:  # every card of the deal, in its true order
             name = "reconstruct_deal"
-            args["cards"] = " ".join(truth)
+            rnd = self.physical.round
+            mine = set(rnd.draws) if rnd is not None else {n for n, _ in reads}
+            # An unread draw that opens the reads but was another round's: "--" (D18).
+            lead = next((i for i, (n, _) in enumerate(reads) if n in mine), len(reads))
+            args["cards"] = " ".join(["--"] * lead + truth)
         if not live:
             self.refused(name, args, f"a second answer to the hold of {d.round_id} "
                                      f"(result_held #{d.seq})")
@@ -442,12 +448,25 @@ class Rig:
 
     def pit_void_stuck(self) -> None:
         """The deal waits for a card that is already on the table (its read was lost)
-        and the core holds nothing: the Pit voids the round."""
+        and the core holds nothing: the Pit holds the round (D18), and answers its own
+        hold with the reconstruction. (A void here would leave the lost draw for the next
+        round to meet as a gap: with protocol v2 the core cannot tell whose it was.)"""
         rnd = self.physical.round
         assert rnd is not None
-        self.apply(self.command("void_round", {"round_id": rnd.round_id,
-                                               "reason": "the table waits for a card "
-                                               "already dealt"}))
+        self.apply(self.command("hold_round", {"round_id": rnd.round_id, "reason":
+                                               "the table waits for a card already dealt"}))
+
+    def pit_dispute(self) -> None:
+        """D23: a later read contradicts the result just published; the Pit, who sees the
+        card, confirms it or corrects it before the next round commences."""
+        d = self.core.disputed
+        assert d is not None and self.physical.shoe is not None
+        true = self.physical.shoe.order[int(d["draw_no"]) - 1]
+        if d["first"] == true:
+            self.apply(self.command("confirm_result", {"round_id": d["round_id"]}))
+        else:
+            self.apply(self.command("void_settled_round", {
+                "round_id": d["round_id"], "reason": f"draw {d['draw_no']} was {true}"}))
 
     # -- restarts ---------------------------------------------------------------------------
 
