@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from daemon import __version__
+from daemon.games.model import GameRules
 from daemon.round import checkpoint
 from daemon.round.effects import CommandRefusedError
 from daemon.round.lifecycle import RoundLifecycle
@@ -142,6 +143,34 @@ def write_missing() -> list[Path]:
 
 
 FILES = sorted(HERE.glob("format*-*.json"))
+# A release may decide a step otherwise on purpose (a fix): then a file's next steps are
+# compared up to the first record so decided, named here with why. What the comparison is
+# for, a renamed or retyped attribute, is also checked directly for every file
+# (_attributes_exist), so a file cut short still catches it.
+CHANGED: dict[str, tuple[int, str]] = {
+    "format1-tai-sai-open-cover": (4, "issue 23: dice that settle during betting with no "
+                                      "activation of the round alert and void nothing "
+                                      "(an earlier round's events re-sent), where the "
+                                      "writing release voided under 5.5.3"),
+}
+
+
+def _attributes_exist(target: Any, captured: dict[str, Any], where: str,
+                      game: GameRules[Any]) -> list[str]:
+    """Every attribute a checkpoint sets, as a name this release's table (and the plain
+    objects inside it) still has, and of the same type unless its default is None."""
+    wrong = []
+    for name, value in captured.items():
+        if not hasattr(target, name):
+            wrong.append(f"{where}.{name}")
+            continue
+        now = getattr(target, name)
+        if isinstance(value, dict) and "$diff" in value:
+            wrong += _attributes_exist(now, value["$diff"], f"{where}.{name}", game)
+        elif now is not None and value is not None and \
+                type(checkpoint.decode(value, game)) is not type(now):
+            wrong.append(f"{where}.{name} (a {type(now).__name__} now)")
+    return wrong
 
 
 def test_every_game_has_a_checkpoint_of_the_current_format() -> None:
@@ -162,7 +191,13 @@ def test_a_checkpoint_an_earlier_release_wrote_rebuilds_a_table_that_does_the_sa
     state = stored["rng"]
     rng.setstate((state[0], tuple(state[1]), state[2]))
     _, cards = _deal(game, stored["seed"])
-    assert _steps(game, stored["seed"], table, rng, cards, NEXT) == stored["next"]
+    fresh = new_table(game)
+    assert _attributes_exist(fresh, stored["checkpoint"]["vars"], "table", fresh.game) == []
+    until, _ = CHANGED.get(path.stem, (NEXT, ""))
+    got = _steps(game, stored["seed"], table, rng, cards, NEXT)
+    assert got[:until] == stored["next"][:until]
+    if path.stem in CHANGED:  # the record named is decided otherwise: else drop the entry
+        assert got[until] != stored["next"][until]
 
 
 if __name__ == "__main__":
