@@ -212,11 +212,11 @@ class TableView:
             self._ensure_round(rid).update(phase="betting", cards=[], needed=None)
         elif kind == "next_card":
             self._ensure_round(rid)["needed"] = body.get("needed")
-        elif kind == "result_held":
+        elif kind in ("result_held", "throw_held"):
             self._ensure_round(rid)["phase"] = "held for the pit"
         elif kind == "order_confirmed":
             self._ensure_round(rid)["phase"] = "dealing"
-        elif kind == "awaiting_tumble":
+        elif kind in ("awaiting_tumble", "throw_again"):
             self._ensure_round(rid)["phase"] = "awaiting tumble"
         elif kind == "tumble":
             self._ensure_round(rid).update(phase="tumbling", tumbles=body.get("count"))

@@ -284,14 +284,24 @@ TAI_SAI_THROW = Decision(
     "count the message carries; the tumbler's count is only cross-checked. A flat flag is "
     "flat only if it is 1 and the tilt is within the limit; a value out of range (a flag of "
     "2, a die of 7) is D19. 5.5.3, 5.5.1 and 5.5.2 void first, as they need no one's "
-    "judgement: an unreadable die after two tumbles is a 5.5.1 void. Then the Pit decides "
-    "(5.14: void_round, or throw_again, which re-arms and needs a new confirmed arm): an arm "
-    "never confirmed, an activation the tumbler reports as disarmed after \"No more Bets\" "
-    "(not 5.5.3, which is about activation before it), dice settled with no activation, the "
-    "tumbler's count disagreeing with the controller's, an unreadable die, or a read under "
-    "the table's floor ([table] dice_confidence_floor, 90% unless configured; 0% is never "
-    "a result). An activation, tumble or settle while no round is open is journalled and "
-    "alerted and affects no round; one during betting voids the round under 5.5.3.",
+    "judgement: an unreadable die after two tumbles is a 5.5.1 void; but fewer tumbles "
+    "than the tumbler numbered (Tumble messages lost: count 3 arriving alone) prove no "
+    "5.5.1, and go to the Pit. Then the Pit decides (5.14): an arm never confirmed, an "
+    "activation the tumbler reports as disarmed after \"No more Bets\" (not 5.5.3, which is "
+    "about activation before it), dice settled with no activation, the tumbler's count "
+    "disagreeing with the controller's, an unreadable die or one out of range (D19), or a "
+    "read under the table's floor ([table] dice_confidence_floor, 90% unless configured; "
+    "0% is never a result). Such a throw is held (throw_held, with a hold id) and the "
+    "tumbler disarmed; it stays held through tumbler reconnects and restarts, and nothing "
+    "the tumbler reports is a throw of the round until the Pit answers: void_round, or "
+    "throw_again, which re-arms and needs a new confirmed arm. An answer may name the hold "
+    "(hold); one naming a hold already answered, or none open, is refused. An event outside "
+    "a live exchange voids and settles nothing; it is journalled and alerted: an "
+    "activation, tumble or settle while no round is open; during betting, an activation the "
+    "tumbler reports as armed (the table disarmed it at open_betting: an earlier round's "
+    "event re-sent, or a disarm it missed), tumbles with no activation of the round, and "
+    "dice settling with none. Only an activation the tumbler reports as disarmed during "
+    "betting voids the round under 5.5.3.",
     "Trusting the device's counter made one Tumble message with count 3 three tumbles, and "
     "with count 255 two hundred and fifty-five, where 5.5.1 asks for at least three: one "
     "physical tumble passed as a valid throw. Three Tumble messages with no activation, a "
@@ -300,7 +310,14 @@ TAI_SAI_THROW = Decision(
     "order and the round they fall in; the tumbler's own bookkeeping is one more witness, "
     "and a witness who disagrees is the Pit's to hear (5.14), not the controller's to "
     "overrule. A disarmed activation after \"No more Bets\" may be a lost Arm or a reboot, "
-    "not a Dealer's early press, so voiding it under 5.5.3 would name the wrong cause.",
+    "not a Dealer's early press, so voiding it under 5.5.3 would name the wrong cause. "
+    "Issue 23: a held throw was superseded without the Pit: a reconnected tumbler was armed "
+    "again and the next press published valid (336 of 6,000 mixed rounds); a tumbler that "
+    "re-sent round 1's activation, tumbles and dice after a one-way outage voided round 2 "
+    "under 5.5.3 with round 1's dice; and a count of 3 arriving after two lost Tumble "
+    "messages was a 5.5.1 void where the tumbler had tumbled three times. Until the "
+    "protocol carries event identities, the tumbler's own armed flag against the arm state "
+    "the table set is the only proof an event belongs to this round's exchange.",
 )
 SETTLED_ROUND_CORRECTED = Decision(
     "D22", "Tai Sai 5.6; RWS 5.6, MBS 5.1.2",

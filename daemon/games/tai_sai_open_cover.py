@@ -188,9 +188,16 @@ class ThrowVerdict:
 
 def judge_throw(f: ThrowFacts, confidence_floor: int) -> ThrowVerdict:
     """5.5 first: its voids need no one's judgement, so an unreadable die after two
-    tumbles is a 5.5.1 void, not a question for the Pit. Then whatever makes the dice
-    untrustworthy goes to the Pit (5.14); only what is left is a result."""
+    tumbles is a 5.5.1 void, not a question for the Pit; but fewer tumbles than the
+    tumbler numbered is no proof of 5.5.1. Then whatever makes the dice untrustworthy goes
+    to the Pit (5.14), who voids the round or has the dice thrown again; only what is left
+    is a result."""
     bad = check_throw(f.tumbles, f.flat, f.activated_before_no_more_bets)
+    if bad is not None and bad.code == "too_few_tumbles" and f.device_tumbles > f.tumbles:
+        # The tumbler numbered tumbles the controller never saw (Tumble messages lost):
+        # whether 5.5.1 applies is not known, so the count is the Pit's below; 5.5.2
+        # still voids on its own.
+        bad = check_throw(ts.MIN_TUMBLES, f.flat, f.activated_before_no_more_bets)
     if bad is not None:
         return ThrowVerdict(void=bad)
     doubts = []
@@ -206,5 +213,5 @@ def judge_throw(f: ThrowFacts, confidence_floor: int) -> ThrowVerdict:
         doubts.append(f"the dice {list(f.dice)} were read with {f.confidence}% confidence, "
                       f"under the table's floor of {confidence_floor}%")
     if doubts:
-        return ThrowVerdict(pit="; ".join(doubts) + ": void the round or throw again")
+        return ThrowVerdict(pit="; ".join(doubts))
     return ThrowVerdict(throw=Throw.of(f.dice))

@@ -91,9 +91,9 @@ class TableView:
                 self.round.cards = [dict(c.as_dict())
                                     for c in deal(parse_cards(p["cards"])).cards]
             self.round.held = False
-        elif event == "order_confirmed":
+        elif event in ("order_confirmed", "throw_again"):  # the Pit answered the hold
             self.round.held = False
-        elif event == "result_held":
+        elif event in ("result_held", "throw_held"):
             self.round.held = True
         elif event == "dice":
             self.round.dice = list(p["dice"])

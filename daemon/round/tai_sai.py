@@ -8,9 +8,17 @@ after an activation in the round's armed play, bound to an arm the tumbler confi
 the tumbler's own count is only cross-checked. The engine's judge_throw then decides:
 5.5.3, 5.5.1 and 5.5.2 void first; an unconfirmed arm, a count that disagrees, an
 unreadable die or a read under the table's confidence floor are the Pit's (5.14): the
-round waits, and the Pit voids it or lets the dice be thrown again (throw_again). An
-activation, tumble or settle outside an armed round is journalled and never a result.
-Every valid throw feeds the dice watch (daemon/games/dice_watch.py).
+throw is held (``throw_held``, with its own hold id) and the tumbler disarmed. A held throw
+stays held through tumbler reconnects and restarts, and nothing the tumbler reports is a
+throw of the round until the Pit answers that hold: void_round, or throw_again (re-armed).
+
+An event outside a live exchange voids and settles nothing: it is journalled and alerted.
+Until the protocol carries event identities, the controller knows an exchange only by what
+it has seen this round: a 5.5.3 early activation is one the tumbler itself reports as
+disarmed during betting (the table disarmed it at open_betting); an activation reporting
+armed during betting, tumbles with no activation of this round and dice settling with none
+are an earlier round's events re-sent (or a disarm the tumbler missed), and the round is
+kept as it was. Every valid throw feeds the dice watch (daemon/games/dice_watch.py).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from daemon.round.effects import (
     CommandRefusedError,
     DeviceCommand,
     Effect,
+    RoundResult,
 )
 from daemon.round.lifecycle import BETTING, IDLE, Folded, RoundLifecycle
 from firmware_protocols import common as common_proto
@@ -57,6 +66,11 @@ class TaiSaiTable(RoundLifecycle):
         self.tumbles = 0  # counted by the controller since the last activation
         self.device_tumbles = 0  # the tumbler's count, last reported
         self.throw: dict[str, Any] | None = None  # the "dice" record of the round's throw
+        # The throw held for the Pit (5.14): its hold id, until the Pit answers it; and how
+        # many holds this round has raised, so that a hold id names one obligation only and
+        # an answer to an earlier one is known as already answered.
+        self.hold: str | None = None
+        self.holds = 0
 
     # -- what the service dispatches ------------------------------------------------------
 
@@ -66,9 +80,15 @@ class TaiSaiTable(RoundLifecycle):
 
     def commands(self, by: str, args: dict[str, str]
                  ) -> dict[str, Callable[[], list[Effect]]]:
+        # The Pit's answers may name the hold they answer (its hold id): an answer to a
+        # hold already answered (a redelivered alert answered twice) is refused.
+        hold = args.get("hold")
         return {**super().commands(by, args), "end_shoe": lambda: self.end_shoe(by),
                 "new_shoe": lambda: self.end_shoe(by),
-                "throw_again": lambda: self.throw_again(by)}
+                "void_round": lambda: self.void_round(
+                    args.get("reason", ""), by,
+                    args.get("irregularity", "unresolved_irregularity"), hold=hold),
+                "throw_again": lambda: self.throw_again(by, hold)}
 
     def command_answered(self, device: str, msg: Message) -> list[Effect]:
         """The tumbler confirmed an Arm: a throw can only be bound to a confirmed arm."""
@@ -83,10 +103,9 @@ class TaiSaiTable(RoundLifecycle):
         out = super().device_fault(msg, detail)
         if isinstance(msg, tumbler_proto.Settled) and self.round is not None and \
                 self.state == TUMBLING:
-            pit = self.game.irregularity("unresolved_irregularity")
-            out.append(Alert(pit.code, pit.clause, f"the tumbler reported a throw out of "
-                             f"range ({detail}): void the round or throw again",
-                             self.round.round_id))
+            if self.hold is not None:
+                return [*out, self._held_still("dice out of range settled")]
+            return [*out, *self._hold(f"the tumbler reported a throw out of range ({detail})")]
         return out
 
     # -- the fold ---------------------------------------------------------------------
@@ -97,10 +116,12 @@ class TaiSaiTable(RoundLifecycle):
         self.arms = self.activations = self.tumbles = self.device_tumbles = 0
         self.settled_activations = 0
         self.activation_armed = False
+        self.hold, self.holds = None, 0
 
     def _in_play(self, r: Folded) -> bool:
+        """The record belongs to the round's live exchange: its play, no throw held."""
         return self.round is not None and self.round.round_id == r.round_id and \
-            self.state == TUMBLING
+            self.state == TUMBLING and self.hold is None
 
     def _fold_tumbler_armed(self, r: Folded) -> None:
         if self._in_play(r):
@@ -108,32 +129,44 @@ class TaiSaiTable(RoundLifecycle):
 
     def _fold_tumbler_activated(self, r: Folded) -> None:
         if self.state == BETTING:
-            self.activated_early = True  # the throw that follows is void (5.5.3)
+            # The tumbler says it was disarmed, as open_betting left it: the Dealer's early
+            # press, and the throw that follows is void (5.5.3). Armed, it is no activation
+            # of this round (see the module's docstring).
+            if not r.body["armed"]:
+                self.activated_early = True
         elif self._in_play(r):
             self.activations += 1
             self.activation_armed = bool(r.body["armed"])
             self.tumbles = self.device_tumbles = 0
 
     def _fold_tumble(self, r: Folded) -> None:
-        if self.state == BETTING and self.round is not None:
-            self.activated_early = True  # tumbling before "No more Bets" (5.5.3)
-        elif self._in_play(r) and self.activations:
+        # Tumbles during betting follow an early activation (already void) or none of this
+        # round (re-sent): neither counts.
+        if self._in_play(r) and self.activations:
             self.tumbles += 1
             self.device_tumbles = int(r.body["count"])
 
     def _fold_dice(self, r: Folded) -> None:
-        if self.round is not None and self.round.round_id == r.round_id:
+        if self.round is not None and self.round.round_id == r.round_id and self.hold is None:
             self.throw = dict(r.body)
             if r.body.get("activated", True):
                 self.settled_activations = self.activations
 
+    def _fold_throw_held(self, r: Folded) -> None:
+        if self.round is not None and self.round.round_id == r.round_id:
+            self.hold = str(r.body["hold_id"])
+            self.holds += 1
+
     def _fold_throw_again(self, r: Folded) -> None:
-        if self._in_play(r):  # a new arming: its own arm, activation and tumbles
-            self.throw = None
+        if self.round is not None and self.round.round_id == r.round_id and \
+                self.state == TUMBLING:  # the hold answered; a new arming: its own arm,
+            self.throw, self.hold = None, None  # activation and tumbles
             self.arms = self.activations = self.settled_activations = 0
 
     def _fold_result(self, r: Folded) -> None:
         super()._fold_result(r)
+        if self.round is None:
+            self.hold = None  # the round is over: its hold with it
         if r.body.get("status") == "valid" and "dice" in r.body:
             self.watch.add([int(d) for d in r.body["dice"]])
 
@@ -149,8 +182,9 @@ class TaiSaiTable(RoundLifecycle):
         return [closed, DeviceCommand("tumbler", tumbler_proto.Arm(0, True)),
                 self._rec("awaiting_tumble", {}, closed.round_id)]
 
-    def void_round(self, reason: str, by: str,
-                   code: str = "unresolved_irregularity") -> list[Effect]:
+    def void_round(self, reason: str, by: str, code: str = "unresolved_irregularity",
+                   *, hold: str | None = None) -> list[Effect]:
+        self._check_answer(hold)
         if self.round is None or self.state == IDLE:
             raise CommandRefusedError("there is no round to void")
         return self._void(code, f"voided by {by}: {reason}")
@@ -158,14 +192,28 @@ class TaiSaiTable(RoundLifecycle):
     def end_shoe(self, by: str) -> list[Effect]:
         raise CommandRefusedError(f"{self.game.id} is played without a shoe")
 
-    def throw_again(self, by: str) -> list[Effect]:
-        """The Pit's other answer to a throw it was asked about (5.14): the dice are
-        thrown again in the same round, after a fresh arm the tumbler must confirm."""
-        if self.round is None or self.state != TUMBLING or self.throw is None:
+    def throw_again(self, by: str, hold: str | None = None) -> list[Effect]:
+        """The Pit's other answer to a throw it holds (5.14): the dice are thrown again in
+        the same round, after a fresh arm the tumbler must confirm."""
+        self._check_answer(hold)
+        if self.round is None or self.state != TUMBLING or self.hold is None:
             raise CommandRefusedError("no throw of this round is waiting for the Pit")
         rid = self.round.round_id
-        return [self._rec("throw_again", {"by": by}, rid),
+        return [self._rec("throw_again", {"by": by, "hold": self.hold}, rid),
                 DeviceCommand("tumbler", tumbler_proto.Arm(0, True))]
+
+    def _check_answer(self, hold: str | None) -> None:
+        """An answer naming a hold answers that one only: the open hold, or none. A hold
+        id is "<round_id>/hold-<n>", numbered in its round, so an earlier one of this round
+        or one of a round already over is known as answered without keeping a list."""
+        if hold is None or hold == self.hold:
+            return
+        rid, _, n = hold.rpartition("/hold-")
+        if (self.round is not None and rid == self.round.round_id and n.isdigit()
+                and 1 <= int(n) <= self.holds) or (n.isdigit() and rid in self.published):
+            raise CommandRefusedError(f"hold {hold} was already answered")
+        raise CommandRefusedError(f"hold {hold} is not open" + (
+            f" (the open hold is {self.hold})" if self.hold else " (no throw is held)"))
 
     # -- the tumbler ------------------------------------------------------------------
 
@@ -174,18 +222,27 @@ class TaiSaiTable(RoundLifecycle):
         return [self.arm_command()] if device == "tumbler" else []
 
     def arm_command(self) -> DeviceCommand:
-        """Armed exactly while a throw is awaited: for a tumbler that has just
-        (re)connected, which comes up disarmed after a reboot."""
-        return DeviceCommand("tumbler", tumbler_proto.Arm(0, self.state == TUMBLING))
+        """Armed exactly while a throw is awaited and none is held for the Pit: for a
+        tumbler that has just (re)connected, which comes up disarmed after a reboot."""
+        return DeviceCommand("tumbler", tumbler_proto.Arm(
+            0, self.state == TUMBLING and self.hold is None))
 
     def activated(self, msg: tumbler_proto.Activated) -> list[Effect]:
         rid = self.round.round_id if self.round else None
         state = self.state
         out: list[Effect] = [self._rec("tumbler_activated", {"source": msg.source,
                                                              "armed": msg.armed}, rid)]
-        if state == BETTING:
-            return out  # 5.5.3: the throw that follows is void
         pit = self.game.irregularity("unresolved_irregularity")
+        if state == BETTING:
+            if not msg.armed:
+                return out  # 5.5.3: the throw that follows is void
+            return [*out, Alert(pit.code, pit.clause, "the tumbler reports an armed "
+                                "activation while bets are open, although it was disarmed "
+                                "for them: an earlier round's event re-sent, or a disarm it "
+                                "missed; no round is voided; if the dice were thrown now, "
+                                "void the round (5.5.3)", rid)]
+        if state == TUMBLING and self.hold is not None:
+            return [*out, self._held_still("an activation")]
         if state == TUMBLING:
             if msg.armed:
                 return out
@@ -205,6 +262,14 @@ class TaiSaiTable(RoundLifecycle):
         rid = self.round.round_id if self.round else None
         flat = [f == 1 and t <= tumbler_proto.FLAT_TILT_LIMIT_DECIDEG
                 for f, t in zip(msg.flat, msg.tilt, strict=True)]
+        if self.state == TUMBLING and self.hold is not None:
+            return [self._held_still(f"dice {list(msg.dice)} settled")]
+        if self.state == BETTING and not self.activated_early:
+            pit = self.game.irregularity("unresolved_irregularity")
+            return [Alert(pit.code, pit.clause, f"the dice {list(msg.dice)} settled while "
+                          "bets are open with no activation of this round: an earlier "
+                          "round's events re-sent; no round is voided; if the dice were "
+                          "thrown now, void the round (5.5.3)", rid)]
         if self.state != TUMBLING or self.settled_activations >= self.activations:
             # Dice that settled with no activation of their own in this round's play.
             body = {"tumbles": 0, "device_tumbles": 0, "activated": False, "armed": False}
@@ -220,16 +285,14 @@ class TaiSaiTable(RoundLifecycle):
         """The round's throw, as folded from its "dice" record: a result, a void, or the
         Pit's call (also after a restart, Tai Sai 5.4.1)."""
         b = self.throw
-        if b is None or self.round is None or self.state == IDLE:
+        if b is None or self.round is None or self.state == IDLE or self.hold is not None:
             return []
-        rid = self.round.round_id
         dice = tuple(int(d) for d in b["dice"])
-        pit = self.game.irregularity("unresolved_irregularity")
         if self.state == TUMBLING and not self.activated_early and \
                 not b.get("activated", True):
-            return [Alert(pit.code, pit.clause, f"the dice {list(dice)} settled with no "
-                          "activation seen after \"No more Bets\": they are not a result; "
-                          "void the round or throw again", rid)]
+            return self._hold(f"the dice {list(dice)} settled with no activation seen after "
+                              "\"No more Bets\" (a lost activation, or an earlier throw "
+                              "re-sent): they are not a result")
         facts = ThrowFacts(
             activated_before_no_more_bets=self.activated_early or self.state == BETTING,
             armed=bool(b.get("armed", True)), tumbles=int(b["tumbles"]),
@@ -243,7 +306,8 @@ class TaiSaiTable(RoundLifecycle):
                       f"{facts.tumbles} tumble(s) counted, flat {list(facts.flat)}")
             return self._void(verdict.void.code, detail, dice)
         if verdict.throw is None:
-            return [Alert(pit.code, pit.clause, verdict.pit or "", rid)]
+            return self._hold(verdict.pit or "")
+        rid = self.round.round_id
         payload = tai_sai_result(self._context(), verdict.throw, facts.tumbles,
                                  list(facts.flat), self.clock())
         out: list[Effect] = [self._result(rid, payload),
@@ -258,18 +322,42 @@ class TaiSaiTable(RoundLifecycle):
         rnd = self.round
         if rnd is None:
             return []
+        if self.hold is not None:  # the Pit still owes its answer: the hold is kept
+            return [self._held_still("the table restarted"), self.arm_command()]
         if self.throw is None or rnd.closed_at is None:
             return self._void("technical_interruption_no_outcome",
                               "restarted before the dice came to rest")
         again = self.judge_throw()
-        if not all(1 <= int(d) <= 6 for d in self.throw["dice"]):
-            return again  # at rest but unread: no outcome here; the Pit decides (5.14)
+        if not any(isinstance(e, RoundResult) and e.payload.get("status") == "valid"
+                   for e in again):
+            return again  # a void by its own clause, or held for the Pit (5.14)
         established = self.game.irregularity("technical_interruption_outcome_established")
         return [Alert(established.code, established.clause,
                       "restarted after the dice came to rest: settling", rnd.round_id),
                 *again]
 
     # -- internals --------------------------------------------------------------------
+
+    def _hold(self, why: str) -> list[Effect]:
+        """The throw goes to the Pit (5.14) under a new hold id; the tumbler is disarmed so
+        that no press is a throw until the Pit answers (throw_again re-arms it)."""
+        assert self.round is not None
+        rid = self.round.round_id
+        pit = self.game.irregularity("unresolved_irregularity")
+        hold = f"{rid}/hold-{self.holds + 1}"
+        return [self._rec("throw_held", {"hold_id": hold, "clause": pit.clause, "why": why},
+                          rid),
+                Alert(pit.code, pit.clause, f"{why}: the throw is held (hold {hold}) until the "
+                      "Pit answers: void_round or throw_again", rid),
+                DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
+
+    def _held_still(self, what: str) -> Alert:
+        """Something happened while a throw is held: the hold stands, and says so."""
+        assert self.round is not None
+        pit = self.game.irregularity("unresolved_irregularity")
+        return Alert(pit.code, pit.clause, f"{what} while the throw is held (hold "
+                     f"{self.hold}): no throw of the round until the Pit answers that hold: "
+                     "void_round or throw_again", self.round.round_id)
 
     def _context(self) -> RoundContext:
         assert self.round is not None

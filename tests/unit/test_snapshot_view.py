@@ -72,3 +72,17 @@ def test_a_restart_at_any_message_gives_the_same_snapshot(rounds: list[list[str]
         after.fold(p)
     assert after.body("idle") == straight.body("idle")
     assert straight.body("idle")["shoe"]["hand"] == len(rounds)
+
+
+def test_tai_sai_5_14_a_held_throw_shows_held_until_the_pit_lets_it_be_thrown_again() -> None:
+    view = TableView()
+    at = "2026-11-26T10:00:00.000Z"
+    events = [("betting_opened", {}), ("betting_closed", {}),
+              ("throw_held", {"hold_id": "r1/hold-1", "clause": "5.14", "why": "unread"})]
+    for n, (event, body) in enumerate(events, 1):
+        view.fold({"type": "event", "event": event, "round_id": "r1", "msg_seq": n,
+                   "at": at, **body})
+    assert view.body("tumbling")["round"]["held"] is True
+    view.fold({"type": "event", "event": "throw_again", "round_id": "r1", "msg_seq": 4,
+               "at": at, "by": "sup", "hold": "r1/hold-1"})
+    assert view.body("tumbling")["round"]["held"] is False

@@ -439,3 +439,15 @@ def test_a_new_journal_met_while_following_is_wanted_whole_though_its_snapshot_i
     for n in (2, 3, 4):
         c.saw("b" * 16, n)
     assert c.journals["b" * 16].missing() == [(1, 1)]
+
+
+def test_tai_sai_5_14_a_held_throw_is_shown_held_until_thrown_again() -> None:
+    d = display()
+    for kind, extra in [("betting_opened", {}), ("betting_closed", {}),
+                        ("throw_held", {"hold_id": "r1/hold-1", "clause": "5.14",
+                                        "why": "unread"})]:
+        d.receive("tables/t1/events", wire(event(kind, "r1", **extra)), AT)
+    assert d.view()["tables"]["t1"]["round"]["phase"] == "held for the pit"
+    d.receive("tables/t1/events", wire(event("throw_again", "r1", by="sup",
+                                             hold="r1/hold-1")), AT)
+    assert d.view()["tables"]["t1"]["round"]["phase"] == "awaiting tumble"

@@ -22,7 +22,15 @@ def test_tai_sai_3_7_a_good_throw_is_a_result() -> None:
 
 
 def test_tai_sai_5_5_1_one_message_claiming_three_tumbles_is_one_tumble() -> None:
+    """One tumble seen is not three; but the tumbler numbered two the controller missed,
+    so 5.5.1 is not proved either: the Pit's (issue 23)."""
     v = judge_throw(replace(GOOD, tumbles=1, device_tumbles=3), FLOOR)
+    assert v.void is None and v.throw is None
+    assert v.pit is not None and "counted 3" in v.pit
+
+
+def test_tai_sai_5_5_1_a_count_seen_whole_below_three_voids() -> None:
+    v = judge_throw(replace(GOOD, tumbles=2, device_tumbles=2), FLOOR)
     assert v.void is not None and v.void.clause == "5.5.1"
 
 
@@ -68,7 +76,8 @@ def test_tai_sai_5_5_a_result_only_when_every_fact_is_good(
     f = ThrowFacts(early, armed, tumbles, device, flat, dice, confidence)
     v = judge_throw(f, floor)
     assert sum(x is not None for x in (v.void, v.pit, v.throw)) == 1
-    voids = early or tumbles < 3 or not all(flat)
+    # Fewer than three tumbles voids only if the tumbler numbered none the controller missed.
+    voids = early or (tumbles < 3 and device <= tumbles) or not all(flat)
     assert (v.void is not None) == voids
     good = (not voids and armed and device == tumbles and 0 not in dice
             and confidence >= floor)
