@@ -28,7 +28,6 @@ from daemon.commands import (
     CommandError,
     check_irregularity,
     check_round,
-    command_id,
     parse_command,
     reply,
 )
@@ -120,6 +119,8 @@ class TableService:
         # Set while the journal cannot be written: no round advances, nothing is acted on.
         self.storage_error: str | None = None
         self.dropped_while_failed = 0
+        # Authenticated commands refused while it could not: journalled once it can.
+        self._refused_unjournalled: list[dict[str, Any]] = []
         b = cfg.broker
         self.publisher = Publisher(
             self.journal,
@@ -489,11 +490,18 @@ class TableService:
         while self.storage_error is not None:
             await asyncio.sleep(every)
             try:
-                self.journal.append("journal_recovered", {
-                    "error": self.storage_error, "dropped_device_messages":
-                    self.dropped_while_failed})
+                with self.journal.batch():
+                    self.journal.append("journal_recovered", {
+                        "error": self.storage_error, "dropped_device_messages":
+                        self.dropped_while_failed,
+                        "refused_commands": len(self._refused_unjournalled)})
+                    # Refused while the disk was full: their ids are journalled now, so
+                    # a restart remembers them too (authority.remember_journal).
+                    for record in self._refused_unjournalled:
+                        self.journal.append(REFUSED, record)
             except JournalError:
                 continue
+            self._refused_unjournalled.clear()
             log.warning("the journal can be written again; rebuilding the table from it")
             # The table in memory may be ahead of the journal: rebuild it from what was
             # recorded, and let the technical-interruption rule resolve the open round.
@@ -651,20 +659,17 @@ class TableService:
     def execute(self, name: str, payload: bytes) -> dict[str, Any]:
         """Run one command. Every authenticated command is journalled with its outcome and
         answered; unauthenticated input is counted and answered within a rate limit."""
-        if self.storage_error is not None:
-            cid = command_id(payload)
-            answer = reply(cid, name, ok=False, state=self.table.state, code="storage_failed",
-                           error=f"the journal cannot be written ({self.storage_error}); "
-                                 "no command is carried out until it can",
-                           round_id=self._open_round())
-            self._answer(answer)
-            return answer
+        # Authenticated first, whatever the journal's state: an id is used from here on,
+        # so a command refused now (storage_failed included) can never run later, and
+        # unauthenticated input takes the rate-limited path on a full disk too.
         try:
             cmd = parse_command(name, payload)
             principal = self.authority.authenticate(cmd)
         except CommandError as exc:
             return self._unauthenticated(exc)
         who = principal.name
+        if self.storage_error is not None:
+            return self._refused(cmd, who, self._storage_refusal(cmd))
         try:
             self.authority.permit(cmd, principal)
             check_irregularity(cmd, self.game)
@@ -696,7 +701,7 @@ class TableService:
                 self._storage_failed(exc)
                 # The table in memory may have moved; it is rebuilt from the journal when
                 # the journal can be written again. Refused, and said so directly.
-                return self.execute(name, payload)
+                return self._refused(cmd, who, self._storage_refusal(cmd))
             self.authority.settle(cmd.id, "accepted")
             self._send(commands)
             return answer
@@ -705,22 +710,32 @@ class TableService:
         rnd = self.table.round
         return rnd.round_id if rnd is not None else None
 
+    def _storage_refusal(self, cmd: Command) -> CommandError:
+        return CommandError("storage_failed", f"the journal cannot be written "
+                            f"({self.storage_error}); no command is carried out until it "
+                            "can", cmd.id, cmd.name)
+
     def _refused(self, cmd: Command, who: str, exc: CommandError) -> dict[str, Any]:
         """An authenticated command that is not carried out: journalled with its reply
-        (and an alert if it was denied), so its id can never be used again."""
+        (and an alert if it was denied), so its id can never be used again. While the
+        journal cannot be written, its id is kept in memory (the authority) and its record
+        waits for the next commit (``_probe_storage``); the reply goes out directly."""
         answer = reply(cmd.id, cmd.name, ok=False, state=self.table.state, error=exc,
                        round_id=self._open_round())
         self.authority.settle(cmd.id, f"refused ({exc.code})")
+        record = {"name": cmd.name, "id": cmd.id, "by": who,
+                  "issued_at": cmd.body["issued_at"], "code": exc.code, **cmd.args}
         try:
+            if self.storage_error is not None:
+                raise JournalError(self.storage_error)
             with self.journal.batch():
-                self.journal.append(REFUSED, {"name": cmd.name, "id": cmd.id, "by": who,
-                                              "issued_at": cmd.body["issued_at"],
-                                              "code": exc.code, **cmd.args})
+                self.journal.append(REFUSED, record)
                 self.journal.append("reply", answer, publish=(self._reply(answer),))
                 if exc.code == "denied":
                     self._record([Alert("command_denied", "", f"{cmd.name} ({cmd.id}): {exc}")])
         except JournalError as err:
             self._storage_failed(err)
+            self._refused_unjournalled.append(record)
             self._spawn(self.publisher.publish_now(self.topics["replies"], out_of_band(
                 answer, self.cfg.table_id, self.journal.journal_id)))
         else:
@@ -733,27 +748,17 @@ class TableService:
         self.untrusted.note(exc.code)
         answer = reply(exc.command_id, exc.name, ok=False, state=self.table.state, error=exc,
                        round_id=self._open_round())
-        if exc.code == "denied":
+        if exc.code == "denied" and self.storage_error is None:
             more = self.untrusted.alert()
             if more is not None:
                 self.apply([Alert("command_denied", "",
                                   f"{exc.name} ({exc.command_id}): {exc}{more}")])
+                if self.storage_error is None:  # stored: the slot is taken, not before
+                    self.untrusted.alerted()
         if self.untrusted.may_reply():  # not journalled, so not numbered
             self._spawn(self.publisher.publish_now(self.topics["replies"], out_of_band(
                 answer, self.cfg.table_id, self.journal.journal_id)))
         return answer
-
-    def _answer(self, answer: dict[str, Any]) -> None:
-        if self.storage_error is None:
-            try:
-                self.journal.append("reply", answer, publish=(self._reply(answer),))
-            except JournalError as exc:
-                self._storage_failed(exc)
-            else:
-                self.publisher.wake()
-                return
-        self._spawn(self.publisher.publish_now(self.topics["replies"], out_of_band(
-            answer, self.cfg.table_id, self.journal.journal_id)))
 
     def _reply(self, answer: Mapping[str, Any]) -> Publish:
         return Publish(self.topics["replies"], stamp(answer, self.cfg.table_id))
