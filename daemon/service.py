@@ -112,7 +112,7 @@ class TableService:
         self.view = TableView.loads(self.journal.get_meta("snapshot"))
         self.journal.watch = self._fold
         self._snapshot_due = False
-        self._replays = replay.Bucket(replay.RATE, replay.BURST)
+        self._replays = replay.Fair()
         self._busy = replay.Bucket(1.0, 1.0)
         self.replays_dropped = 0
         self.table = self._new_table()
@@ -266,23 +266,27 @@ class TableService:
                 await self.publisher.publish_now(self.topics["snapshot"], self._snapshot(),
                                                  retain=True)
 
-    async def _serve_replay(self, payload: bytes) -> None:
+    def _admit_replay(self, payload: bytes) -> None:
+        """Size, then the requester's name, then its share of the budget, all before any
+        task is made: a flood costs the table a length check and a 1 KiB parse each."""
         reply_to = replay.reply_to_of(payload)
-        answer = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/replay/to/{reply_to}"
-        if not self._replays.take():
-            if reply_to is not None and self._busy.take():
-                await self._replay_marker(answer, payload, error=(
-                    "busy", f"at most {replay.RATE:g} replay requests a second; try again"))
-            else:
-                self.replays_dropped += 1
+        if reply_to is None:  # too large, not JSON, or nowhere to answer
+            self.replays_dropped += 1
             return
+        answer = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/replay/to/{reply_to}"
+        if self._replays.take(reply_to):
+            self._spawn(self._serve_replay(answer, payload))
+        elif self._busy.take():
+            self._spawn(self._replay_marker(answer, payload, error=(
+                "busy", f"at most {replay.PER_RATE:g} replay requests a second from one "
+                f"requester, {replay.RATE:g} from all; try again")))
+        else:
+            self.replays_dropped += 1
+
+    async def _serve_replay(self, answer: str, payload: bytes) -> None:
         try:
             req = replay.parse(payload)
         except replay.ReplayError as exc:
-            if reply_to is None:
-                self.replays_dropped += 1
-                log.warning("replay request dropped: %s", exc)
-                return
             await self._replay_marker(answer, payload, error=(exc.code, str(exc)))
             return
         if req.journal_id is not None and req.journal_id != self.journal.journal_id:
@@ -650,7 +654,7 @@ class TableService:
 
     async def _on_mqtt(self, topic: str, payload: bytes) -> None:
         if topic == self.replay_request:
-            self._spawn(self._serve_replay(payload))
+            self._admit_replay(payload)
             return
         if not topic.startswith(self.cmd_prefix):
             return
