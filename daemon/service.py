@@ -113,6 +113,8 @@ class TableService:
         self.journal.watch = self._fold
         self._snapshot_due = False
         self._replays = replay.Fair()
+        self._replay_turn = asyncio.Lock()
+        self._replays_waiting = 0  # admitted, not yet answered: at most MAX_WAITING
         self._busy = replay.Bucket(1.0, 1.0)
         self.replays_dropped = 0
         self.table = self._new_table()
@@ -274,7 +276,8 @@ class TableService:
             self.replays_dropped += 1
             return
         answer = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/replay/to/{reply_to}"
-        if self._replays.take(reply_to):
+        if self._replays_waiting < replay.MAX_WAITING and self._replays.take(reply_to):
+            self._replays_waiting += 1
             self._spawn(self._serve_replay(answer, payload))
         elif self._busy.take():
             self._spawn(self._replay_marker(answer, payload, error=(
@@ -284,6 +287,17 @@ class TableService:
             self.replays_dropped += 1
 
     async def _serve_replay(self, answer: str, payload: bytes) -> None:
+        # One answer at a time, each message waiting for its PUBACK before the next: a
+        # replay holds at most one of the connection's in-flight slots, and the table's
+        # own messages (the outbox) the rest. Answers side by side filled them all, and
+        # a round's result waited behind megabytes of replays (bench/replay_flood.py).
+        try:
+            async with self._replay_turn:
+                await self._answer_replay(answer, payload)
+        finally:
+            self._replays_waiting -= 1
+
+    async def _answer_replay(self, answer: str, payload: bytes) -> None:
         try:
             req = replay.parse(payload)
         except replay.ReplayError as exc:

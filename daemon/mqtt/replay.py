@@ -43,6 +43,7 @@ MAX_BYTES = 512 * 1024
 RATE, BURST = 4.0, 10.0
 PER_RATE, PER_BURST = 1.0, 5.0
 MAX_REQUESTERS = 1024  # buckets kept, the least recently heard forgotten first
+MAX_WAITING = 8  # admitted requests waiting their turn; more are answered busy
 TOPICS = ("events", "results", "alerts", "replies", "devices")
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
