@@ -34,7 +34,7 @@ from daemon.commands import (
 from daemon.config import BrokerConfig, TableConfig
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.games import get_game
-from daemon.mqtt import card_event, replay
+from daemon.mqtt import card_event, last_seen, replay
 from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
@@ -52,6 +52,7 @@ from daemon.round.effects import (
 from daemon.round.lifecycle import BETTING, RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
+from daemon.signing import Keyring
 from daemon.store import identity
 from daemon.store.identity import Identity, JournalIdentityError
 from daemon.store.journal import RECORDS_MIN_AGE, Journal, JournalError, Publish
@@ -181,12 +182,36 @@ class TableService:
             if known.journal_id == journal.journal_id:  # an older copy: its history broke
                 journal.new_identity()
             announce = {"why": why, "accepted": accept,
-                        "previous_journal_id": known.journal_id}
+                        "previous_journal_id": known.journal_id,
+                        "previous_msg_seq": known.msg_seq, "previous_seq": known.seq}
         elif journal.created:
             announce = {"why": "a new journal", "accepted": None,
                         "previous_journal_id": None if known is None else known.journal_id}
         self._identity_path = path
         return journal, announce
+
+    async def compare_with_broker(self) -> None:
+        """Before anything is published: is this journal behind what the broker saw of
+        it (the table's own retained snapshot, daemon/mqtt/last_seen.py)? Refused with
+        the figures unless accepted; an accepted one gets a new journal_id, announced
+        with the numbers of the one it replaces."""
+        snapshot = await last_seen.retained_snapshot(
+            self.publisher.broker, self.topics["snapshot"], self.topics["status"],
+            Keyring.of([self.cfg.signer.key.public_key()]))
+        seen = None if snapshot is None else identity.seen_in(snapshot)
+        j = self.journal
+        why = identity.behind(seen, Identity(j.journal_id, j.last_msg_seq(), j.last_seq()))
+        if why is None:
+            return
+        assert seen is not None
+        accept = self.cfg.journal_policy.accept_new
+        if accept is None:
+            raise JournalIdentityError(f"{why}. {identity.HOW}")
+        log.warning("%s; accepted: %s; it gets a new journal_id", why, accept)
+        replaced = j.journal_id
+        j.new_identity()
+        self._announce = {"why": why, "accepted": accept, "previous_journal_id": replaced,
+                          "previous_msg_seq": seen.msg_seq, "previous_seq": seen.seq}
 
     def save_identity(self) -> None:
         """What the table has published from, for the next start to compare."""
