@@ -170,6 +170,7 @@ async def _serve(cfg: Any) -> int:
 
     notifier = Notifier()
     service = TableService(cfg)
+    await service.compare_with_broker()  # before anything is published
     health = asyncio.create_task(Health(service, notifier).run())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

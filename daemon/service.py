@@ -28,7 +28,6 @@ from daemon.commands import (
     CommandError,
     check_irregularity,
     check_round,
-    command_id,
     parse_command,
     reply,
 )
@@ -36,7 +35,7 @@ from daemon.config import BrokerConfig, TableConfig
 from daemon.drivers.command_outcome import Outcome, Verdict, deliver, reason
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.games import get_game
-from daemon.mqtt import card_event, replay
+from daemon.mqtt import card_event, last_seen, replay
 from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
@@ -54,6 +53,7 @@ from daemon.round.effects import (
 from daemon.round.lifecycle import BETTING, RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
+from daemon.signing import Keyring
 from daemon.store import identity
 from daemon.store.identity import Identity, JournalIdentityError
 from daemon.store.journal import RECORDS_MIN_AGE, Journal, JournalError, Publish
@@ -129,13 +129,17 @@ class TableService:
         self.view = TableView.loads(self.journal.get_meta("snapshot"))
         self.journal.watch = self._fold
         self._snapshot_due = False
-        self._replays = replay.Bucket(replay.RATE, replay.BURST)
+        self._replays = replay.Fair()
+        self._replay_turn = asyncio.Lock()
+        self._replays_waiting = 0  # admitted, not yet answered: at most MAX_WAITING
         self._busy = replay.Bucket(1.0, 1.0)
         self.replays_dropped = 0
         self.table = self._new_table()
         # Set while the journal cannot be written: no round advances, nothing is acted on.
         self.storage_error: str | None = None
         self.dropped_while_failed = 0
+        # Authenticated commands refused while it could not: journalled once it can.
+        self._refused_unjournalled: list[dict[str, Any]] = []
         b = cfg.broker
         self.publisher = Publisher(
             self.journal,
@@ -194,12 +198,36 @@ class TableService:
             if known.journal_id == journal.journal_id:  # an older copy: its history broke
                 journal.new_identity()
             announce = {"why": why, "accepted": accept,
-                        "previous_journal_id": known.journal_id}
+                        "previous_journal_id": known.journal_id,
+                        "previous_msg_seq": known.msg_seq, "previous_seq": known.seq}
         elif journal.created:
             announce = {"why": "a new journal", "accepted": None,
                         "previous_journal_id": None if known is None else known.journal_id}
         self._identity_path = path
         return journal, announce
+
+    async def compare_with_broker(self) -> None:
+        """Before anything is published: is this journal behind what the broker saw of
+        it (the table's own retained snapshot, daemon/mqtt/last_seen.py)? Refused with
+        the figures unless accepted; an accepted one gets a new journal_id, announced
+        with the numbers of the one it replaces."""
+        snapshot = await last_seen.retained_snapshot(
+            self.publisher.broker, self.topics["snapshot"], self.topics["status"],
+            Keyring.of([self.cfg.signer.key.public_key()]))
+        seen = None if snapshot is None else identity.seen_in(snapshot)
+        j = self.journal
+        why = identity.behind(seen, Identity(j.journal_id, j.last_msg_seq(), j.last_seq()))
+        if why is None:
+            return
+        assert seen is not None
+        accept = self.cfg.journal_policy.accept_new
+        if accept is None:
+            raise JournalIdentityError(f"{why}. {identity.HOW}")
+        log.warning("%s; accepted: %s; it gets a new journal_id", why, accept)
+        replaced = j.journal_id
+        j.new_identity()
+        self._announce = {"why": why, "accepted": accept, "previous_journal_id": replaced,
+                          "previous_msg_seq": seen.msg_seq, "previous_seq": seen.seq}
 
     def save_identity(self) -> None:
         """What the table has published from, for the next start to compare."""
@@ -281,23 +309,39 @@ class TableService:
                 await self.publisher.publish_now(self.topics["snapshot"], self._snapshot(),
                                                  retain=True)
 
-    async def _serve_replay(self, payload: bytes) -> None:
+    def _admit_replay(self, payload: bytes) -> None:
+        """Size, then the requester's name, then its share of the budget, all before any
+        task is made: a flood costs the table a length check and a 1 KiB parse each."""
         reply_to = replay.reply_to_of(payload)
-        answer = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/replay/to/{reply_to}"
-        if not self._replays.take():
-            if reply_to is not None and self._busy.take():
-                await self._replay_marker(answer, payload, error=(
-                    "busy", f"at most {replay.RATE:g} replay requests a second; try again"))
-            else:
-                self.replays_dropped += 1
+        if reply_to is None:  # too large, not JSON, or nowhere to answer
+            self.replays_dropped += 1
             return
+        answer = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/replay/to/{reply_to}"
+        if self._replays_waiting < replay.MAX_WAITING and self._replays.take(reply_to):
+            self._replays_waiting += 1
+            self._spawn(self._serve_replay(answer, payload))
+        elif self._busy.take():
+            self._spawn(self._replay_marker(answer, payload, error=(
+                "busy", f"at most {replay.PER_RATE:g} replay requests a second from one "
+                f"requester, {replay.RATE:g} from all; try again")))
+        else:
+            self.replays_dropped += 1
+
+    async def _serve_replay(self, answer: str, payload: bytes) -> None:
+        # One answer at a time, each message waiting for its PUBACK before the next: a
+        # replay holds at most one of the connection's in-flight slots, and the table's
+        # own messages (the outbox) the rest. Answers side by side filled them all, and
+        # a round's result waited behind megabytes of replays (bench/replay_flood.py).
+        try:
+            async with self._replay_turn:
+                await self._answer_replay(answer, payload)
+        finally:
+            self._replays_waiting -= 1
+
+    async def _answer_replay(self, answer: str, payload: bytes) -> None:
         try:
             req = replay.parse(payload)
         except replay.ReplayError as exc:
-            if reply_to is None:
-                self.replays_dropped += 1
-                log.warning("replay request dropped: %s", exc)
-                return
             await self._replay_marker(answer, payload, error=(exc.code, str(exc)))
             return
         if req.journal_id is not None and req.journal_id != self.journal.journal_id:
@@ -505,11 +549,18 @@ class TableService:
         while self.storage_error is not None:
             await asyncio.sleep(every)
             try:
-                self.journal.append("journal_recovered", {
-                    "error": self.storage_error, "dropped_device_messages":
-                    self.dropped_while_failed})
+                with self.journal.batch():
+                    self.journal.append("journal_recovered", {
+                        "error": self.storage_error, "dropped_device_messages":
+                        self.dropped_while_failed,
+                        "refused_commands": len(self._refused_unjournalled)})
+                    # Refused while the disk was full: their ids are journalled now, so
+                    # a restart remembers them too (authority.remember_journal).
+                    for record in self._refused_unjournalled:
+                        self.journal.append(REFUSED, record)
             except JournalError:
                 continue
+            self._refused_unjournalled.clear()
             log.warning("the journal can be written again; rebuilding the table from it")
             # The table in memory may be ahead of the journal: rebuild it from what was
             # recorded, and let the technical-interruption rule resolve the open round.
@@ -671,7 +722,7 @@ class TableService:
 
     async def _on_mqtt(self, topic: str, payload: bytes) -> None:
         if topic == self.replay_request:
-            self._spawn(self._serve_replay(payload))
+            self._admit_replay(payload)
             return
         if not topic.startswith(self.cmd_prefix):
             return
@@ -680,20 +731,17 @@ class TableService:
     def execute(self, name: str, payload: bytes) -> dict[str, Any]:
         """Run one command. Every authenticated command is journalled with its outcome and
         answered; unauthenticated input is counted and answered within a rate limit."""
-        if self.storage_error is not None:
-            cid = command_id(payload)
-            answer = reply(cid, name, ok=False, state=self.table.state, code="storage_failed",
-                           error=f"the journal cannot be written ({self.storage_error}); "
-                                 "no command is carried out until it can",
-                           round_id=self._open_round())
-            self._answer(answer)
-            return answer
+        # Authenticated first, whatever the journal's state: an id is used from here on,
+        # so a command refused now (storage_failed included) can never run later, and
+        # unauthenticated input takes the rate-limited path on a full disk too.
         try:
             cmd = parse_command(name, payload)
             principal = self.authority.authenticate(cmd)
         except CommandError as exc:
             return self._unauthenticated(exc)
         who = principal.name
+        if self.storage_error is not None:
+            return self._refused(cmd, who, self._storage_refusal(cmd))
         try:
             self.authority.permit(cmd, principal)
             check_irregularity(cmd, self.game)
@@ -725,7 +773,7 @@ class TableService:
                 self._storage_failed(exc)
                 # The table in memory may have moved; it is rebuilt from the journal when
                 # the journal can be written again. Refused, and said so directly.
-                return self.execute(name, payload)
+                return self._refused(cmd, who, self._storage_refusal(cmd))
             self.authority.settle(cmd.id, "accepted")
             self._send(commands)
             return answer
@@ -734,22 +782,32 @@ class TableService:
         rnd = self.table.round
         return rnd.round_id if rnd is not None else None
 
+    def _storage_refusal(self, cmd: Command) -> CommandError:
+        return CommandError("storage_failed", f"the journal cannot be written "
+                            f"({self.storage_error}); no command is carried out until it "
+                            "can", cmd.id, cmd.name)
+
     def _refused(self, cmd: Command, who: str, exc: CommandError) -> dict[str, Any]:
         """An authenticated command that is not carried out: journalled with its reply
-        (and an alert if it was denied), so its id can never be used again."""
+        (and an alert if it was denied), so its id can never be used again. While the
+        journal cannot be written, its id is kept in memory (the authority) and its record
+        waits for the next commit (``_probe_storage``); the reply goes out directly."""
         answer = reply(cmd.id, cmd.name, ok=False, state=self.table.state, error=exc,
                        round_id=self._open_round())
         self.authority.settle(cmd.id, f"refused ({exc.code})")
+        record = {"name": cmd.name, "id": cmd.id, "by": who,
+                  "issued_at": cmd.body["issued_at"], "code": exc.code, **cmd.args}
         try:
+            if self.storage_error is not None:
+                raise JournalError(self.storage_error)
             with self.journal.batch():
-                self.journal.append(REFUSED, {"name": cmd.name, "id": cmd.id, "by": who,
-                                              "issued_at": cmd.body["issued_at"],
-                                              "code": exc.code, **cmd.args})
+                self.journal.append(REFUSED, record)
                 self.journal.append("reply", answer, publish=(self._reply(answer),))
                 if exc.code == "denied":
                     self._record([Alert("command_denied", "", f"{cmd.name} ({cmd.id}): {exc}")])
         except JournalError as err:
             self._storage_failed(err)
+            self._refused_unjournalled.append(record)
             self._spawn(self.publisher.publish_now(self.topics["replies"], out_of_band(
                 answer, self.cfg.table_id, self.journal.journal_id)))
         else:
@@ -762,27 +820,17 @@ class TableService:
         self.untrusted.note(exc.code)
         answer = reply(exc.command_id, exc.name, ok=False, state=self.table.state, error=exc,
                        round_id=self._open_round())
-        if exc.code == "denied":
+        if exc.code == "denied" and self.storage_error is None:
             more = self.untrusted.alert()
             if more is not None:
                 self.apply([Alert("command_denied", "",
                                   f"{exc.name} ({exc.command_id}): {exc}{more}")])
+                if self.storage_error is None:  # stored: the slot is taken, not before
+                    self.untrusted.alerted()
         if self.untrusted.may_reply():  # not journalled, so not numbered
             self._spawn(self.publisher.publish_now(self.topics["replies"], out_of_band(
                 answer, self.cfg.table_id, self.journal.journal_id)))
         return answer
-
-    def _answer(self, answer: dict[str, Any]) -> None:
-        if self.storage_error is None:
-            try:
-                self.journal.append("reply", answer, publish=(self._reply(answer),))
-            except JournalError as exc:
-                self._storage_failed(exc)
-            else:
-                self.publisher.wake()
-                return
-        self._spawn(self.publisher.publish_now(self.topics["replies"], out_of_band(
-            answer, self.cfg.table_id, self.journal.journal_id)))
 
     def _reply(self, answer: Mapping[str, Any]) -> Publish:
         return Publish(self.topics["replies"], stamp(answer, self.cfg.table_id))

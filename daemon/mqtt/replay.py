@@ -12,12 +12,16 @@ key, and everything sent back is the table's own signed messages)::
 published (same ``msg_seq``, same signature), in order, then one signed ``replay``
 marker that says what was sent and where to continue.
 
-Bounds, so that no requester can make the table work for it more than this: at most
+Bounds, so that no requester can make the table work for it more than this: a request
+of more than ``MAX_REQUEST`` bytes is dropped before it is read at all; at most
 ``MAX_MESSAGES`` messages and ``MAX_BYTES`` bytes per answer (``next_msg_seq`` says
-where to continue); requests are taken at ``RATE`` per second with bursts of ``BURST``,
-for all requesters together; one that comes faster is answered ``busy`` (at most one
-such answer a second; the rest are dropped). A request that cannot be answered (not
-JSON, no valid ``reply_to``) is dropped and counted.
+where to continue); requests are taken at ``RATE`` per second with bursts of ``BURST``
+for all requesters together, and at ``PER_RATE`` (bursts of ``PER_BURST``) for each
+requester, named by its ``reply_to`` (neither Mosquitto nor NATS tells the table which
+broker user published a request), so that one requester cannot take the whole budget;
+one that comes faster is answered ``busy`` (at most one such answer a second; the rest
+are dropped). A request that cannot be answered (too large, not JSON, no valid
+``reply_to``) is dropped and counted.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +38,12 @@ from daemon.errors import TabledError
 MAX_REQUEST = 1024  # bytes
 MAX_MESSAGES = 500
 MAX_BYTES = 512 * 1024
-RATE, BURST = 2.0, 5.0
+# The table's budget, and each requester's share of it: a flood under one name leaves
+# three quarters of it to everyone else (docs/performance.md, "Replay under a flood").
+RATE, BURST = 4.0, 10.0
+PER_RATE, PER_BURST = 1.0, 5.0
+MAX_REQUESTERS = 1024  # buckets kept, the least recently heard forgotten first
+MAX_WAITING = 8  # admitted requests waiting their turn; more are answered busy
 TOPICS = ("events", "results", "alerts", "replies", "devices")
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -55,7 +65,10 @@ class ReplayRequest:
 
 
 def reply_to_of(payload: bytes) -> str | None:
-    """Where a refusal can go, if anywhere."""
+    """Where a refusal can go, if anywhere. A payload over ``MAX_REQUEST`` goes nowhere,
+    unread: parsing it first let a request of 100 MB cost the table 270 MB."""
+    if len(payload) > MAX_REQUEST:
+        return None
     try:
         body = json.loads(payload)
     except (ValueError, UnicodeDecodeError):
@@ -119,4 +132,27 @@ class Bucket:
         if self.tokens >= 1:
             self.tokens -= 1
             return True
+        return False
+
+
+class Fair:
+    """The table's replay budget shared among requesters: a request is served when its
+    requester's own bucket and the table's both have a token. A name heard for the first
+    time starts with a full bucket; at most ``MAX_REQUESTERS`` are kept."""
+
+    def __init__(self, clock: Any = time.monotonic) -> None:
+        self.clock = clock
+        self.table = Bucket(RATE, BURST, clock)
+        self._each: OrderedDict[str, Bucket] = OrderedDict()
+
+    def take(self, requester: str) -> bool:
+        own = self._each.pop(requester, None) or Bucket(PER_RATE, PER_BURST, self.clock)
+        self._each[requester] = own  # the most recently heard, last
+        if len(self._each) > MAX_REQUESTERS:
+            self._each.popitem(last=False)
+        if not own.take():
+            return False
+        if self.table.take():
+            return True
+        own.tokens += 1  # not served: its own share is not spent
         return False

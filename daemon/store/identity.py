@@ -15,14 +15,20 @@ when the file names a journal and:
 unless the operator accepts it, naming why (``[journal] accept_new = "why"``). An
 accepted restore gets a new ``journal_id`` (its history broke off), and every new
 journal is announced on the events topic (``journal_started``).
+
+A backup restored together with this file passes these checks; ``behind`` compares the
+journal with the table's retained snapshot on the broker instead
+(daemon/mqtt/last_seen.py reads it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from daemon.store.journal import JournalError
 
@@ -83,3 +89,33 @@ def problem(known: Identity | None, exists: bool, found: Identity | None) -> str
                 f"message {found.msg_seq}, result {found.seq}; this table had {had} "
                 "(restored from a backup?)")
     return None
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the broker last saw of a journal: the table's retained snapshot."""
+
+    journal_id: str
+    msg_seq: int  # as_of_msg_seq
+    seq: int  # last_result_seq
+
+
+def seen_in(snapshot: Mapping[str, Any]) -> Seen | None:
+    jid, msg_seq = snapshot.get("journal_id"), snapshot.get("as_of_msg_seq")
+    seq = snapshot.get("last_result_seq") or 0
+    if not isinstance(jid, str) or not isinstance(msg_seq, int) or not isinstance(seq, int):
+        return None
+    return Seen(jid, msg_seq, seq)
+
+
+def behind(seen: Seen | None, found: Identity) -> str | None:
+    """Why this journal is behind what the broker saw of it, or None. Only the same
+    ``journal_id`` compares: another one's numbers mean other messages."""
+    if seen is None or seen.journal_id != found.journal_id:
+        return None
+    if found.msg_seq >= seen.msg_seq and found.seq >= seen.seq:
+        return None
+    return (f"the journal is behind what the broker saw of it: journal {found.journal_id} "
+            f"ends at message {found.msg_seq}, result {found.seq}; the table's retained "
+            f"snapshot on the broker, signed with its key, is of message {seen.msg_seq}, "
+            f"result {seen.seq} (restored from a backup, with its identity file?)")

@@ -4,6 +4,7 @@ published seq 6-8 again for other rounds with nothing to tell them apart."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -11,14 +12,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
 import pytest
 
 from daemon.config import parse_config
 from daemon.service import TableService
-from daemon.store.identity import JournalIdentityError
+from daemon.store.identity import JournalIdentityError, identity_path
 from daemon.store.journal import Journal
-from hil.process import to_toml
+from hil.process import DaemonProcess, to_toml
 from tests.keys import commands, signing
+from tests.reliability.harness import sim_table
+from tests.wait import until
 
 
 def config(tmp_path: Path, accept: str | None = None) -> dict[str, Any]:
@@ -119,3 +123,80 @@ async def test_tabled_run_exits_2_with_the_reason(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2
     assert "the journal is missing" in proc.stderr and "accept_new" in proc.stderr
+
+
+async def retained(port: int, topic: str) -> dict[str, Any]:
+    async with aiomqtt.Client("127.0.0.1", port) as c:
+        await c.subscribe(topic, qos=1)
+        async with asyncio.timeout(10):
+            async for m in c.messages:
+                body: dict[str, Any] = json.loads(bytes(m.payload))
+                return body
+    raise AssertionError("no retained message")
+
+
+def restore(backup: Path, journal: Path) -> None:
+    """Put a backup of the journal and its identity file back, as an operator would."""
+    for suffix in ("-wal", "-shm"):
+        Path(f"{journal}{suffix}").unlink(missing_ok=True)
+    shutil.copy(backup / journal.name, journal)
+    ident = identity_path(journal)
+    shutil.copy(backup / ident.name, ident)
+
+
+async def test_issue_25_build_1_a_journal_behind_the_brokers_snapshot_is_refused(
+        tmp_path: Path) -> None:
+    """v2 started without a word on a journal restored together with its identity file
+    (the operations guide says to back them up together), and numbered its next result
+    seq 5 again under the same journal_id. The table's retained snapshot on the broker
+    knew the journal had gone further: now it is compared at start, before anything is
+    published. Through the real daemon and a real Mosquitto."""
+    async with sim_table(tmp_path) as t:
+        journal = t.rig.journal or t.rig.work / "journal.db"
+        dealer = t.rig.dealer()
+        async with dealer.session():
+            for _ in range(2):
+                await dealer.deal_round()
+        assert t.daemon.stop() == 0
+        backup = tmp_path / "backup"
+        backup.mkdir()
+        shutil.copy(journal, backup / journal.name)
+        shutil.copy(identity_path(journal), backup / identity_path(journal).name)
+
+        t.daemon.start()
+        dealer = t.rig.dealer()
+        async with dealer.session():
+            for _ in range(3):
+                await dealer.deal_round()
+            await until(lambda: any(b.get("last_result_seq") == 5
+                                    for b in t.observer.of("snapshot")))
+        assert t.daemon.stop() == 0
+        old_id = t.results_by_seq()[5]["journal_id"]
+        snapshot = await retained(t.broker.port, f"{t.rig.base}/snapshot")
+        assert snapshot["journal_id"] == old_id and snapshot["last_result_seq"] == 5
+
+        restore(backup, journal)
+        t.daemon.start()
+        assert t.daemon.proc is not None
+        assert t.daemon.proc.wait(30) == 2
+        log = t.daemon.log()
+        assert "behind what the broker saw" in log
+        assert f"journal {old_id} ends at message" in log and "result 2;" in log
+        assert f"of message {snapshot['as_of_msg_seq']}, result 5" in log
+        assert "accept_new" in log
+
+        # Accepted: a new journal_id, announced with the one it replaces and its numbers.
+        accepting = t.rig.config()
+        accepting["journal"]["accept_new"] = "restored last night's backup"
+        t.daemon = DaemonProcess(accepting, t.rig.work)
+        t.daemon.start()
+        await until(lambda: any(e.get("event") == "journal_started" and
+                                e.get("previous_journal_id") == old_id
+                                for e in t.observer.of("events")), 30)
+        [news] = [e for e in t.observer.of("events") if e.get("event") == "journal_started"
+                  and e.get("previous_journal_id") == old_id]
+        assert news["journal_id"] != old_id
+        assert news["accepted"] == "restored last night's backup"
+        assert news["previous_msg_seq"] == snapshot["as_of_msg_seq"]
+        assert news["previous_seq"] == 5
+        t.rig.keyring.verify(news)

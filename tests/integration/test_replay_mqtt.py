@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -101,9 +102,9 @@ async def test_requests_beyond_the_bound_are_answered_busy_or_dropped(
         table: tuple[TableService, int]) -> None:
     s, port = table
     flood = [req(690, id=f"f{i}") for i in range(40)]
-    _, marks = await ask(port, flood, 6, timeout=5)  # 5 served (the burst), 1 busy
+    _, marks = await ask(port, flood, 6, timeout=5)  # 5 served (its burst), 1 busy
     codes = [m["error"]["code"] if m["error"] else "ok" for m in marks]
-    assert codes.count("ok") == replay.BURST and codes.count("busy") == 1
+    assert codes.count("ok") == replay.PER_BURST and codes.count("busy") == 1
     await until(lambda: s.replays_dropped >= 30)  # the rest: no answer, no work
 
 
@@ -126,3 +127,67 @@ async def test_the_retained_snapshot_says_what_it_covers(
     TABLE_KEYRING.verify(snap)
     assert snap["as_of_msg_seq"] == s.journal.last_msg_seq() == 701
     assert snap["state"] == "idle" and snap["shoe"] is None and snap["first_msg_seq"] == 1
+
+
+async def test_issue_25_build_4_an_oversized_request_is_dropped_before_it_is_parsed(
+        table: tuple[TableService, int]) -> None:
+    """v2 parsed the whole payload (to find its reply_to) before the 1 KiB check: three
+    requests of 100 MB took the daemon from 50 to 316 MB. Now the size is checked first:
+    a 20 MB request costs the table no more memory than a small one, and no answer."""
+    s, _ = table
+    big = json.dumps({"id": "q", "reply_to": "me", "from_msg_seq": 1,
+                      "pad": [{"x": "y"}] * 2_000_000}).encode()
+    assert len(big) > 20_000_000
+    dropped = s.replays_dropped
+    tracemalloc.start()
+    try:
+        await s._on_mqtt(s.replay_request, big)
+        await asyncio.sleep(0.2)  # whatever it spawned has run
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, f"{peak:,} bytes for one oversized request"
+    assert s.replays_dropped == dropped + 1
+
+
+async def test_issue_25_build_4_a_flood_from_one_client_does_not_starve_another(
+        table: tuple[TableService, int]) -> None:
+    """v2 shared one budget among all requesters, first come first served: ~4,000
+    requests a second from one client left a consumer asking once a second 1 answer in
+    23. Each requester (by reply_to) now has its own share of the table's budget."""
+    s, port = table
+    stop = asyncio.Event()
+
+    async def flood() -> None:
+        async with aiomqtt.Client("127.0.0.1", port) as c:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                await c.publish("tables/t1/replay/request", json.dumps(
+                    {"id": f"f{n}", "reply_to": "flood", "from_msg_seq": 700}), qos=0)
+                if n % 20 == 0:
+                    await asyncio.sleep(0.005)
+
+    flooder = asyncio.create_task(flood())
+    answered: list[dict[str, Any]] = []
+    try:
+        await asyncio.sleep(1.0)  # the flood has the table's whole budget by now
+        async with aiomqtt.Client("127.0.0.1", port) as c:
+            await c.subscribe("tables/t1/replay/to/good", qos=1)
+            for n in range(8):
+                await c.publish("tables/t1/replay/request", json.dumps(
+                    {"id": f"g{n}", "reply_to": "good", "from_msg_seq": 701}), qos=1)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(1.0):
+                        async for m in c.messages:
+                            body = json.loads(bytes(m.payload))
+                            if body["type"] == "replay" and body["id"] == f"g{n}":
+                                answered.append(body)
+                                break
+                await asyncio.sleep(1.0)
+    finally:
+        stop.set()
+        await flooder
+    served = [m for m in answered if m["error"] is None]
+    assert len(served) >= 7, [m["error"] for m in answered]
+    assert s.replays_dropped > 100  # the flood was there, and mostly dropped

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import json
 import logging
 import os
 import shutil
@@ -19,12 +20,15 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from daemon.authority import sign_command
 from daemon.signing import private_key_pem
 from daemon.store.journal import Journal, Publish
+from hil.dealer import SimDealer
 from hil.process import to_toml
 from tests.reliability.harness import sim_table
 
@@ -155,3 +159,107 @@ def test_a_checkpoint_on_a_full_disk_fails_with_a_warning_and_loses_nothing(
         again = Journal(disk / "journal.db")
         assert [r.body["n"] for r in again.records()] == list(range(200))
         assert len(again.pending(limit=1000)) == 200
+
+
+async def send_raw(dealer: SimDealer, name: str, body: dict[str, Any],
+                   timeout: float = 30.0) -> dict[str, Any]:
+    """Publish these exact bytes as a command and wait for the reply to its id: what an
+    attacker who captured a signed command, or a tool that re-sends, does."""
+    assert dealer._client is not None
+    await dealer._client.publish(f"{dealer.base}/cmd/{name}", json.dumps(body), qos=1)
+    return await dealer._expect(lambda t, b: t == "replies" and b.get("id") == body["id"],
+                                timeout)
+
+
+async def until_storage_fails(dealer: SimDealer) -> None:
+    """Commands that are journalled (``status``) until one is refused for the disk."""
+    for _ in range(5000):
+        answer = await dealer.command("status")
+        if answer["ok"] is False and answer["error"]["code"] == "storage_failed":
+            return
+    raise AssertionError("the journal never failed")
+
+
+async def until_storage_recovers(dealer: SimDealer) -> None:
+    async with asyncio.timeout(30):
+        while not (await dealer.command("status"))["ok"]:
+            await asyncio.sleep(0.5)
+
+
+async def test_issue_25_build_2_a_command_refused_for_storage_never_runs_later(
+        tmp_path: Path) -> None:
+    """v2 answered ``storage_failed`` before it authenticated, so the command's id was
+    never remembered: the same signed bytes, sent again once the disk had room, were
+    carried out (a round opened, or voided, by a command the table had refused). Now
+    it is authenticated first, its id kept in memory and journalled at the next commit:
+    refused as a replay after the disk recovers, and after a restart too."""
+    with small_disk(tmp_path / "disk") as disk:
+        async with sim_table(tmp_path, journal=disk / "journal.db") as t:
+            dealer = t.rig.dealer()
+            async with dealer.session():
+                await dealer.deal_round()
+                filler = fill(disk)
+                await until_storage_fails(dealer)
+                captured = sign_command(t.rig.dealer_key, t.rig.table_id, "open_betting",
+                                        "captured-1", time.time())
+                refused = await send_raw(dealer, "open_betting", captured)
+                assert refused["ok"] is False
+                assert refused["error"]["code"] == "storage_failed"
+
+                filler.unlink()
+                await until_storage_recovers(dealer)
+                again = await send_raw(dealer, "open_betting", captured)
+                assert again["ok"] is False, again
+                assert again["error"]["code"] == "denied"
+                assert "already used" in again["error"]["message"]
+                assert "storage_failed" in again["error"]["message"]
+                assert again["state"] != "betting"
+
+                t.daemon.stop()  # the id was journalled, not only kept in memory
+                t.daemon.start()
+                dealer.forget()
+                await dealer._expect(lambda tp, b: tp == "status" and
+                                     b.get("state") == "online", fresh=True)
+                after = await send_raw(dealer, "open_betting", captured)
+                assert after["ok"] is False and after["error"]["code"] == "denied", after
+                assert "storage_failed" in after["error"]["message"]
+
+
+async def test_issue_25_build_2_unauthenticated_input_is_rate_limited_while_storage_fails(
+        tmp_path: Path) -> None:
+    """v2 answered every command with a signed ``storage_failed`` while the disk was full,
+    signed or not: 300 unsigned commands got 300 replies in 2.3 s. Unauthenticated input
+    now takes the same path and the same limit as on a healthy disk (Untrusted: a burst
+    of 20, then 5 a second); and the once-a-minute ``command_denied`` alert, which cannot
+    be stored then, no longer uses up its slot."""
+    with small_disk(tmp_path / "disk") as disk:
+        async with sim_table(tmp_path, journal=disk / "journal.db") as t:
+            dealer = t.rig.dealer()
+            async with dealer.session():
+                filler = fill(disk)
+                await until_storage_fails(dealer)
+                assert dealer._client is not None
+                began = time.monotonic()
+                for n in range(300):
+                    await dealer._client.publish(
+                        f"{dealer.base}/cmd/open_betting",
+                        json.dumps({"id": f"forged-{n}", "issued_at": "2026-01-01T00:00:00Z",
+                                    "sig": "ed25519:AAAA:AAAA"}), qos=0)
+                await asyncio.sleep(1.0)
+                elapsed = time.monotonic() - began
+                answered = [b for tp, b in dealer.seen if tp == "replies" and
+                            str(b.get("id", "")).startswith("forged-")]
+                assert len(answered) <= 20 + 5 * elapsed + 1, (len(answered), elapsed)
+                assert all(b["error"]["code"] == "denied" for b in answered)
+
+                # The alert that could not be stored left its slot: the first forgery
+                # once the disk has room raises one (v2: none for a minute).
+                filler.unlink()
+                await until_storage_recovers(dealer)
+                await dealer._client.publish(
+                    f"{dealer.base}/cmd/open_betting",
+                    json.dumps({"id": "forged-after", "issued_at": "2026-01-01T00:00:00Z",
+                                "sig": "ed25519:AAAA:AAAA"}), qos=1)
+                alert = await dealer._expect(lambda tp, b: tp == "alerts" and
+                                             b.get("code") == "command_denied", 10)
+                assert "forged-after" in alert["detail"]

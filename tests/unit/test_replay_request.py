@@ -47,3 +47,15 @@ def test_the_bucket_bounds_the_rate() -> None:
     assert [b.take() for _ in range(7)] == [True] * 5 + [False] * 2
     now[0] += 1.0
     assert [b.take() for _ in range(3)] == [True, True, False]
+
+
+def test_each_requester_has_its_share_and_all_together_the_tables() -> None:
+    now = [0.0]
+    fair = replay.Fair(clock=lambda: now[0])
+    assert sum(fair.take("flood") for _ in range(100)) == replay.PER_BURST
+    assert fair.take("good")  # the flood took its own share, not everyone's
+    now[0] += 10.0
+    # Many names at once still get no more than the table's budget.
+    assert sum(fair.take(f"n{i}") for i in range(100)) == replay.BURST
+    now[0] += 1.0
+    assert fair.take("good")  # a refused name's own share was not spent

@@ -44,12 +44,25 @@ def test_issue_12_4_one_denied_alert_a_minute_which_counts_the_rest() -> None:
         u.note("denied")
     first = u.alert()
     assert first is not None and "denied 500" in first
+    u.alerted()
     assert [u.alert() for _ in range(99)] == [None] * 99
     clock.now += 61
     u.note("bad_payload")
     later = u.alert()
     assert later is not None and "99 more held back" in later
     assert "bad_payload 1, denied 500" in later
+
+
+def test_issue_25_build_2_an_alert_that_was_not_stored_leaves_its_slot() -> None:
+    """v2 took the minute's slot when it described the alert, before the journal stored
+    it: on a full disk the alert was lost and the next forgery raised none for a minute."""
+    clock = Clock()
+    u = Untrusted(clock)
+    u.note("denied")
+    assert u.alert() is not None  # not stored: alerted() not called
+    u.note("denied")
+    again = u.alert()
+    assert again is not None and "denied 2" in again
 
 
 def test_issue_12_3_a_session_dropped_again_and_again_is_alerted_once_a_window() -> None:

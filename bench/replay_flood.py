@@ -1,0 +1,157 @@
+"""Benchmark: a round's latency, and a polite consumer's replays, with and without a
+flood of replay requests from another client (issue 25, Build 4).
+
+Run: .venv/bin/python -m bench.replay_flood [--rounds 40] [--rate 4000]
+
+The daemon runs as its own process against the simulated shoe and shuffler, with a
+private Mosquitto on loopback. A dealer deals ``--rounds`` rounds on an idle table,
+then as many again while a flooder (its own process) sends replay requests as fast as
+it can under one ``reply_to`` (up to ``--rate`` a second, each from ``--from-msg-seq``)
+and a consumer asks for a replay once a second under its own. A round's latency is
+open_betting's reply to its result (dealer and simulators share the machine's two
+cores with the daemon, the broker and the flooder). Prints medians and p90; writes
+bench/results/replay_flood.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from bench.figures import percentile, save
+from hil.broker import Mosquitto
+from hil.process import DaemonProcess
+from hil.rig import SimRig
+
+FLOODER = """
+import asyncio, json, sys, time
+import aiomqtt
+async def main(port, topic, rate, first):
+    async with aiomqtt.Client("127.0.0.1", port) as c:
+        n, began = 0, time.monotonic()
+        while True:
+            n += 1
+            await c.publish(topic, json.dumps({"id": f"f{n}", "reply_to": "flood",
+                                              "from_msg_seq": first}), qos=0)
+            if n % 1000 == 0:
+                print(n, time.monotonic() - began, flush=True)
+            ahead = n / rate - (time.monotonic() - began)
+            if ahead > 0 or n % 50 == 0:
+                await asyncio.sleep(max(ahead, 0))
+asyncio.run(main(int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv[4])))
+"""
+
+
+def figures(samples: list[float]) -> dict[str, float]:
+    return {"n": len(samples), "p50_ms": round(statistics.median(samples) * 1e3, 1),
+            "p90_ms": round(percentile(samples, 90) * 1e3, 1),
+            "max_ms": round(max(samples) * 1e3, 1)}
+
+
+async def polite(port: int, base: str, stop: asyncio.Event) -> tuple[int, int]:
+    """A consumer asking once a second: (asked, answered without an error)."""
+    asked = answered = 0
+    async with aiomqtt.Client("127.0.0.1", port) as c:
+        await c.subscribe(f"{base}/replay/to/polite", qos=1)
+        while not stop.is_set():
+            asked += 1
+            rid = f"p{asked}"
+            await c.publish(f"{base}/replay/request", json.dumps(
+                {"id": rid, "reply_to": "polite", "from_msg_seq": 1, "topics": ["results"]}),
+                qos=1)
+            began = time.monotonic()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    async for m in c.messages:
+                        body = json.loads(bytes(m.payload))
+                        if body.get("type") == "replay" and body.get("id") == rid:
+                            answered += body["error"] is None
+                            break
+            await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - began)))
+    return asked, answered
+
+
+async def rounds(dealer: Any, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        began = time.monotonic()
+        await dealer.deal_round()
+        out.append(time.monotonic() - began)
+    return out
+
+
+async def run(n: int, rate: float, first: int) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="tabled-flood-"))
+    broker = Mosquitto(work)
+    broker.start()
+    rig = SimRig(work, "tiger-buffalo", "P", 8, ("127.0.0.1", broker.port), speed=50.0)
+    await rig.start()
+    daemon = DaemonProcess(rig.config(), work)
+    daemon.start()
+    flooder: subprocess.Popen[str] | None = None
+    try:
+        dealer = rig.dealer()
+        async with dealer.session():
+            await rounds(dealer, 3)  # warm: the shoe shuffled, caches filled
+            idle = await rounds(dealer, n)
+            stop = asyncio.Event()
+            flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(broker.port),
+                                        f"{rig.base}/replay/request", str(rate),
+                                        str(first)], stdout=subprocess.PIPE, text=True)
+            await asyncio.sleep(2.0)  # the flood under way
+            consumer = asyncio.create_task(polite(broker.port, rig.base, stop))
+            flooded = await rounds(dealer, n)
+            stop.set()
+            asked, answered = await consumer
+    finally:
+        sent = (0, 1.0)
+        if flooder is not None:
+            flooder.kill()
+            assert flooder.stdout is not None
+            for line in flooder.stdout.read().split("\n"):
+                if line.strip():
+                    count, secs = line.split()
+                    sent = (int(count), float(secs))
+            flooder.wait()
+        daemon.stop()
+        await rig.stop()
+        broker.cleanup()
+    return {"rounds_idle": figures(idle), "rounds_under_flood": figures(flooded),
+            "flood_rate_asked": rate, "flood_rate_sent": round(sent[0] / sent[1]),
+            "flood_from_msg_seq": first, "polite_asked": asked, "polite_answered": answered}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--rate", type=float, default=4000.0)
+    # 1: every flood request served asks for the most the table sends (500 messages);
+    # a large number: answers with nothing in them, the cost of the requests alone.
+    ap.add_argument("--from-msg-seq", type=int, default=1)
+    a = ap.parse_args()
+    out = asyncio.run(run(a.rounds, a.rate, a.from_msg_seq))
+    i, f = out["rounds_idle"], out["rounds_under_flood"]
+    print(f"round latency idle:        median {i['p50_ms']} ms, p90 {i['p90_ms']} ms, "
+          f"max {i['max_ms']} ms ({i['n']} rounds)")
+    print(f"round latency under flood: median {f['p50_ms']} ms, p90 {f['p90_ms']} ms, "
+          f"max {f['max_ms']} ms ({f['n']} rounds)")
+    print(f"flood: {out['flood_rate_sent']} requests/s sent (from msg_seq "
+          f"{out['flood_from_msg_seq']})")
+    print(f"polite consumer (1 request/s): {out['polite_answered']} answered of "
+          f"{out['polite_asked']}")
+    save("replay_flood", out)
+
+
+if __name__ == "__main__":
+    main()
