@@ -169,15 +169,20 @@ class Untrusted:
         return True
 
     def alert(self) -> str | None:
-        """None while alerts are held back; otherwise what to add to the alert's detail."""
+        """None while alerts are held back; otherwise what to add to the alert's detail.
+        The slot is not taken here but by ``alerted``, once the alert is stored."""
         now = self.clock()
         if self._alerted_at is not None and now - self._alerted_at < self.alert_every:
             self._held_back += 1
             return None
-        held, self._held_back, self._alerted_at = self._held_back, 0, now
+        held = self._held_back
         totals = ", ".join(f"{c} {n}" for c, n in sorted(self.counts.items()))
         return (f" ({held} more held back since the last alert; " if held else " (") + \
             f"unauthenticated commands since start: {totals})"
+
+    def alerted(self) -> None:
+        """The alert ``alert`` allowed is stored: the next waits ``alert_every``."""
+        self._held_back, self._alerted_at = 0, self.clock()
 
 
 def parse_time(value: object) -> float | None:

@@ -105,6 +105,16 @@ def require_canonical(raw: bytes, body: Mapping[str, Any]) -> None:
                              "keys out of order or whitespace)")
 
 
+def signable(text: str) -> bool:
+    """Whether outside text can be echoed in a signed, journalled payload: it has a
+    UTF-8 form. JSON can carry a lone surrogate (``"\\ud800"``), which has none."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def shown(value: object, limit: int = 40) -> str:
     """Outside text in a message: ASCII only (a lone surrogate cannot be printed or
     encoded) and at most ``limit`` characters (a 10 MB key id is not repeated)."""

@@ -9,7 +9,6 @@ Most carry a ``sig`` naming the trusted table key, so a reader gets as far as it
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -69,6 +68,22 @@ def corpus(key: Ed25519PrivateKey, table: str, *, big: int = BIG) -> list[tuple[
     ]
 
 
+def commands(principal: Ed25519PrivateKey) -> list[tuple[str, bytes]]:
+    """Command-shaped poison for ``cmd/{name}``: a lone surrogate where the table echoes
+    or signs it. Its id once took the minute's ``command_denied`` alert slot and then
+    could not be stored; with a principal's kid it raised out of the signature check."""
+    kid = Signer(principal).kid
+    when = '"issued_at":"2026-11-27T10:00:00Z"'
+    return [
+        ("unknown key, a lone surrogate in the id",
+         f'{{"id":"\\ud800",{when},{_sig("0" * 16)}}}'.encode()),
+        ("a principal's kid, a lone surrogate in the id",
+         f'{{"id":"\\ud800",{when},{_sig(kid)}}}'.encode()),
+        ("a principal's kid, a lone surrogate in issued_at",
+         f'{{"id":"p1","issued_at":"\\udfff",{_sig(kid)}}}'.encode()),
+    ]
+
+
 def genuine_foreign(key: Ed25519PrivateKey, table: str) -> bytes:
     """A genuine result of ``table``, for publishing on another table's topic."""
     return Signer(key).seal({"type": "result", "table": table, "seq": 1,
@@ -81,6 +96,3 @@ def as_json_lines(items: list[tuple[str, bytes]], topic: str) -> bytes:
     return b"".join(f"{topic} ".encode() + raw.replace(b"\n", b" ") + b"\n"
                     for _, raw in items)
 
-
-def names(items: list[tuple[str, Any]]) -> list[str]:
-    return [n for n, _ in items]
