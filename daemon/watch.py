@@ -218,7 +218,9 @@ def backlog_text(status: dict[str, Any]) -> str:
                else "not published by this table" if status else "no status yet")
         return f"outbox backlog: unknown ({why})"
     as_of = str(status.get("at") or "")[11:19]
-    n = int(b.get("messages") or 0)
+    n = b.get("messages") or 0
+    if type(n) is not int:  # the schema says an integer; anything else is not drawn
+        return f"outbox backlog: unknown (not a number of messages, as of {as_of})"
     if not n:
         return f"outbox backlog: none (as of {as_of})"
     return (f"outbox backlog: {n} message{'s' if n != 1 else ''} not yet published, oldest "
