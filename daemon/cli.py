@@ -223,29 +223,59 @@ def _cmd_keys_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_payloads(source: str) -> list[tuple[int, str, str]]:
-    """(line number, topic or "", JSON text): one JSON object per line, optionally after
-    its topic as ``mosquitto_sub -v`` prints it."""
+def _read_payloads(source: str) -> list[tuple[int, str, bytes]]:
+    """(line number, topic or "", payload bytes): one JSON object per line, optionally
+    after its topic as ``mosquitto_sub -v`` prints it. The payload keeps its bytes as
+    they were (only the line's end is cut), since only the canonical ones verify; a topic
+    that is not UTF-8 is shown with its bad bytes escaped."""
     if source == "-":
-        text = sys.stdin.read()
+        data = sys.stdin.buffer.read()
     else:
-        with open(source, encoding="utf-8") as f:
-            text = f.read()
+        with open(source, "rb") as f:
+            data = f.read()
     out = []
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if line.startswith("{"):
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        line = raw.removesuffix(b"\r")
+        if line.lstrip().startswith(b"{"):
             out.append((n, "", line))
-        elif line:
-            topic, _, rest = line.partition(" ")
-            out.append((n, topic, rest))
+        elif line.strip():
+            topic, _, rest = line.partition(b" ")
+            out.append((n, topic.decode("utf-8", "backslashreplace"), rest))
     return out
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
+    """A command as the Pit sent it (any JSON text: its signature covers the object);
+    SignatureError for bytes that are not a JSON object, whatever they are."""
+    from daemon.signing import SignatureError, shown  # noqa: PLC0415
+
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise SignatureError(f"not JSON: {shown(str(exc), 80)}") from None
+    if not isinstance(body, dict):
+        raise SignatureError("not a JSON object")
+    return body
+
+
+def _topic_table(parts: list[str], topics: tuple[str, ...]) -> str | None:
+    """The table a payload's topic belongs to: ``{prefix}/{table}/`` then one of the
+    table's topics, a device's (``devices/{name}``) or a replay answer
+    (``replay/to/{name}``); None for any other topic."""
+    if len(parts) >= 4 and parts[-3:-1] == ["replay", "to"]:
+        return parts[-4]
+    if len(parts) >= 3 and parts[-2] == "devices":
+        return parts[-3]
+    if len(parts) >= 2 and parts[-1] in topics:
+        return parts[-2]
+    return None
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
     from daemon.authority import command_prefix  # noqa: PLC0415
+    from daemon.consumer import accept  # noqa: PLC0415
     from daemon.service import TOPICS  # noqa: PLC0415
     from daemon.signing import (  # noqa: PLC0415
         COMMAND,
@@ -254,6 +284,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         SignatureError,
         key_id,
         load_public_key,
+        parse_object,
+        require_canonical,
+        shown,
     )
 
     try:
@@ -268,7 +301,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     bad = 0
     skipped = {"command": 0, "replay request": 0}
     for n, topic, text in payloads:
-        where = f"line {n}" + (f" ({topic})" if topic else "")
+        where = f"line {n}" + (f" ({shown(topic, 200)})" if topic else "")
         # What others publish under a table's topics: the Pit's commands, signed by a
         # principal, checked with --command-key; consumers' replay requests, unsigned
         # (docs/mqtt.md).
@@ -281,21 +314,31 @@ def _cmd_verify(args: argparse.Namespace) -> int:
                   (" (--command-key checks commands)" if command else ""))
             continue
         try:
-            body = json.loads(text)
-            if not isinstance(body, dict):
-                raise SignatureError("not a JSON object")
             if command:  # the signature binds the table and the command's name (its topic)
+                body = _json_object(text)
                 kid = commands.verify(body, domain=COMMAND,
                                       prefix=command_prefix(parts[-3], parts[-1]))
                 # The signature only: whether the table carried it out (fresh, not a
                 # replay, allowed to this principal) its reply says.
-                what = (f"command {parts[-1]} id {body.get('id')!r} signed by "
+                what = (f"command {parts[-1]} id {shown(repr(body.get('id')))} signed by "
                         f"{principals[kid]}")
             else:
-                kid = ring.verify(body)
-                what = body.get("type", "?") + (f" seq {body['seq']}" if "seq" in body
-                                                else "")
-        except (json.JSONDecodeError, SignatureError) as exc:
+                # Only on its own table's topic (docs/mqtt.md, "Signatures"); a line
+                # without its topic can only say which table it names.
+                table = _topic_table(parts, TOPICS) if topic else None
+                if topic and table is None:
+                    raise SignatureError("not a topic a table publishes on")
+                if table is None:
+                    body = parse_object(text)
+                    kid = ring.verify(body)
+                    require_canonical(text, body)
+                else:
+                    body = accept(text, table, ring)
+                    kid = body["sig"]["kid"]  # accept verified it
+                what = (f"{shown(body.get('type', '?'))}"
+                        + (f" seq {shown(body['seq'])}" if "seq" in body else "")
+                        + ("" if topic else f" of table {shown(repr(body.get('table')))}"))
+        except SignatureError as exc:
             bad += 1
             print(f"REJECTED {where}: {exc}")
             continue

@@ -17,6 +17,7 @@ from typing import Any
 
 from daemon.errors import TabledError
 from daemon.games.model import GameRules
+from daemon.signing import signable
 
 MAX_PAYLOAD = 4096
 # An oversized command is still read this far, to echo its id in the refusal.
@@ -149,8 +150,10 @@ def _two_numbers(text: str) -> bool:
 
 
 def _id_of(body: Any) -> str | None:
+    # An id is echoed in the reply and the alert, both signed and journalled: one with
+    # no UTF-8 form (a lone surrogate) could be neither, so it is no id (issue 25).
     cid = body.get("id") if isinstance(body, dict) else None
-    return cid if isinstance(cid, str) and 0 < len(cid) <= MAX_ID else None
+    return cid if isinstance(cid, str) and 0 < len(cid) <= MAX_ID and signable(cid) else None
 
 
 def command_id(payload: bytes) -> str | None:

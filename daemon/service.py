@@ -53,7 +53,7 @@ from daemon.round.effects import (
 from daemon.round.lifecycle import BETTING, RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
-from daemon.signing import Keyring
+from daemon.signing import Keyring, signable
 from daemon.store import identity
 from daemon.store.identity import Identity, JournalIdentityError
 from daemon.store.journal import RECORDS_MIN_AGE, Journal, JournalError, Publish
@@ -376,10 +376,11 @@ class TableService:
                              covered: int | None = None, more: bool = False) -> None:
         try:
             rid = json.loads(payload).get("id")
-        except (ValueError, UnicodeDecodeError, AttributeError):
+        except (ValueError, RecursionError, AttributeError):  # any bytes are data
             rid = None
+        echo = isinstance(rid, str) and len(rid) <= 64 and signable(rid)
         await self.publisher.publish_now(topic, out_of_band({
-            "type": "replay", "id": rid if isinstance(rid, str) and len(rid) <= 64 else None,
+            "type": "replay", "id": rid if echo else None,
             "from_msg_seq": None if req is None else req.first, "to_msg_seq": covered,
             "count": count, "next_msg_seq": None if not more or covered is None
             else covered + 1, "first_available": self.journal.first_msg_seq(),
@@ -458,9 +459,10 @@ class TableService:
 
     # -- applying effects ---------------------------------------------------------------
 
-    def apply(self, effects: list[Effect]) -> None:
+    def apply(self, effects: list[Effect]) -> bool:
+        """Journals what one input caused; False if it could not be (nothing happened)."""
         if self.storage_error is not None:
-            return  # _on_device and execute already refuse; effects of timers end here
+            return False  # _on_device and execute already refuse; timers' effects end here
         try:
             # One transaction for everything one input caused: atomic, and one fsync.
             with self.journal.batch():
@@ -468,8 +470,9 @@ class TableService:
         except JournalError as exc:
             # Journal first: none of it happened, and no device is told anything.
             self._storage_failed(exc)
-        else:
-            self._send(commands)
+            return False
+        self._send(commands)
+        return True
 
     def _record(self, effects: list[Effect]) -> list[DeviceCommand]:
         """Journal the effects (inside the caller's batch); the device commands to send

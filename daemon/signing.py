@@ -63,8 +63,64 @@ def _no_floats(value: Any) -> Any:
 def canonical(payload: Mapping[str, Any]) -> bytes:
     body = {k: v for k, v in payload.items() if k != "sig"}
     _no_floats(body)
-    return json.dumps(body, sort_keys=True, separators=(",", ":"),
+    return _canonical_text(body)
+
+
+def _canonical_text(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"),
                       ensure_ascii=False).encode("utf-8")
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (RFC 8259)")
+
+
+def parse_object(raw: bytes) -> dict[str, Any]:
+    """The JSON object ``raw`` holds; SignatureError for any other bytes, and never
+    another exception: whatever arrives is data, so nothing a publisher sends can stop a
+    reader (invalid UTF-8, NaN, nesting deeper than Python recurses, a number too long
+    to convert)."""
+    try:
+        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        raise SignatureError(f"not JSON: {shown(str(exc), 80)}") from None
+    if not isinstance(body, dict):
+        raise SignatureError("not a JSON object")
+    return body
+
+
+def require_canonical(raw: bytes, body: Mapping[str, Any]) -> None:
+    """SignatureError unless ``raw`` is exactly the canonical text of ``body``, ``sig``
+    included: the bytes ``Signer.seal`` puts on the wire, and the only ones a consumer
+    accepts. The signature covers the parsed object, not the text, so without this a
+    duplicate key put in front (which a first-key-wins parser, or a person reading a
+    capture, takes), keys in another order or added whitespace would verify."""
+    try:
+        _no_floats(body)
+        text = _canonical_text(body)
+    except (TypeError, ValueError, RecursionError) as exc:  # a lone surrogate: ValueError
+        raise SignatureError(f"cannot be canonicalised: {shown(str(exc), 80)}") from None
+    if text != raw:
+        raise SignatureError("not the canonical bytes a table publishes (a duplicate key, "
+                             "keys out of order or whitespace)")
+
+
+def signable(text: str) -> bool:
+    """Whether outside text can be echoed in a signed, journalled payload: it has a
+    UTF-8 form. JSON can carry a lone surrogate (``"\\ud800"``), which has none."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """Outside text in a message: ASCII only (a lone surrogate cannot be printed or
+    encoded) and at most ``limit`` characters (a 10 MB key id is not repeated)."""
+    text = value if isinstance(value, str) else repr(value)
+    text = text.encode("ascii", "backslashreplace").decode("ascii")
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
 
 
 def key_id(public: Ed25519PublicKey) -> str:
@@ -167,19 +223,22 @@ class Keyring:
         if not isinstance(sig, dict):
             raise SignatureError("unsigned: the payload has no 'sig' object")
         if sig.get("alg") != "Ed25519":
-            raise SignatureError(f"unsupported signature algorithm {sig.get('alg')!r}")
+            raise SignatureError("unsupported signature algorithm "
+                                 f"{shown(repr(sig.get('alg')))}")
         kid = sig.get("kid")
         public = self.keys.get(kid) if isinstance(kid, str) else None
         if public is None:
-            raise SignatureError(f"signed by an unknown key {kid!r}")
+            raise SignatureError(f"signed by an unknown key {shown(repr(kid))}")
         try:
             value = base64.b64decode(str(sig.get("value", "")), validate=True)
-        except binascii.Error:
+        except ValueError:  # binascii.Error, or a character outside ASCII
             raise SignatureError("the signature is not base64") from None
         try:
             body = canonical(payload)
-        except TypeError as exc:
-            raise SignatureError(str(exc)) from None
+        except (TypeError, ValueError, RecursionError) as exc:
+            # A float, a lone surrogate (no UTF-8 for it), nesting deeper than Python
+            # recurses: bytes nobody signed, refused like a bad signature.
+            raise SignatureError(f"cannot be canonicalised: {shown(str(exc), 80)}") from None
         try:
             public.verify(value, domain + prefix + body)
         except InvalidSignature:

@@ -1,8 +1,9 @@
 """What a table is doing, as its signed MQTT payloads tell it: the model behind
 ``tabled watch`` and the view of ``tabled simulate``. No I/O here.
 
-Every payload is verified against the trusted keys before it changes anything; one that
-does not verify is only counted (with its reason), never shown. Fields this model does not
+Every payload is checked as the contract says (``daemon.consumer.accept``: the canonical
+bytes, a trusted signature, the table of its topic) before it changes anything; one that
+is refused is only counted (with its reason), never shown. Fields this model does not
 know are ignored, so a newer table's payloads (more fields) still show.
 
 Contract v2 (docs/mqtt.md), by the display's rules, not a second copy of them: a message
@@ -14,14 +15,14 @@ results are kept per (journal_id, seq), and a correction voids the round it name
 from __future__ import annotations
 
 import collections
-import json
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.consumer import accept
 from daemon.display.catchup import CatchUp
 from daemon.display.corrections import apply_corrections
-from daemon.signing import Keyring, SignatureError
+from daemon.signing import Keyring, SignatureError, shown
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 WIDTH = 100  # columns a line may take
@@ -217,7 +218,9 @@ def backlog_text(status: dict[str, Any]) -> str:
                else "not published by this table" if status else "no status yet")
         return f"outbox backlog: unknown ({why})"
     as_of = str(status.get("at") or "")[11:19]
-    n = int(b.get("messages") or 0)
+    n = b.get("messages") or 0
+    if type(n) is not int:  # the schema says an integer; anything else is not drawn
+        return f"outbox backlog: unknown (not a number of messages, as of {as_of})"
     if not n:
         return f"outbox backlog: none (as of {as_of})"
     return (f"outbox backlog: {n} message{'s' if n != 1 else ''} not yet published, oldest "
@@ -247,13 +250,10 @@ class Watcher:
             # replay answers are old messages addressed to one consumer.
             return None
         try:
-            body = json.loads(payload)
-            if not isinstance(body, dict):
-                raise SignatureError("not a JSON object")
-            self.keyring.verify(body)
-        except (ValueError, SignatureError) as exc:
+            body = accept(payload, table, self.keyring)
+        except SignatureError as exc:
             self.rejected += 1
-            self.last_rejection = f"{topic}: {exc}"
+            self.last_rejection = f"{shown(topic, 200)}: {exc}"
             return None
         state = self.tables.setdefault(table, TableState(table))
         result = state.apply(kind, body)

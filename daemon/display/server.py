@@ -15,9 +15,11 @@ import json
 import logging
 import os
 import re
+import resource
 import secrets
 import ssl
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,6 +46,21 @@ HEARTBEAT = 15.0  # seconds between SSE comments, so a dead browser is noticed
 CLIENT_QUEUE = 64
 STATE_KEEP_RESULTS = 2000
 REPLAY_RATE = 2.0  # replay requests a second, all tables together
+# What the page's own clients may hold (issue 25: 1,100 connections each sending a header
+# line every 5 s took all 1,024 descriptors, and the page timed out for everyone).
+REQUEST_DEADLINE = 10.0  # seconds for a request's whole head, however it trickles in
+MAX_HEADER_LINES = 64
+CONNECTIONS_PER_ADDRESS = 32  # one address cannot take the whole cap
+STREAMS_PER_ADDRESS = 8  # event streams (open pages) from one address
+HEADERS = ("Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+           "Connection: close\r\n")
+
+
+def connection_cap() -> int:
+    """Connections at once: the descriptors this process may open, less room for the
+    broker link, the state file and the listening socket; at most 512."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(8, min(512, (soft if soft != resource.RLIM_INFINITY else 1024) - 64))
 
 
 def now_text() -> str:
@@ -104,6 +121,9 @@ class DisplayServer:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     _random_name: str = field(default_factory=lambda: f"display-{secrets.token_hex(4)}")
+    max_connections: int = field(default_factory=connection_cap)
+    connections: Counter[str] = field(default_factory=Counter)  # open, by address
+    streams: Counter[str] = field(default_factory=Counter)  # event streams, by address
 
     # ---- the broker side ----
 
@@ -218,36 +238,63 @@ class DisplayServer:
                     q.put_nowait(msg)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) else ""
+        if sum(self.connections.values()) >= self.max_connections or \
+                self.connections[address] >= CONNECTIONS_PER_ADDRESS:
+            # Refused at once, so its descriptor is free again at once.
+            writer.transport.abort()
+            return
+        self.connections[address] += 1
         try:
-            request = await asyncio.wait_for(reader.readline(), 10)
-            while (await asyncio.wait_for(reader.readline(), 10)) not in (b"\r\n", b"\n", b""):
-                pass
-            method, path, *_ = [*request.decode("latin-1").split(), "", ""]
-            path = path.split("?", 1)[0]
-            if method not in ("GET", "HEAD"):
-                await _respond(writer, 405, "text/plain", b"only GET\n")
-            elif path == "/events":
-                await self._stream(writer)
-            elif path == "/state":
-                body = json.dumps(self.full_state()).encode("utf-8")
-                await _respond(writer, 200, "application/json", body)
-            elif path in STATIC:
-                name, ctype = STATIC[path]
-                data = (files("daemon.display") / "static" / name).read_bytes()
-                await _respond(writer, 200, ctype, data)
-            else:
-                await _respond(writer, 404, "text/plain", b"not found\n")
-        except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
-            pass
+            async with asyncio.timeout(REQUEST_DEADLINE):
+                request = await reader.readline()
+                for _ in range(MAX_HEADER_LINES):
+                    if await reader.readline() in (b"\r\n", b"\n", b""):
+                        break
+                else:
+                    await _respond(writer, 431, "text/plain", b"too many header lines\n")
+                    return
+                method, path, *_ = [*request.decode("latin-1").split(), "", ""]
+                path = path.split("?", 1)[0]
+                if method not in ("GET", "HEAD"):
+                    await _respond(writer, 405, "text/plain", b"only GET\n")
+                elif path == "/events":
+                    pass  # streamed below, past the deadline
+                elif path == "/state":
+                    body = json.dumps(self.full_state()).encode("utf-8")
+                    await _respond(writer, 200, "application/json", body)
+                elif path in STATIC:
+                    name, ctype = STATIC[path]
+                    data = (files("daemon.display") / "static" / name).read_bytes()
+                    await _respond(writer, 200, ctype, data)
+                else:
+                    await _respond(writer, 404, "text/plain", b"not found\n")
+            if method in ("GET", "HEAD") and path == "/events":
+                if self.streams[address] >= STREAMS_PER_ADDRESS:
+                    await asyncio.wait_for(_respond(
+                        writer, 429, "text/plain",
+                        f"at most {STREAMS_PER_ADDRESS} pages per address\n".encode()),
+                        REQUEST_DEADLINE)
+                    return
+                self.streams[address] += 1
+                try:
+                    await self._stream(writer)
+                finally:
+                    self.streams[address] -= 1
+        except (TimeoutError, ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass  # ValueError: a line longer than the reader's limit
         finally:
+            self.connections[address] -= 1
+            if not self.connections[address]:
+                del self.connections[address]
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
 
     async def _stream(self, writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                     b"Cache-Control: no-store\r\nConnection: close\r\n"
-                     b"X-Accel-Buffering: no\r\n\r\n")
+                     + HEADERS.encode() + b"X-Accel-Buffering: no\r\n\r\n")
         q: asyncio.Queue[bytes | None] = asyncio.Queue(CLIENT_QUEUE)
         q.put_nowait(_sse("all", self.full_state()))
         self.clients.add(q)
@@ -260,7 +307,8 @@ class DisplayServer:
                 if msg is None:
                     return
                 writer.write(msg)
-                await writer.drain()
+                # A browser that stopped reading is dropped, not waited for.
+                await asyncio.wait_for(writer.drain(), HEARTBEAT)
         finally:
             self.clients.discard(q)
 
@@ -270,11 +318,11 @@ def _sse(event: str, data: Any) -> bytes:
 
 
 async def _respond(writer: asyncio.StreamWriter, code: int, ctype: str, body: bytes) -> None:
-    reason = {200: "OK", 404: "Not Found", 405: "Method Not Allowed"}[code]
+    reason = {200: "OK", 404: "Not Found", 405: "Method Not Allowed",
+              429: "Too Many Requests", 431: "Request Header Fields Too Large"}[code]
     writer.write(f"HTTP/1.1 {code} {reason}\r\nContent-Type: {ctype}\r\n"
-                 f"Content-Length: {len(body)}\r\nCache-Control: no-store\r\n"
-                 f"Content-Security-Policy: {CSP}\r\nConnection: close\r\n\r\n".encode()
-                 + body)
+                 f"Content-Length: {len(body)}\r\n{HEADERS}"
+                 f"Content-Security-Policy: {CSP}\r\n\r\n".encode() + body)
     await writer.drain()
 
 

@@ -1,9 +1,10 @@
 """What the display knows of each table: only verified payloads, each applied once.
 
 ``Display.receive`` takes a message as it came off the broker (topic, raw bytes). Every
-payload must carry a signature by a trusted key (docs/mqtt.md, "Signatures") and must
-name the table of its topic; anything else is refused, kept in ``refused`` with the
-reason, and shown on the page. Nothing here does I/O: the server feeds it.
+payload must be the canonical bytes a table publishes, signed by a trusted key, and name
+the table of its topic (docs/mqtt.md, "Signatures"; ``daemon.consumer.accept``); anything
+else is refused, kept in ``refused`` with the reason, and shown on the page. Nothing
+here does I/O: the server feeds it.
 
 De-duplication. Results are applied once per (journal, seq): contract v1 results carry
 ``seq``; contract v2 adds ``journal_id`` and ``msg_seq`` to every payload, and when
@@ -20,19 +21,19 @@ Catch-up (docs/display.md, "Catch-up"): gaps in result ``seq`` are listed in ``g
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.consumer import accept
 from daemon.display.catchup import CatchUp
 from daemon.display.corrections import apply_corrections
 from daemon.display.dice import dice_stats
 from daemon.display.roads import derive
 from daemon.games.cards import POINT_VALUE
-from daemon.signing import Keyring, SignatureError
+from daemon.signing import Keyring, SignatureError, shown
 from daemon.watch import backlog_text
 
 MAX_REFUSED = 50
@@ -454,7 +455,7 @@ class Display:
 
     def _refuse(self, at: str, topic: str, reason: str) -> None:
         self.refused_total += 1
-        self.refused.appendleft(Refusal(at, topic, reason))
+        self.refused.appendleft(Refusal(at, shown(topic, 200), reason))
 
     def receive(self, topic: str, raw: bytes, at: str) -> str | None:
         """Applies one broker message. Returns the table whose view changed, "" when only
@@ -481,22 +482,9 @@ class Display:
                 return table
             return None
         try:
-            body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            self._refuse(at, topic, f"not JSON: {exc}")
-            return ""
-        if not isinstance(body, dict):
-            self._refuse(at, topic, "not a JSON object")
-            return ""
-        try:
-            self.keyring.verify(body)
+            body = accept(raw, table, self.keyring)
         except SignatureError as exc:
             self._refuse(at, topic, str(exc))
-            return ""
-        if body.get("table", table) != table:
-            # A genuine payload of one table replayed onto another's topic.
-            self._refuse(at, topic, f"signed for table {body.get('table')!r}, published "
-                                    f"on table {table!r}'s topic")
             return ""
         name = "/".join(rest)
         if kind == "replay":

@@ -339,7 +339,7 @@ class Publisher:
         it everywhere. The birth is published again, so the retained status stays true."""
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # any bytes are data (issue 25)
             return
         if not isinstance(body, dict) or body.get("state") != "offline" or \
                 body.get("session") == session or self._stopping:
@@ -372,12 +372,12 @@ class Publisher:
             try:
                 async with asyncio.timeout(2.0):
                     body = json.loads(await self._held.get())
-            except (TimeoutError, ValueError):
+            except (TimeoutError, ValueError, RecursionError):  # any bytes are data
                 body = None
             if isinstance(body, dict) and body.get("state") == "online" and \
                     body.get("session") == session:
                 return
-            log.warning("the retained status is %s, not session %d's birth; publishing "
+            log.warning("the retained status is %.200r, not session %d's birth; publishing "
                         "the birth and device states again", body, session)
             await self._birth(client, session, started)
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.errors import TabledError
+from daemon.signing import signable
 
 MAX_REQUEST = 1024  # bytes
 MAX_MESSAGES = 500
@@ -71,7 +72,7 @@ def reply_to_of(payload: bytes) -> str | None:
         return None
     try:
         body = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # any bytes are data (issue 25)
         return None
     name = body.get("reply_to") if isinstance(body, dict) else None
     return name if isinstance(name, str) and NAME.match(name) else None
@@ -82,7 +83,7 @@ def parse(payload: bytes) -> ReplayRequest:
         raise ReplayError("bad_request", f"a request has at most {MAX_REQUEST} bytes")
     try:
         body = json.loads(payload)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise ReplayError("bad_request", f"not JSON: {exc}") from None
     if not isinstance(body, dict):
         raise ReplayError("bad_request", "a request is a JSON object")
@@ -91,7 +92,8 @@ def parse(payload: bytes) -> ReplayRequest:
     if unknown:
         raise ReplayError("bad_request", f"unknown fields: {', '.join(sorted(unknown))}")
     rid, reply_to = body.get("id"), body.get("reply_to")
-    if not isinstance(rid, str) or not 0 < len(rid) <= 64:
+    if not isinstance(rid, str) or not 0 < len(rid) <= 64 or not signable(rid):
+        # echoed in the signed marker: it needs a UTF-8 form
         raise ReplayError("bad_request", "id: a string of 1-64 characters")
     if not isinstance(reply_to, str) or not NAME.match(reply_to):
         raise ReplayError("bad_request", "reply_to: 1-64 of A-Z a-z 0-9 _ -")

@@ -57,7 +57,8 @@ def _watching(tmp_path: Path, broker: Mosquitto) -> Iterator[tuple[Terminal, Scr
 
 def _publish(b: Mosquitto, topic: str, body: dict[str, Any] | str, *,
              key: Any = TABLE_KEY, retain: bool = False) -> None:
-    text = body if isinstance(body, str) else Signer(key).seal(body)
+    # Every payload names its table (the envelope): a consumer takes none that does not.
+    text = body if isinstance(body, str) else Signer(key).seal({"table": "bac-07", **body})
     paho.mqtt.publish.single(f"tables/bac-07/{topic}", text, qos=1, retain=retain,
                              hostname="127.0.0.1", port=b.port)
 

@@ -18,7 +18,8 @@ SCENARIO = Path(__file__).resolve().parents[2] / "hil" / "scenarios" / \
 async def test_the_reference_consumer_applies_a_correction(tmp_path: Path) -> None:
     report = await run_scenario(load_scenario(SCENARIO), workdir=tmp_path, speed=50)
     assert report.ok, report.render()
-    consumer = documented()["Consumer"]()
+    table = report.payloads[0][1]["table"]
+    consumer = documented()["Consumer"](table, {})  # fed payloads already verified
     for _, payload in report.payloads:
         consumer.take(payload)
     fixes = [p for _, p in report.payloads if p.get("type") == "correction"]

@@ -25,9 +25,12 @@ import aiomqtt
 import jsonschema
 from cryptography.hazmat.primitives import serialization
 
+from daemon.signing import Signer
 from hil.process import to_toml
 from tests.journal_file import read_only
+from tests.poison import corpus
 from tests.reliability.harness import Table, outage, sim_table
+from tests.wait import until
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mqtt.md"
 SCHEMAS = {p.name.split(".")[0]: jsonschema.Draft202012Validator(json.loads(p.read_text()))
@@ -48,9 +51,8 @@ class LiveConsumer:
 
     def __init__(self, base: str, port: int, trusted: dict[str, Any]) -> None:
         doc = documented()
-        self.verify: Callable[[bytes, dict[str, Any]], dict[str, Any]] = \
-            doc["verify_tabled_payload"]
-        self.c = doc["Consumer"]()
+        self.c = doc["Consumer"](base.rsplit("/", maxsplit=1)[-1], trusted)
+        self.genuine: list[bytes] = []  # the table's results as they came, for forging
         self.base, self.port, self.trusted = base, port, trusted
         self.newest: dict[str, int] = {}  # journal_id -> newest msg_seq known to exist
         self.requests = 0
@@ -83,11 +85,19 @@ class LiveConsumer:
         if "/replay/to/" not in topic and self.live % 7 == 0:
             self.lost += 1  # a message lost on the way: only a replay brings it back
             return
-        p = self.verify(bytes(raw), self.trusted)  # raises on anything forged
-        p_signed = json.loads(raw)
-        SCHEMAS[p["type"]].validate(p_signed)
+        refused = self.c.refused_total
+        p = self.c.receive(topic, bytes(raw))
+        if p is None:
+            if self.c.refused_total > refused:
+                return  # not the table's word; the test checks what was refused
+            p, new = json.loads(raw), False  # a duplicate: still numbers what exists
+            p.pop("sig")
+        else:
+            new = True
+            if topic.endswith("/results"):
+                self.genuine.append(bytes(raw))
+        SCHEMAS[p["type"]].validate(json.loads(raw))
         assert p["schema"] == f"tabled/{p['type']}/2"
-        new = self.c.take(p)
         jid = p["journal_id"]
         seen = [p.get("msg_seq") or 0]
         if p["type"] == "snapshot":
@@ -124,6 +134,20 @@ class LiveConsumer:
         if topics:
             req["topics"] = topics
         await client.publish(f"{self.base}/replay/request", json.dumps(req), qos=1)
+
+
+def forgeries(key: Any, genuine: bytes) -> dict[str, bytes]:
+    """What a broker user can make of a genuine result (issue 26)."""
+    body = json.loads(genuine)
+    other = {k: v for k, v in body.items() if k != "sig"}
+    other.update(table="other-table", journal_id="0" * 16, seq=1, msg_seq=1)
+    return {
+        "another table's genuine result": Signer(key).seal(other).encode(),
+        "a duplicate key in front": genuine.replace(b"{", b'{"winner":"player",', 1),
+        "keys re-ordered": json.dumps(dict(reversed(body.items())), separators=(",", ":"),
+                                      ensure_ascii=False).encode(),
+        "whitespace added": json.dumps(body, sort_keys=True, ensure_ascii=False).encode(),
+    }
 
 
 def truth(db_path: Path) -> tuple[str, int, list[dict[str, Any]]]:
@@ -190,6 +214,16 @@ async def test_a_v2_consumer_detects_every_gap_and_duplicate_and_rebuilds_the_sh
             await deal(t, 6, outage(t.daemon.kill, t.daemon.start, after=0.8, down=0.2,
                                     times=2))
             await caught_up(consumer, db)
+            # Issue 26: a genuine result of another table on this table's topic, and
+            # this table's own genuine result made non-canonical, then the poison
+            # corpus: each refused and counted, none booked, and the consumer goes on.
+            forged = forgeries(t.rig.table_key, consumer.genuine[-1])
+            poison = [raw for _, raw in corpus(t.rig.table_key, "sim-1", big=1024)]
+            async with aiomqtt.Client("127.0.0.1", t.broker.port) as client:
+                for raw in [*forged.values(), *poison]:
+                    for _ in range(2):  # twice: the consumer drops every 7th on purpose
+                        await client.publish(f"{t.rig.base}/results", raw, qos=1)
+            await until(lambda: consumer.c.refused_total >= len(forged) + len(poison), 30)
             joined = consumer.c.snapshot
             assert joined is not None and joined["shoe"] is not None
             shoe_a = joined["shoe"]["shoe_id"]
@@ -219,6 +253,12 @@ async def test_a_v2_consumer_detects_every_gap_and_duplicate_and_rebuilds_the_sh
                 await listener
 
     c = consumer.c
+    reasons = [why for _, why in c.refused]
+    assert any("signed for table 'other-table', published on 'tables/sim-1/results'" in why
+               for why in reasons), reasons
+    assert sum("not the canonical bytes" in why for why in reasons) >= 3, reasons
+    assert ("0" * 16, 1) not in c.results and all(
+        r["table"] == "sim-1" for r in c.results.values())
     # Every message of both journals, from the snapshot the display joined at: no gap.
     assert new_id != old_id
     assert c.missing(old_id, old_last) == [], "a gap in the old journal was not filled"

@@ -172,7 +172,8 @@ def test_keys_sign_and_verify_round_trip(tmp_path: Path, capsys: pytest.CaptureF
     capsys.readouterr()
     # A consumer checks a stream as mosquitto_sub -v prints it: one good, two bad lines.
     signer = Signer(load_private_key(TABLE_KEY_FILE))
-    good = {"type": "result", "seq": 7, "winner": "banker", "replayed": False}
+    good = {"type": "result", "seq": 7, "winner": "banker", "replayed": False,
+            "table": "bac-07"}
     tampered = {**signer.sign(good), "winner": "player"}
     assert verify(tmp_path, [f"tables/bac-07/results {signer.seal(good)}",
                              f"tables/bac-07/results {json.dumps(tampered)}",
@@ -252,7 +253,8 @@ def test_verify_checks_commands_against_the_principals_keys(
                             1.8e9)
     altered = {**sign_command(pit, "sim-1", "void_round", "c5", 1.8e9, reason="x"),
                "reason": "y"}
-    capture = [f"tables/sim-1/results {table.seal({'type': 'result', 'seq': 1})}",
+    first = table.seal({'type': 'result', 'seq': 1, 'table': 'sim-1'})
+    capture = [f"tables/sim-1/results {first}",
                f"tables/sim-1/cmd/open_betting {json.dumps(good)}",
                f"tables/sim-1/cmd/open_betting {json.dumps(other_table)}",  # elsewhere
                f"tables/sim-1/cmd/close_betting {json.dumps(renamed)}",  # signed as another
@@ -268,7 +270,8 @@ def test_verify_checks_commands_against_the_principals_keys(
     assert verify(tmp_path, capture[:2], *pit_key) == 0
     # A table may be called "cmd": its own topics are not commands (review).
     to_cmd = sign_command(pit, "cmd", "open_betting", "c6", 1.8e9)
-    assert verify(tmp_path, [f"tables/cmd/results {table.seal({'type': 'result', 'seq': 1})}",
+    mine = table.seal({'type': 'result', 'seq': 1, 'table': 'cmd'})
+    assert verify(tmp_path, [f"tables/cmd/results {mine}",
                              f"tables/cmd/cmd/open_betting {json.dumps(to_cmd)}"],
                   *pit_key) == 0
     out, _ = capsys.readouterr()
@@ -278,7 +281,7 @@ def test_verify_checks_commands_against_the_principals_keys(
 
 def test_verify_into_a_closed_pipe_prints_no_traceback(tmp_path: Path) -> None:
     signer = Signer(load_private_key(TABLE_KEY_FILE))
-    line = f"tables/t/results {signer.seal({'type': 'result', 'seq': 1})}\n"
+    line = f"tables/t/results {signer.seal({'type': 'result', 'seq': 1, 'table': 't'})}\n"
     capture = tmp_path / "capture.txt"
     capture.write_text(line * 20_000, encoding="utf-8")
     (tmp_path / "table.pub").write_text(public_key_text(TABLE_KEY.public_key()))

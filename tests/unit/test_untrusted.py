@@ -53,16 +53,20 @@ def test_issue_12_4_one_denied_alert_a_minute_which_counts_the_rest() -> None:
     assert "bad_payload 1, denied 500" in later
 
 
-def test_issue_25_build_2_an_alert_that_was_not_stored_leaves_its_slot() -> None:
-    """v2 took the minute's slot when it described the alert, before the journal stored
-    it: on a full disk the alert was lost and the next forgery raised none for a minute."""
+def test_issue_25_3_the_alert_slot_is_taken_only_when_the_alert_is_stored() -> None:
+    """A denied command's alert that could not be stored (a full disk, or once a text
+    with no UTF-8 form) used the minute's slot: the next forgery raised none."""
     clock = Clock()
     u = Untrusted(clock)
     u.note("denied")
-    assert u.alert() is not None  # not stored: alerted() not called
+    assert u.alert() is not None  # not stored: no alerted()
+    clock.now += 1
     u.note("denied")
     again = u.alert()
     assert again is not None and "denied 2" in again
+    u.alerted()
+    clock.now += 1
+    assert u.alert() is None
 
 
 def test_issue_12_3_a_session_dropped_again_and_again_is_alerted_once_a_window() -> None:

@@ -5,8 +5,12 @@
 
 const state = { tables: {}, refused: { total: 0, last: [] }, broker: null, selected: null };
 
+// Every value from the server goes through esc() on its way into markup: payloads are
+// signed, but a page is one more wall (issue 25), and the CSP another.
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g,
   (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+// A fixed map's own entry only: LETTER["constructor"] is no letter.
+const own = (map, key) => (Object.hasOwn(map, key) ? map[key] : "");
 const SUIT = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const LETTER = { banker: "B", player: "P", tie: "T" };
 const GAME = {
@@ -19,42 +23,44 @@ function card(c) {
   const rank = c.card[0] === "T" ? "10" : c.card[0];
   const red = c.card[1] === "H" || c.card[1] === "D";
   return `<span class="card${red ? " red" : ""}" data-card="${esc(c.card)}" data-hand="${esc(c.hand)}"
-    data-position="${esc(c.position)}">${esc(rank)}${SUIT[c.card[1]] || "?"}</span>`;
+    data-position="${esc(c.position)}">${esc(rank)}${esc(own(SUIT, c.card[1]) || "?")}</span>`;
 }
 
-function cellStyle(c) { return `grid-column:${c.col + 1};grid-row:${c.row + 1}`; }
+// Grid positions are numbers the server derived; anything else places the cell at 1.
+const place = (n) => (Number.isInteger(n) && n >= 0 ? n + 1 : 1);
+function cellStyle(c) { return `grid-column:${place(c.col)};grid-row:${place(c.row)}`; }
 
 function beadCell(c) {
   const h = c.hand;
   const w = h.winner || "void";
-  const text = h.winner ? LETTER[h.winner] : "V";
+  const text = h.winner ? own(LETTER, h.winner) : "V";
   const marks = (h.banker_pair ? '<i class="bp"></i>' : "") + (h.player_pair ? '<i class="pp"></i>' : "");
-  return `<div class="bead ${w}${h.tiger ? " tiger" : ""}${h.natural ? " natural" : ""}" style="${cellStyle(c)}"
-    data-col="${c.col}" data-row="${c.row}" data-seq="${h.seq}" data-winner="${w}"
+  return `<div class="bead ${esc(w)}${h.tiger ? " tiger" : ""}${h.natural ? " natural" : ""}" style="${cellStyle(c)}"
+    data-col="${esc(c.col)}" data-row="${esc(c.row)}" data-seq="${esc(h.seq)}" data-winner="${esc(w)}"
     data-bp="${+h.banker_pair}" data-pp="${+h.player_pair}" data-natural="${+h.natural}"
-    data-tiger="${+h.tiger}" data-corrected="${+h.corrected}" title="#${h.seq}${h.void_clause ? " void, clause " + esc(h.void_clause) : ""}${h.corrected ? " (corrected after it was settled)" : ""}">${text}${marks}</div>`;
+    data-tiger="${+h.tiger}" data-corrected="${+h.corrected}" title="#${esc(h.seq)}${h.void_clause ? " void, clause " + esc(h.void_clause) : ""}${h.corrected ? " (corrected after it was settled)" : ""}">${esc(text)}${marks}</div>`;
 }
 
 function bigCell(c) {
   const h = c.hand;
   const ties = c.ties + c.ties_before;
   const marks = (h.banker_pair ? '<i class="bp"></i>' : "") + (h.player_pair ? '<i class="pp"></i>' : "") +
-    (ties ? `<i class="tie-slash"></i>${ties > 1 ? `<b class="ties">${ties}</b>` : ""}` : "") +
+    (ties ? `<i class="tie-slash"></i>${ties > 1 ? `<b class="ties">${esc(ties)}</b>` : ""}` : "") +
     (h.natural ? '<i class="nat"></i>' : "");
-  return `<div class="big ${h.winner}${h.tiger ? " tiger" : ""}" style="${cellStyle(c)}"
-    data-col="${c.col}" data-row="${c.row}" data-seq="${h.seq}" data-winner="${h.winner}"
-    data-ties="${c.ties}" data-ties-before="${c.ties_before}" data-bp="${+h.banker_pair}"
+  return `<div class="big ${esc(h.winner)}${h.tiger ? " tiger" : ""}" style="${cellStyle(c)}"
+    data-col="${esc(c.col)}" data-row="${esc(c.row)}" data-seq="${esc(h.seq)}" data-winner="${esc(h.winner)}"
+    data-ties="${esc(c.ties)}" data-ties-before="${esc(c.ties_before)}" data-bp="${+h.banker_pair}"
     data-pp="${+h.player_pair}" data-natural="${+h.natural}" data-tiger="${+h.tiger}"
-    title="#${h.seq}">${h.tiger ? "6" : ""}${marks}</div>`;
+    title="#${esc(h.seq)}">${h.tiger ? "6" : ""}${marks}</div>`;
 }
 
 function derivedCell(c, name) {
-  return `<div class="d ${name} ${c.colour}" style="${cellStyle(c)}" data-col="${c.col}"
-    data-row="${c.row}" data-colour="${c.colour}" data-seq="${c.seq}"></div>`;
+  return `<div class="d ${name} ${esc(c.colour)}" style="${cellStyle(c)}" data-col="${esc(c.col)}"
+    data-row="${esc(c.row)}" data-colour="${esc(c.colour)}" data-seq="${esc(c.seq)}"></div>`;
 }
 
 function road(name, label, cells, draw, minCols) {
-  const cols = Math.max(minCols, ...cells.map((c) => c.col + 1));
+  const cols = Math.max(minCols, ...cells.map((c) => place(c.col)));
   return `<div class="road-wrap"><h3>${label}</h3><div class="road ${name}" data-road="${name}"
     style="grid-template-columns:repeat(${cols},var(--cell-${name}, var(--cell)))">${cells.map(draw).join("")}</div></div>`;
 }
@@ -62,7 +68,7 @@ function road(name, label, cells, draw, minCols) {
 function predictions(next) {
   if (!next) return "";
   const one = (w) => `<span class="predict ${w}" data-predict="${w}">${LETTER[w]}?
-    ${Object.keys(ROAD_NAMES).map((n) => `<i class="d ${n} ${next[w][n] || "none"}" title="${ROAD_NAMES[n]}"></i>`).join("")}</span>`;
+    ${Object.keys(ROAD_NAMES).map((n) => `<i class="d ${n} ${esc((next[w] || {})[n] || "none")}" title="${ROAD_NAMES[n]}"></i>`).join("")}</span>`;
   return `<div class="predictions">${one("banker")}${one("player")}</div>`;
 }
 
@@ -74,9 +80,9 @@ function roundView(t) {
     const dice = (r.dice || []).map((d) => `<span class="die" data-die="${esc(d)}">${esc(d)}</span>`).join("");
     return `<div class="panel round" data-round="${esc(r.round_id)}"><h2>Round ${phase}</h2>
       <div class="dice-now">${dice || '<span class="empty">dice not read yet</span>'}</div>
-      ${r.dice ? `<div class="total">total <b>${r.dice.reduce((a, b) => a + b, 0)}</b></div>` : ""}
+      ${r.dice ? `<div class="total">total <b>${esc(r.dice.reduce((a, b) => a + b, 0))}</b></div>` : ""}
       ${r.result ? wins(r.result) : ""}
-      <div class="sub">${esc(r.round_id)}${r.tumbles ? ` · ${r.tumbles} tumbles` : ""}</div></div>`;
+      <div class="sub">${esc(r.round_id)}${r.tumbles ? ` · ${esc(r.tumbles)} tumbles` : ""}</div></div>`;
   }
   const hand = (name) => {
     const cs = (r.cards || []).filter((c) => c.hand === name);
@@ -85,11 +91,11 @@ function roundView(t) {
     return `<div class="hand ${name}${won ? " won" : ""}" data-hand-view="${name}">
       <div class="label">${name === "player" ? "Player" : "Banker"}</div>
       <div class="cards">${cs.map(card).join("")}</div>
-      <div class="total" data-total="${cs.length ? total : ""}">${cs.length ? total : ""}</div></div>`;
+      <div class="total" data-total="${cs.length ? esc(total) : ""}">${cs.length ? esc(total) : ""}</div></div>`;
   };
   const res = r.result;
   const outcome = res ? (res.status === "void" ? `<div class="outcome void">VOID clause ${esc(res.void && res.void.clause)}</div>`
-    : `<div class="outcome ${res.winner}" data-outcome="${res.winner}">${res.winner.toUpperCase()}${res.natural ? " · natural" : ""}</div>`) : "";
+    : `<div class="outcome ${esc(res.winner)}" data-outcome="${esc(res.winner)}">${esc(String(res.winner).toUpperCase())}${res.natural ? " · natural" : ""}</div>`) : "";
   const needed = r.needed && !res ? `<div class="needed">next: ${esc(r.needed.replaceAll("_", " "))}</div>` : "";
   return `<div class="panel round" data-round="${esc(r.round_id)}"><h2>Round ${phase}</h2>
     <div class="hands">${hand("player")}${hand("banker")}</div>${outcome}${res ? wins(res) : ""}${needed}
@@ -107,8 +113,8 @@ function lastResults(t, limit) {
     let what;
     if (r.status === "void") what = `<span class="void">VOID ${esc(r.void && r.void.clause)}${r.corrected ? " · corrected by " + esc(r.corrected.by) : ""}</span>`;
     else if (r.dice) what = `${r.dice.map((d) => `<span class="die small">${esc(d)}</span>`).join("")} <b>${esc(r.total)}</b>`;
-    else what = `<span class="w ${esc(r.winner)}">${LETTER[r.winner]}</span> P ${esc(r.player_total)} · B ${esc(r.banker_total)}`;
-    return `<li data-seq="${r.seq}" data-status="${r.status}"><span class="seq">#${r.seq}</span> ${what}
+    else what = `<span class="w ${esc(r.winner)}">${esc(own(LETTER, r.winner))}</span> P ${esc(r.player_total)} · B ${esc(r.banker_total)}`;
+    return `<li data-seq="${esc(r.seq)}" data-status="${esc(r.status)}"><span class="seq">#${esc(r.seq)}</span> ${what}
       ${r.replayed ? '<span class="tag">replayed</span>' : ""}<div class="wins">${wins}</div></li>`;
   }).join("");
   return `<div class="panel last"><h2>Last results</h2><ol class="results">${rows || '<li class="empty">none yet</li>'}</ol></div>`;
@@ -122,7 +128,7 @@ function shoeView(t) {
     <span>dealt <b data-dealt>${v(s.dealt)}</b></span><span>left <b data-left>${v(s.left)}</b></span>
     ${s.cut_card ? '<span class="tag warn">cut card</span>' : ""}${s.ended ? '<span class="tag">shoe ended</span>' : ""}</div>
     ${s.catching_up ? '<div class="alert-line" data-catching-up>catching up: fetching the shoe\'s earlier results from the table…</div>' : ""}
-    ${s.joined_at ? `<div class="alert-line" data-joined-at="${s.joined_at}">joined mid-shoe: the roads start at result #${s.joined_at}, not at the shoe's first hand</div>` : ""}`;
+    ${s.joined_at ? `<div class="alert-line" data-joined-at="${esc(s.joined_at)}">joined mid-shoe: the roads start at result #${esc(s.joined_at)}, not at the shoe's first hand</div>` : ""}`;
 }
 
 function health(t) {
@@ -136,16 +142,16 @@ function health(t) {
     `<li data-alert="${esc(a.code)}"><b>${esc(a.code.replaceAll("_", " "))}</b>${a.clause ? ` (${esc(a.clause)})` : ""}
       <span class="sub">${esc(a.at.slice(11, 19))} ${esc(a.detail)}</span></li>`).join("");
   const c = t.counters || {};
-  const gaps = (t.gaps || []).map(([a, b]) => (a === b ? `#${a}` : `#${a}–${b}`)).join(", ");
+  const gaps = (t.gaps || []).map(([a, b]) => (a === b ? `#${a}` : `#${a}–${b}`)).join(", ");  // escaped where shown
   const missing = (t.msg_gaps || []).reduce((n, [a, b]) => n + b - a + 1, 0);
   return `<div class="panel health"><h2>Table health</h2><div class="health-cols"><div>
     <div class="status ${esc(st.state)}" data-status="${esc(st.state)}">${esc(st.state || "unknown")}
       <span class="sub">session ${esc(st.session)} · ${esc(st.version)}</span></div>
     <ul class="devices">${devs || '<li class="empty">no device reported</li>'}</ul>
     <div class="${t.backlog && t.backlog.messages ? "alert-line" : "sub"}" data-backlog="${t.backlog ? esc(t.backlog.messages) : ""}">${esc(t.backlog_text || "")}</div>
-    <div class="sub">results <b data-results="${c.results ?? 0}">${c.results ?? 0}</b> · duplicates dropped ${c.duplicates ?? 0} · replayed copies ${c.replayed ?? 0}</div>
+    <div class="sub">results <b data-results="${esc(c.results ?? 0)}">${esc(c.results ?? 0)}</b> · duplicates dropped ${esc(c.duplicates ?? 0)} · replayed copies ${esc(c.replayed ?? 0)}</div>
     ${gaps ? `<div class="alert-line" data-gaps>missing results ${esc(gaps)}${t.msg_gaps === undefined || t.lost || !missing ? "" : " (being fetched)"}</div>` : ""}
-    ${missing ? `<div class="sub" data-msg-gaps>${missing} messages missing, asked for by replay</div>` : ""}
+    ${missing ? `<div class="sub" data-msg-gaps>${esc(missing)} messages missing, asked for by replay</div>` : ""}
     ${t.lost ? `<div class="alert-line" data-lost>${esc(t.lost)} messages the table no longer had when asked (pruned)</div>` : ""}
     ${(t.corrections || []).length ? `<h3>Corrections</h3><ul class="alerts">${t.corrections.map((c) =>
       `<li data-correction="${esc(c.corrects)}"><b>#${esc(c.seq)} voids ${esc(c.corrects)}</b> (${esc(c.clause)} ${esc(c.code)}) <span class="sub">by ${esc(c.by)}</span></li>`).join("")}</ul>` : ""}
@@ -167,22 +173,22 @@ function baccarat(t) {
 
 function taiSai(t) {
   const d = t.dice || { last: [], counts: {}, faces: {}, totals: {}, hot: [], cold: [], watch: {} };
-  const last = d.last.slice(0, 12).map((x) => `<li data-seq="${x.seq}" class="${x.triple ? "triple" : ""}${x.voided ? " voided" : ""}">${x.dice.map((n) => `<span class="die">${esc(n)}</span>`).join("")}
-    <b>${x.total}</b><span class="bs">${x.voided ? `VOID ${esc(x.voided)}` : x.triple ? "triple" : x.total >= 11 ? "BIG" : "SMALL"}</span></li>`).join("");
+  const last = d.last.slice(0, 12).map((x) => `<li data-seq="${esc(x.seq)}" class="${x.triple ? "triple" : ""}${x.voided ? " voided" : ""}">${x.dice.map((n) => `<span class="die">${esc(n)}</span>`).join("")}
+    <b>${esc(x.total)}</b><span class="bs">${x.voided ? `VOID ${esc(x.voided)}` : x.triple ? "triple" : x.total >= 11 ? "BIG" : "SMALL"}</span></li>`).join("");
   const n = d.throws || 0;
-  const pct = (k) => (n ? Math.round((100 * (d.counts[k] || 0)) / n) : 0);
-  const bar = (a, b) => `<div class="bar"><span class="a" style="width:${pct(a)}%">${esc(a)} ${d.counts[a] || 0}</span>
-    <span class="b" style="width:${pct(b)}%">${esc(b)} ${d.counts[b] || 0}</span></div>`;
+  const pct = (k) => (n ? Math.round((100 * (d.counts[k] || 0)) / n) : 0);  // a number, or NaN
+  const bar = (a, b) => `<div class="bar"><span class="a" style="width:${esc(pct(a))}%">${esc(a)} ${esc(d.counts[a] || 0)}</span>
+    <span class="b" style="width:${esc(pct(b))}%">${esc(b)} ${esc(d.counts[b] || 0)}</span></div>`;
   const maxT = Math.max(1, ...Object.values(d.totals));
   const totals = Object.entries(d.totals).map(([k, v]) =>
-    `<div class="tcol" data-total-count="${k}"><span class="v">${v}</span><span class="t" style="height:${(100 * v) / maxT}%"></span><span class="k">${k}</span></div>`).join("");
+    `<div class="tcol" data-total-count="${esc(k)}"><span class="v">${esc(v)}</span><span class="t" style="height:${esc((100 * v) / maxT)}%"></span><span class="k">${esc(k)}</span></div>`).join("");
   const faces = Object.entries(d.faces).map(([k, v]) =>
-    `<span class="face${d.hot.includes(+k) ? " hot" : ""}${d.cold.includes(+k) ? " cold" : ""}" data-face="${k}"><span class="die">${k}</span>${v}</span>`).join("");
+    `<span class="face${d.hot.includes(+k) ? " hot" : ""}${d.cold.includes(+k) ? " cold" : ""}" data-face="${esc(k)}"><span class="die">${esc(k)}</span>${esc(v)}</span>`).join("");
   const w = d.watch || {};
   return `<div class="layout taisai">
     <div class="col-left">${roundView(t)}<div class="panel throws"><h2>Last throws</h2><ol class="throws">${last || '<li class="empty">none yet</li>'}</ol></div></div>
-    <div class="col-right"><div class="panel stats"><h2>Statistics <span class="sub">${n} throws</span></h2>
-      ${bar("big", "small")}${bar("odd", "even")}<div class="sub">triples ${d.counts.triple || 0}</div>
+    <div class="col-right"><div class="panel stats"><h2>Statistics <span class="sub">${esc(n)} throws</span></h2>
+      ${bar("big", "small")}${bar("odd", "even")}<div class="sub">triples ${esc(d.counts.triple || 0)}</div>
       <h3>Totals</h3><div class="totals">${totals}</div>
       <h3>Hot and cold numbers <span class="legend hot">hot</span> <span class="legend cold">cold</span></h3><div class="faces">${faces}</div>
       <div class="watch ${esc(w.state === "ALERT" ? "alert" : "")}" data-watch="${esc(w.state)}">Dice watch: <b>${esc(w.state)}</b>
