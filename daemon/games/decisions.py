@@ -235,8 +235,12 @@ READS_HELD = Decision(
     "unless the reconstruction puts it in the held deal, where it keeps its draw number; a "
     "carried card without a trustworthy read holds that deal at once, and an unread draw "
     "that opens a deal may be said ('--') to be the previous round's. A draw number no "
-    "draw has is the next draw, unread, in the round it left the shoe in. A hold survives "
-    "a restart. A double draw keeps its own path (D17: confirm_order).",
+    "draw has is the next draw, unread, in the round it left the shoe in. The draw a voided "
+    "deal was waiting for, if its read comes after the void, may be that deal's card or "
+    "the next deal's: it is carried unread, and the Pit's '--' places it. Cards that left "
+    "the shoe together bind a reconstruction only as a pair. A hold survives a restart; a "
+    "restart judges a held deal by its reads once all of them are trustworthy. A double "
+    "draw keeps its own path (D17: confirm_order).",
     "A lost read followed by the next card dealt by position settled a physical 9-9 tie "
     "(9S 2H AS KD 9C 7C, draw 3 lost) as a Player win; a draw delivered twice was dealt "
     "twice. 5.5.1 is about cards not of the set, and an unreadable card is no evidence of "
@@ -362,13 +366,29 @@ DISPUTED_RESULT = Decision(
     "(docs/mqtt.md, Corrections); the Shift Manager decides (5.18). Holding the next round "
     "costs the table seconds, while letting it commence would make a wrong result final.",
 )
+ONE_COPY_TOO_MANY = Decision(
+    "D24", "RWS 5.5.2, 5.18 (Insurance Plus 5.5.2, 5.17); MBS 5.1, 6.1",
+    "The shoe reads a card that would be its ninth copy in an eight-deck shoe. RWS 5.5.2 "
+    "voids a round with 'any shortage or excess of cards in the deck'. Is the round void?",
+    "Not on the read alone: one copy too many is an excess card or a misread, of this draw "
+    "or of an earlier one, and the controller cannot tell which. The read is not trusted: "
+    "the round is held for the Pit (D18), whose answer is void_round with irregularity "
+    "deck_shortage_or_excess when the card is really an excess (5.5.2), or the deal "
+    "reconstructed with the card it sees (which may confirm the reader's card: the shoe's "
+    "record then holds a misread of an earlier draw, and the order reveal names it). A "
+    "card of another deck set still voids at once (5.5.1): its back is a fact, not a read.",
+    "With a reader that misreads at 99%, a wrong read whose correction had not arrived "
+    "counted one copy too many, and a later fault-free round was voided under 5.5.2 "
+    "(issue 23's model of the physical table). A card in excess is a fact about the cards "
+    "on the table, which the Pit sees; the count is only the reader's testimony.",
+)
 
 BACCARAT_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, WU_DALANG, CHAR_SIU_CARDS, BANKER_ON_SIX,
                       DECIDED_BETS, SEEN_BY_THE_PIT, DOUBLE_DRAW_HELD, READS_HELD,
-                      OUT_OF_RANGE, DISPUTED_RESULT)
+                      OUT_OF_RANGE, DISPUTED_RESULT, ONE_COPY_TOO_MANY)
 MBS_DECISIONS = (TEN_VALUE, PAIR_SAME_RANK, MBS_TIE_PUSH, DECIDED_BETS, SEEN_BY_THE_PIT,
                  DEVICE_RESET, DOUBLE_DRAW_HELD, READS_HELD, OUT_OF_RANGE, MBS_LAYOUT_H,
-                 DISPUTED_RESULT)
+                 DISPUTED_RESULT, ONE_COPY_TOO_MANY)
 INSURANCE_DECISIONS = (*BACCARAT_DECISIONS, INSURANCE_WINDOWS, INSURANCE_SETTLEMENT,
                        INSURANCE_NOT_OFFERED)
 TAI_SAI_DECISIONS = (FOUR_NUMBER, DOUBLE_SINGLE_AS_PRINTED, TRIPLE_RULE, TAI_SAI_LAYOUTS,

@@ -88,6 +88,9 @@ class BaccaratTable(RoundLifecycle):
         # holds the table until the Pit confirms or corrects that result (decision D23).
         self.last_settled: tuple[str, list[int]] | None = None
         self.disputed: dict[str, Any] | None = None
+        # The draw a voided deal was waiting for: its read, if it comes, may be that
+        # deal's card (read late) or the next deal's (forced past the locked gate).
+        self.void_gap: int | None = None
         # Ended shoes wait here for the shuffler to reveal their order (card switching).
         self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
         # Shuffles whose order a shuffler sent while still in play, alerted once each
@@ -184,6 +187,9 @@ class BaccaratTable(RoundLifecycle):
             code = UNKNOWN  # two reads of one draw disagree: the Pit says which
         self.shoe.record(n, code)
         rnd = self.round
+        if rnd is not None and self.state == DEALING and r.body.get("double_draw") and \
+                n not in rnd.doubles:
+            rnd.doubles.append(n)  # the order of a pair is the Pit's, dealt or not (D17)
         if rnd is not None and rnd.held is not None:
             # D18: a read that arrives while the Pit holds the round is one more fact the
             # reconstruction is checked against; two that disagree leave the draw unread.
@@ -198,7 +204,7 @@ class BaccaratTable(RoundLifecycle):
         n = int(r.body["draw_no"])
         self.round.cards.append(parse_card(r.body["card"]))
         self.round.draws.append(n)
-        if r.body.get("double_draw"):
+        if r.body.get("double_draw") and n not in self.round.doubles:
             self.round.doubles.append(n)
         if r.body.get("carried"):
             self.carried = [c for c in self.carried if c[1] != n]
@@ -283,8 +289,16 @@ class BaccaratTable(RoundLifecycle):
         rnd = self.round
         if rnd is not None and rnd.round_id == r.round_id:
             self.insurance_window, self.insurance_offers = None, []
+            self.void_gap = None
+            if r.body.get("status") == "void" and self.shoe is not None and \
+                    self.state == DEALING and rnd.held is None:
+                self.void_gap = self.shoe.last_draw_no + 1
             if r.body.get("status") == "void":  # its draws close with it (a pair too)
                 self.carried = [c for c in self.carried if c[1] not in self.pairs]
+                if self.shoe is not None:  # a pair's order was never determined: unknown
+                    for n in rnd.doubles:
+                        if self.shoe.read(n) is not None:
+                            self.shoe.record(n, UNKNOWN)
             self.pairs = set()
             self.last_settled = (rnd.round_id, list(rnd.draws)) \
                 if r.body.get("status") == "valid" else None
@@ -451,7 +465,10 @@ class BaccaratTable(RoundLifecycle):
             return [self._rec("draw_repeated", {"draw_no": msg.draw_no, "card": msg.card},
                               rid)]
         expected = self.shoe.last_draw_no + 1
-        findings = self.shoe.findings(msg)
+        # D24: one copy too many is a finding about the reads as much as the cards: this
+        # read or an earlier one may be wrong. The Pit, who sees the card, decides.
+        findings = [f for f in self.shoe.findings(msg)
+                    if f.irregularity.code != "deck_shortage_or_excess"]
         doubts = self._doubts(msg, before, expected)
         out: list[Effect] = [self._rec("card_drawn", body, rid)]
         settled = self.last_settled
@@ -525,7 +542,28 @@ class BaccaratTable(RoundLifecycle):
         elif msg.confidence < self.confidence_floor:
             doubts.append(f"draw {n}: {msg.card} read at {msg.confidence}% confidence, "
                           f"below the floor of {self.confidence_floor}%")
+        elif self._excess(msg):
+            assert self.shoe is not None
+            excess = self.game.irregularity("deck_shortage_or_excess")
+            doubts.append(f"draw {n}: {msg.card} would be seen {self.shoe.counts[msg.card] + 1}"
+                          f" times in a {self.shoe.certificate.decks}-deck shoe: an excess "
+                          f"card (void_round, irregularity {excess.code}, {excess.clause}) or "
+                          "a misread, of this draw or an earlier one")
         return doubts
+
+    def _excess(self, msg: shoe_proto.CardDrawn) -> bool:
+        """D24: the read would make its card one copy too many in the shoe."""
+        card = parse_or_none(msg.card)
+        if self.shoe is None or card is None:
+            return False
+        # Asked before or after this read is folded into the shoe: it is counted once.
+        seen = self.shoe.counts[card.code] - (self.shoe.read(msg.draw_no) == card.code)
+        return seen + 1 > self.shoe.certificate.decks
+
+    def _trusted(self, msg: shoe_proto.CardDrawn) -> bool:
+        """A read the table deals on: a card, at or above the floor, not one too many."""
+        return parse_or_none(msg.card) is not None and \
+            msg.confidence >= self.confidence_floor and not self._excess(msg)
 
     def _in_deal(self, msg: shoe_proto.CardDrawn, findings: list[Finding],
                  doubts: list[str], expected: int, before: str | None) -> list[Effect]:
@@ -549,8 +587,7 @@ class BaccaratTable(RoundLifecycle):
             if before is not None:
                 reads = [(n, None if n == msg.draw_no else c) for n, c in reads]
             else:
-                trusted = parse_or_none(msg.card) is not None and \
-                    msg.confidence >= self.confidence_floor
+                trusted = self._trusted(msg)
                 reads += [(n, None) for n in range(expected, msg.draw_no)]
                 reads.append((msg.draw_no, msg.card if trusted else None))
             return out + self._hold_reads(reads, doubts)
@@ -754,10 +791,7 @@ class BaccaratTable(RoundLifecycle):
             raise CommandRefusedError(f"the round has {len(reads)} draws "
                                       f"({' '.join(f'{n}:{c or UNKNOWN}' for n, c in reads)});"
                                       f" the reconstruction gives {len(parsed)} cards")
-        for (n, read), card in zip(reads, parsed, strict=False):
-            if read is not None and read != card.code:
-                raise CommandRefusedError(f"draw {n} was read as {read}; the reconstruction "
-                                          f"puts {card.code} there (a different order?)")
+        self._check_reads(reads, parsed)
         draws = self._reconstructed_draws(reads, parsed)
         counts = dict(shoe.counts)
         for n, card in zip(draws, parsed, strict=True):
@@ -765,7 +799,9 @@ class BaccaratTable(RoundLifecycle):
             if old is not None and old in counts:
                 counts[old] -= 1
             counts[card.code] = counts.get(card.code, 0) + 1
-            if counts[card.code] > shoe.certificate.decks:
+            # D24: the Pit may confirm the card the reader saw although the shoe's record
+            # then holds one copy too many (an earlier read was wrong: the reveal shows it).
+            if counts[card.code] > shoe.certificate.decks and card.code != old:
                 raise CommandRefusedError(f"{card.code} would be seen {counts[card.code]} "
                                           f"times in a {shoe.certificate.decks}-deck shoe")
         if not self._takes(parsed, complete=False):
@@ -795,6 +831,22 @@ class BaccaratTable(RoundLifecycle):
             return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False))]
         return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False)),
                 *self._after_card(d)]
+
+    def _check_reads(self, reads: list[Read], parsed: list[Card]) -> None:
+        """Every trustworthy read binds its draw; cards that left the shoe together (a
+        double draw) bind only as a pair: their order is the Pit's (RWS 5.11, MBS 5.8.2)."""
+        assert self.round is not None
+        doubles = set(self.round.doubles)
+        for i, ((n, read), card) in enumerate(zip(reads, parsed, strict=False)):
+            if read is None or read == card.code:
+                continue
+            pair = [j for j in (i - 1, i + 1) if 0 <= j < min(len(reads), len(parsed))
+                    and {n, reads[j][0]} <= doubles and abs(reads[j][0] - n) == 1]
+            if not any(sorted(c for c in (read, reads[j][1]) if c) ==
+                       sorted(parsed[k].code for k in (i, j) if (reads[k][1] is not None))
+                       for j in pair):
+                raise CommandRefusedError(f"draw {n} was read as {read}; the reconstruction "
+                                          f"puts {card.code} there (a different order?)")
 
     def _reconstructed_draws(self, reads: list[Read], parsed: list[Card]) -> list[int]:
         """The draw number of each reconstructed card: the reads' own, then the cards
@@ -843,13 +895,19 @@ class BaccaratTable(RoundLifecycle):
             return out
         if doubts:
             pit = self.game.irregularity("unresolved_irregularity")
+            held = self.round is not None and self.round.held is not None and \
+                msg.draw_no in {n for n, _ in self.round.reads}
             out.append(Alert(pit.code, pit.clause, "; ".join(doubts) + f", while the table is "
-                             f"{where}: the next deal waits for the Pit", rid))
+                             f"{where}: " + ("the hold's reconstruction is checked against "
+                                             "it" if held else "the Pit decides which read "
+                                             "stands"), rid))
             if msg.draw_no <= expected - 1:
                 return out  # a draw already recorded: nothing more left the shoe
         unknown = list(range(expected, msg.draw_no)) if msg.draw_no > expected else []
-        card = None if parse_or_none(msg.card) is None or \
-            msg.confidence < self.confidence_floor else parse_card(msg.card)
+        # After a void, the draw that deal waited for is its card or the next deal's: only
+        # the Pit can tell ('--' in its reconstruction if it was the voided deal's).
+        card = parse_card(msg.card) if self._trusted(msg) and \
+            msg.draw_no != self.void_gap else None
         for n, c in [*((n, None) for n in unknown), (msg.draw_no, card)]:
             if len(self.carried) >= MAX_CARRIED:
                 return [*out, Alert(excess.code, excess.clause,
@@ -1031,11 +1089,16 @@ class BaccaratTable(RoundLifecycle):
         rnd = self.round
         if rnd is None:
             return []
-        decided = decided_bets(self.game, self.layout, rnd.cards)
         established = self.game.irregularity("technical_interruption_outcome_established")
         none_yet = self.game.irregularity("technical_interruption_no_outcome")
         untrusted = [n for n, c in rnd.reads if c is None] if rnd.held in ("reads", "pit") \
             else []
+        # A held deal whose every draw now has a trustworthy read (a late read merged) is
+        # judged by those reads: they are the cards on the table.
+        held_cards = [parse_card(c) for _, c in rnd.reads if c is not None] \
+            if rnd.held in ("reads", "pit") and not untrusted and \
+            self._takes([parse_card(c) for _, c in rnd.reads if c], complete=False) else []
+        decided = decided_bets(self.game, self.layout, held_cards or rnd.cards)
         if not decided and untrusted and rnd.held is not None:
             # Whether an outcome is established depends on a card the table cannot trust
             # (e.g. 3S 2H, then 3D unread: Player Pair has won on the table). The Pit's

@@ -52,6 +52,7 @@ class Judge:
     draws_of: dict[str, list[int]] = field(default_factory=dict)
     valid_draws: dict[tuple[int, int], str] = field(default_factory=dict)
     not_yet_final: dict[str, str] = field(default_factory=dict)  # round -> what is wrong
+    after_void: bool = False  # the last round ended void
     shuffle_of: dict[str, int] = field(default_factory=dict)
 
     def fail(self, invariant: str, detail: str) -> None:
@@ -73,7 +74,7 @@ class Judge:
                 and "draws" in body:
             self.draws_of[round_id] = [int(n) for n in body["draws"]]
         elif kind == "result_held" and rnd is not None and rnd.round_id == round_id \
-                and rnd.clean:
+                and rnd.clean and not self.after_void:
             self.fail("a fault costs at most its round",
                       f"round {round_id}, in which nothing went wrong, is held: "
                       f"{body.get('order')}")
@@ -85,6 +86,9 @@ class Judge:
         if payload.get("type") == "correction":
             self.not_yet_final.pop(str(payload.get("corrects")), None)
             return
+        # Protocol v2: a read that comes after a deal is voided may be that deal's card or
+        # the next deal's; the next deal may be held for the Pit's word (never voided).
+        self.after_void = payload.get("status") == "void"
         rnd = self.physical.round
         if rnd is None or rnd.round_id != round_id:
             self.fail("results belong to the round in play",

@@ -13,13 +13,7 @@ from tests.model.rig import FAULT_KINDS, GAMES, Rates, Rig, Stats
 from tests.soak import scale
 
 # Each fault kind that still breaks an invariant on today's core, with what it waits for.
-KNOWN_FAILING: dict[str, str] = {
-    "wrong_read": "issue 23: after a disputed wrong read (D23), a later draw of the same shoe "
-                  "is seen one copy too many (5.5.2) and the honest shoe fails its order "
-                  "check; not yet found",
-    "skipped_number": "protocol v2: a lost read whose round the Pit voids instead of "
-                      "holding is met by the next round as a gap (issue 24: event numbers)",
-}
+KNOWN_FAILING: dict[str, str] = {}
 PASSING = frozenset(FAULT_KINDS) - KNOWN_FAILING.keys()
 # A fault kind that needs a deal held for its cards (mid-deal) runs with one that holds
 # it, without restarts, so that what breaks is its own doing.
@@ -31,15 +25,7 @@ def run(game: str, seed: int, kinds: frozenset[str], rounds: int,
     return Rig(game, seed, kinds, rates, restarts=restarts).run(rounds)
 
 
-# Open finding (issue 23), with every fault kind the core now survives one by one on: a
-# card comes to be counted one copy too many in the shoe (a 5.5.2 void of a fault-free
-# round, then an honest shoe failing its order check). Not yet traced; strict, so that
-# the fix shows.
-OPEN = pytest.mark.xfail(strict=True, raises=ModelViolationError,
-                         reason="issue 23, open: a card counted one copy too many")
 
-
-@OPEN
 @pytest.mark.parametrize("game", GAMES)
 def test_the_core_keeps_every_invariant_under_the_faults_it_survives(game: str) -> None:
     stats = run(game, 23, PASSING, 400)
@@ -47,7 +33,6 @@ def test_the_core_keeps_every_invariant_under_the_faults_it_survives(game: str) 
     assert set(stats.faults) >= PASSING - {"forced_into_held_deal"}
 
 
-@OPEN
 @pytest.mark.soak
 def test_soak_every_fault_kind_and_restarts() -> None:
     """TABLED_SOAK=1: at least 20,000 rounds and 5,000 restarts over the three games."""

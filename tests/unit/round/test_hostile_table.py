@@ -217,3 +217,59 @@ def test_void_closes_a_double_draws_carried_pair() -> None:
         out += t.draw()
     assert all("QC" not in dealt(r) for r in results(out))
 
+
+
+def test_d24_one_copy_too_many_is_the_pits_not_a_void() -> None:
+    # Eight 4S read in two rounds (misreads among them, as far as the table knows); the
+    # ninth is an excess card (5.5.2) or a misread: the round is held, never voided on it.
+    t = Table()
+    for _ in range(2):
+        play(t)
+        for _ in range(4):
+            t.draw(card="4S")  # Player 8, Banker 8: a natural each time
+    play(t)
+    out = t.draw(card="4S")
+    assert results(out) == [] and t.t.round is not None and t.t.round.held == "reads"
+    assert any(isinstance(a, Alert) and "would be seen 9 times" in a.detail for a in out)
+    # The Pit, who sees the card, may confirm it (an earlier read was wrong) or void.
+    hold = held(out)["hold_id"]
+    t.t.reconstruct_deal("pit", ["4S"], hold=hold)
+    assert t.t.round.held is None
+
+
+def test_rws_5_11_a_double_draw_read_in_the_wrong_order_binds_as_a_pair() -> None:
+    # Draws 3 and 4 left together and were read swapped; draw 5 is unreadable, so the
+    # Pit reconstructs: its order of the pair is the true one, not the reader's.
+    t = Table(top=["2S", "3H", "4S", "2D", "KC"])
+    play(t)
+    t.draw()
+    t.draw()
+    t.draw(card="2D", double_draw=True)
+    t.draw(card="4S", double_draw=True)
+    t.draw(card="??")
+    hold = held(t.effects)["hold_id"]
+    [result] = results(t.t.reconstruct_deal("pit", ["2S", "3H", "4S", "2D", "KC"],
+                                            hold=hold))
+    assert dealt(result) == ["2S", "3H", "4S", "2D", "KC"]
+
+
+def test_d18_a_read_that_comes_after_a_void_is_the_pits_to_place() -> None:
+    # The last card's read is lost; the Pit voids the round; the read then arrives. It may
+    # be the voided deal's card or one forced past the gate: the next deal is held, and
+    # the Pit's '--' says it was the voided deal's. Before, it was the next deal's first.
+    t = Table(top=["2S", "3H", "4S", "2D", "KC", "9D", "KH", "QC", "JD"])
+    play(t)
+    for _ in range(4):
+        t.draw()
+    t.draws += 1  # KC: its read is lost
+    t.t.void_round("the table waits for a card already dealt", "pit")
+    t.effects += t.t.card_drawn(sp.CardDrawn(5, "KC", 99, 0xC0FFEE, False, False))
+    assert t.t.carried == [(None, 5)]
+    play(t)
+    hold = held(t.effects)["hold_id"]
+    t.effects += t.t.reconstruct_deal("pit", ["--"], hold=hold)
+    out = []
+    for _ in range(4):
+        out += t.draw()
+    [result] = results(out)
+    assert dealt(result) == ["9D", "KH", "QC", "JD"]
