@@ -225,6 +225,10 @@ class BaccaratTable(RoundLifecycle):
         self.round.closed_at = None  # MBS 5.9: the cards drawn so far stay in the deal
         self._go("reopen")
 
+    def _fold_betting_closed(self, r: Folded) -> None:
+        super()._fold_betting_closed(r)
+        self.void_gap = None  # the next deal takes cards: what comes now is its own
+
     def _fold_betting_opened(self, r: Folded) -> None:
         super()._fold_betting_opened(r)
         self.squeeze_waiver, self.late_windows = False, set()
@@ -904,10 +908,11 @@ class BaccaratTable(RoundLifecycle):
             if msg.draw_no <= expected - 1:
                 return out  # a draw already recorded: nothing more left the shoe
         unknown = list(range(expected, msg.draw_no)) if msg.draw_no > expected else []
-        # After a void, the draw that deal waited for is its card or the next deal's: only
-        # the Pit can tell ('--' in its reconstruction if it was the voided deal's).
-        card = parse_card(msg.card) if self._trusted(msg) and \
-            msg.draw_no != self.void_gap else None
+        # After a void, a read of the draw that deal waited for, or of any later one, may be
+        # its card (read late) or the next deal's: only the Pit can tell ('--' in its
+        # reconstruction if it was the voided deal's).
+        after_void = self.void_gap is not None and msg.draw_no >= self.void_gap
+        card = parse_card(msg.card) if self._trusted(msg) and not after_void else None
         for n, c in [*((n, None) for n in unknown), (msg.draw_no, card)]:
             if len(self.carried) >= MAX_CARRIED:
                 return [*out, Alert(excess.code, excess.clause,

@@ -106,24 +106,38 @@ def test_rws_5_8_a_forced_card_reconstructed_into_the_held_deal_is_not_carried()
     assert t.core.carried == []
 
 
-@pytest.mark.parametrize("fault", [
-    "draw number 0",
-    pytest.param("lost last read", marks=pytest.mark.xfail(
-        strict=True, reason="protocol v2: once the Pit voids instead of holding, the core "
-        "cannot tell whose the lost draw was (issue 24: event numbers)")),
-])
-def test_rws_5_16_a_voided_round_closes_its_draws(fault: str) -> None:
+def test_rws_5_16_a_voided_round_closes_its_draws() -> None:
     t = Table([*NATURAL, *NATURAL])
     t.deal_round()
     for n in (1, 2, 3):
         t.draw(n)
-    if fault == "draw number 0":
-        t.draw(4, draw_no=0)
+    t.draw(4, draw_no=0)
     t.cmd("void_round", reason="the Pit voids it", round_id="r1")
     t.deal_round()
     for n in (5, 6, 7, 8):
         t.draw(n)
     assert not any(r.kind == "result_held" and r.round_id == "r2" for r in t.journal)
+    assert t.results()[-1]["status"] == "valid"
+    assert [c["card"] for c in t.results()[-1]["cards"]] == NATURAL
+
+
+def test_d18_a_lost_last_read_of_a_voided_round_is_placed_by_the_pit() -> None:
+    """Protocol v2 cannot tell whose a draw that was never read is once its round is
+    voided: the next deal meets it as a gap and is held; the Pit's '--' gives it to the
+    voided round, and the next round is published with its own cards, not voided."""
+    t = Table([*NATURAL, *NATURAL])
+    t.deal_round()
+    for n in (1, 2, 3):
+        t.draw(n)
+    t.cmd("void_round", reason="the Pit voids it", round_id="r1")  # draw 4 never read
+    t.deal_round()
+    t.draw(5)
+    held = t.last("result_held")
+    assert held["reads"][0] == [4, None]
+    t.cmd("reconstruct_deal", round_id="r2", hold=held["hold_id"],
+          cards=f"-- {NATURAL[0]}")
+    for n in (6, 7, 8):
+        t.draw(n)
     assert t.results()[-1]["status"] == "valid"
     assert [c["card"] for c in t.results()[-1]["cards"]] == NATURAL
 
