@@ -97,6 +97,10 @@ def parse_command(topic_name: str, payload: bytes) -> Command:
                            name=topic_name) from None
     if not isinstance(body, dict):
         raise CommandError("bad_payload", "payload must be a JSON object", name=topic_name)
+    if not is_unicode(body):
+        raise CommandError("bad_payload", "payload has text that is not Unicode (a lone "
+                           "surrogate escape such as \\ud800): nothing can be signed over it",
+                           _id_of(body), topic_name)
     cid = _id_of(body)
     if cid is None:
         raise CommandError("bad_payload", f"'id' must be a string of 1-{MAX_ID} characters",
@@ -133,9 +137,20 @@ def parse_command(topic_name: str, payload: bytes) -> Command:
     return Command(topic_name, cid, args, body)
 
 
+def is_unicode(value: Any) -> bool:
+    """Whether every string in a parsed JSON value can be encoded, so signed and echoed:
+    JSON's escapes can spell a lone surrogate, which UTF-8 cannot."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _id_of(body: Any) -> str | None:
     cid = body.get("id") if isinstance(body, dict) else None
-    return cid if isinstance(cid, str) and 0 < len(cid) <= MAX_ID else None
+    return cid if isinstance(cid, str) and 0 < len(cid) <= MAX_ID and is_unicode(cid) \
+        else None
 
 
 def command_id(payload: bytes) -> str | None:

@@ -363,7 +363,7 @@ class TableService:
         except (ValueError, UnicodeDecodeError, AttributeError):
             rid = None
         await self.publisher.publish_now(topic, out_of_band({
-            "type": "replay", "id": rid if isinstance(rid, str) and len(rid) <= 64 else None,
+            "type": "replay", "id": rid if replay.echoable(rid) else None,
             "from_msg_seq": None if req is None else req.first, "to_msg_seq": covered,
             "count": count, "next_msg_seq": None if not more or covered is None
             else covered + 1, "first_available": self.journal.first_msg_seq(),
