@@ -158,6 +158,46 @@ def _compose_simulators() -> None:
     use_sim_usb_backend(sim_backend)
 
 
+ROOM_EVERY = 10.0  # s between looks at a full disk at start
+
+
+async def _when_there_is_room(cfg: Any, notifier: Any) -> Any:
+    """The table's service, once its journal's disk has room. A full disk at start is
+    waited out here, saying so (stderr, systemd's STATUS) and feeding the watchdog,
+    rather than by exiting: exiting 1 every 0.4 s, with RestartSec=2s, used up the
+    unit's start limit (20 in 300 s) in about 50 s, and systemd gave up on the table.
+    Anything else that stops the journal from opening still raises."""
+    import asyncio  # noqa: PLC0415
+
+    from daemon.service import TableService  # noqa: PLC0415
+    from daemon.store.journal import JournalError  # noqa: PLC0415
+    from daemon.store.space import disk_full, has_room  # noqa: PLC0415
+
+    said = False
+    while True:
+        try:
+            service = TableService(cfg)
+        except JournalError as exc:
+            if not disk_full(cfg.journal_path, exc):
+                raise
+            why = str(exc)
+        else:
+            if has_room(cfg.journal_path):
+                return service
+            service.journal.close()  # it opened, but its first write would fail
+            why = "almost no space left"
+        if not said:
+            print(f"tabled: waiting to start: the disk of {cfg.journal_path} is full "
+                  f"({why}); free space there: the table starts by itself once there "
+                  f"is room (checked every {ROOM_EVERY:g} s)", file=sys.stderr, flush=True)
+            said = True
+        notifier.status(f"waiting for free space on the disk of {cfg.journal_path}")
+        deadline = asyncio.get_running_loop().time() + ROOM_EVERY
+        while asyncio.get_running_loop().time() < deadline:
+            notifier.watchdog()
+            await asyncio.sleep(1.0)
+
+
 async def _serve(cfg: Any) -> int:
     import asyncio  # noqa: PLC0415
     import contextlib  # noqa: PLC0415
@@ -166,10 +206,9 @@ async def _serve(cfg: Any) -> int:
 
     from daemon.health import Health  # noqa: PLC0415
     from daemon.sdnotify import Notifier  # noqa: PLC0415
-    from daemon.service import TableService  # noqa: PLC0415
 
     notifier = Notifier()
-    service = TableService(cfg)
+    service = await _when_there_is_room(cfg, notifier)
     await service.compare_with_broker()  # before anything is published
     health = asyncio.create_task(Health(service, notifier).run())
     stop = asyncio.Event()

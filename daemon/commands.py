@@ -104,6 +104,10 @@ def parse_command(topic_name: str, payload: bytes) -> Command:
                            name=topic_name) from None
     if not isinstance(body, dict):
         raise CommandError("bad_payload", "payload must be a JSON object", name=topic_name)
+    if not is_unicode(body):
+        raise CommandError("bad_payload", "payload has text that is not Unicode (a lone "
+                           "surrogate escape such as \\ud800): nothing can be signed over it",
+                           _id_of(body), topic_name)
     cid = _id_of(body)
     if cid is None:
         raise CommandError("bad_payload", f"'id' must be a string of 1-{MAX_ID} characters",
@@ -147,6 +151,16 @@ def parse_command(topic_name: str, payload: bytes) -> Command:
 def _two_numbers(text: str) -> bool:
     parts = text.split(",")
     return len(parts) == 2 and all(p.strip().isdigit() for p in parts)
+
+
+def is_unicode(value: Any) -> bool:
+    """Whether every string in a parsed JSON value can be encoded, so signed and echoed:
+    JSON's escapes can spell a lone surrogate, which UTF-8 cannot."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _id_of(body: Any) -> str | None:

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 # After the barrier (below), how long a retained message may still be on its way: NATS
 # sends retained messages from a stream, not in the subscription's order.
 GRACE = 0.5
-TIMEOUT = 5.0  # the whole look, connection included
+TIMEOUT = 10.0  # the whole look, connection included (a loaded board is slow to connect)
 
 
 async def retained_snapshot(broker: BrokerSettings, topic: str, barrier: str,

@@ -31,10 +31,9 @@ import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from daemon.errors import TabledError
-from daemon.signing import signable
 
 MAX_REQUEST = 1024  # bytes
 MAX_MESSAGES = 500
@@ -78,6 +77,18 @@ def reply_to_of(payload: bytes) -> str | None:
     return name if isinstance(name, str) and NAME.match(name) else None
 
 
+def echoable(rid: object) -> TypeGuard[str]:
+    """An id the signed marker can carry: 1-64 characters that UTF-8 can encode (JSON's
+    escapes can spell a lone surrogate, which it cannot)."""
+    if not isinstance(rid, str) or not 0 < len(rid) <= 64:
+        return False
+    try:
+        rid.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def parse(payload: bytes) -> ReplayRequest:
     if len(payload) > MAX_REQUEST:
         raise ReplayError("bad_request", f"a request has at most {MAX_REQUEST} bytes")
@@ -92,8 +103,7 @@ def parse(payload: bytes) -> ReplayRequest:
     if unknown:
         raise ReplayError("bad_request", f"unknown fields: {', '.join(sorted(unknown))}")
     rid, reply_to = body.get("id"), body.get("reply_to")
-    if not isinstance(rid, str) or not 0 < len(rid) <= 64 or not signable(rid):
-        # echoed in the signed marker: it needs a UTF-8 form
+    if not echoable(rid):
         raise ReplayError("bad_request", "id: a string of 1-64 characters")
     if not isinstance(reply_to, str) or not NAME.match(reply_to):
         raise ReplayError("bad_request", "reply_to: 1-64 of A-Z a-z 0-9 _ -")

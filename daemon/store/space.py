@@ -1,7 +1,7 @@
 """Whether a journal that cannot be opened or written is on a full disk.
 
-A full disk is not a bad journal: once space is freed the table can start again, so the
-daemon exits 1 (systemd retries, ``Restart=on-failure``) instead of 2, which stops the
+A full disk is not a bad journal: once space is freed the table can start again, so
+``tabled run`` waits for room (daemon/cli.py) instead of exiting 2, which stops the
 unit for good (``RestartPreventExitStatus=2``). SQLite does not always say so: with the
 disk full, opening a journal in WAL mode can fail as "disk I/O error" (it cannot grow the
 shared-memory file), so the filesystem's free space decides as well.
@@ -16,6 +16,16 @@ from pathlib import Path
 
 # Less room than this on the journal's filesystem and SQLite cannot even open it.
 NEARLY_FULL = 1024 * 1024
+
+
+def has_room(journal: Path) -> bool:
+    """At least NEARLY_FULL free on the journal's filesystem (True if it cannot be told:
+    the journal's own errors say so then)."""
+    try:
+        st = os.statvfs(journal.parent)
+    except OSError:
+        return True
+    return st.f_bavail * st.f_frsize >= NEARLY_FULL
 
 
 def disk_full(journal: Path, exc: BaseException) -> bool:

@@ -129,3 +129,18 @@ async def test_a_table_without_principals_takes_no_commands(tmp_path: Path) -> N
     assert answer["error"]["code"] == "denied"
     assert "no principals are configured" in answer["error"]["message"]
     assert s.table.state == "idle"
+
+
+async def test_issue_25_a_command_whose_text_is_not_unicode_is_refused_not_raised(
+        tmp_path: Path) -> None:
+    """Valid JSON can still hold a lone surrogate (``"\\ud800"``), which no signature or
+    reply can be made over: v2 raised UnicodeEncodeError out of the command path (in the
+    signature check, or in the spawned task that signs the reply). It is a bad payload."""
+    s = service(tmp_path)
+    for payload in (b'{"id": "\\ud800", "issued_at": "2026-01-01T00:00:00Z", "sig": "x"}',
+                    b'{"id": "ok-1", "issued_at": "2026-01-01T00:00:00Z", "sig": "\\udfff"}'):
+        answer = s.execute("open_betting", payload)
+        assert answer["ok"] is False and answer["error"]["code"] == "bad_payload", answer
+        assert answer["id"] is None or answer["id"] == "ok-1"
+        json.dumps(answer).encode("utf-8")  # the reply itself can be signed and sent
+    assert s.table.state == "idle"

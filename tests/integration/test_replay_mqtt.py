@@ -191,3 +191,13 @@ async def test_issue_25_build_4_a_flood_from_one_client_does_not_starve_another(
     served = [m for m in answered if m["error"] is None]
     assert len(served) >= 7, [m["error"] for m in answered]
     assert s.replays_dropped > 100  # the flood was there, and mostly dropped
+
+
+async def test_issue_25_a_request_whose_id_is_not_unicode_is_answered_bad_request(
+        table: tuple[TableService, int]) -> None:
+    """A lone surrogate in ``id`` is valid JSON but cannot be echoed in a signed marker:
+    v2's task that signed the marker raised, and the requester heard nothing."""
+    _, port = table
+    bad = b'{"id": "\\ud800", "reply_to": "me", "from_msg_seq": 1}'
+    _, [mark] = await ask(port, [bad], 1, timeout=5)
+    assert mark["error"]["code"] == "bad_request" and mark["id"] is None
