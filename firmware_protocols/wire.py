@@ -186,6 +186,10 @@ class Message:
     NAME: ClassVar[str]
     SENDER: ClassVar[str]  # "host" or "device"
     DOC: ClassVar[str]
+    # Version 3: whether it takes the next number (see the spec's "Event identity"). A
+    # heartbeat or a direct answer carries the last one instead: it is state or a reply,
+    # and a host that kept only events' numbers would take the gap for lost events.
+    EVENT: ClassVar[bool] = True
 
     def answered_by(self, reply: Message) -> bool:
         """Whether ``reply``, which carries no tag, answers this command (see the spec)."""
