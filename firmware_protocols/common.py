@@ -126,7 +126,7 @@ class IdentifyReply(Message):
     model: str = wire(STR, "vendor model name")
     firmware: str = wire(STR, "firmware version")
     protocol_version: int = wire(U8, "the newest protocol version the firmware speaks "
-                                                  "(1 or 2)")
+                                                  "(1, 2 or 3)")
     serial: str = wire(STR, "device serial number")
 
 

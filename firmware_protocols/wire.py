@@ -85,6 +85,8 @@ def _str_enc(v: Any) -> bytes:
 def _str_dec(data: bytes, pos: int) -> tuple[Any, int]:
     _need(data, pos, 1, "string length")
     n = data[pos]
+    if n > 64:  # the spec's limit binds the receiver too: a longer one is invalid
+        raise MessageError(f"string at offset {pos} has length {n}, over 64")
     _need(data, pos + 1, n, "string")
     try:
         return data[pos + 1:pos + 1 + n].decode("utf-8"), pos + 1 + n
