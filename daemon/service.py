@@ -34,6 +34,7 @@ from daemon.commands import (
 from daemon.config import BrokerConfig, TableConfig
 from daemon.drivers.command_outcome import Outcome, Verdict, deliver, reason
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
+from daemon.drivers.seen import META_PREFIX, Mark, Seen
 from daemon.games import get_game
 from daemon.mqtt import card_event, last_seen, replay
 from daemon.mqtt.envelope import out_of_band, stamp
@@ -135,6 +136,8 @@ class TableService:
         self._busy = replay.Bucket(1.0, 1.0)
         self.replays_dropped = 0
         self.table = self._new_table()
+        self.seen = self._load_seen()
+        self.events_repeated = 0  # device events dropped as already taken (version 3)
         # Set while the journal cannot be written: no round advances, nothing is acted on.
         self.storage_error: str | None = None
         self.dropped_while_failed = 0
@@ -161,7 +164,8 @@ class TableService:
                                on_message=functools.partial(self._on_device, name),
                                on_status=self._on_device_status,
                                on_problem=self._on_device_problem,
-                               on_rejected=self._on_device_rejected,
+                               on_rejected=functools.partial(self._on_device_rejected,
+                                                             name),
                                serial=cfg.serials.get(name), on_impostor=self._on_impostor,
                                together=self._together)
             for name, url in cfg.devices.items() if name in DEVICES
@@ -249,6 +253,15 @@ class TableService:
                            new_round_id=self._new_round_id,
                            confidence_floor=self.cfg.rules.dice_confidence_floor,
                            dice_watch=self.cfg.rules.dice_watch)
+
+    def _load_seen(self) -> Seen:
+        """Each device's last event taken, as journalled with what it produced."""
+        marks = {}
+        for name in self.cfg.devices:
+            text = self.journal.get_meta(META_PREFIX + name)
+            if text is not None:
+                marks[name] = Mark.loads(text)
+        return Seen(marks)
 
     def _new_round_id(self) -> str:
         return f"{self.cfg.table_id}-{uuid.uuid4().hex[:12]}"
@@ -459,18 +472,24 @@ class TableService:
 
     # -- applying effects ---------------------------------------------------------------
 
-    def apply(self, effects: list[Effect]) -> bool:
-        """Journals what one input caused; False if it could not be (nothing happened)."""
+    def apply(self, effects: list[Effect], seen: tuple[str, Mark] | None = None) -> bool:
+        """Journals what one input caused; False if it could not be (nothing happened).
+        ``seen``: the device event it came from, marked taken in the same transaction, so
+        that a restart drops it if the device sends it again, and never drops it unacted."""
         if self.storage_error is not None:
             return False  # _on_device and execute already refuse; timers' effects end here
         try:
             # One transaction for everything one input caused: atomic, and one fsync.
             with self.journal.batch():
                 commands = self._record(effects)
+                if seen is not None:
+                    self.journal.stage_meta(META_PREFIX + seen[0], seen[1].dumps)
         except JournalError as exc:
             # Journal first: none of it happened, and no device is told anything.
             self._storage_failed(exc)
             return False
+        if seen is not None:
+            self.seen.take(*seen)
         self._send(commands)
         return True
 
@@ -570,6 +589,7 @@ class TableService:
             records = self.journal.records_for_recovery()
             self.table = self._new_table()
             self._handlers = self._device_handlers()
+            self.seen = self._load_seen()  # memory may be ahead of the journal, too
             self.storage_error = None
             self.dropped_while_failed = 0
             self.view = TableView.loads(self.journal.get_meta("snapshot"))
@@ -642,18 +662,43 @@ class TableService:
     def _on_device_problem(self, detail: str) -> None:
         self.apply([Alert("device_protocol_error", "", detail)])
 
-    def _on_device_rejected(self, m: Message, detail: str) -> None:
+    def _on_device_rejected(self, device: str, m: Message, detail: str) -> None:
         """A device message with a field outside its documented range: the table decides
         what it means for the round (the Pit's, never a guess), and the alert carries the
         raw frame."""
         if self.storage_error is not None:
             self.dropped_while_failed += 1
             return
-        self._act(lambda: self.table.device_fault(m, detail), detail)
+        judged = self._judge(device, m)
+        if judged is None:
+            return
+        lost, seen = judged
+        self._act(lambda: self.table.device_fault(m, detail), detail, lost, seen)
 
-    def _act(self, handler: Callable[[], list[Effect]], what: str) -> None:
+    def _judge(self, device: str, m: Message
+               ) -> tuple[list[Effect], tuple[str, Mark] | None] | None:
+        """A version 3 message by its stamp: None if its event was taken already (dropped);
+        else what the events lost before it mean to the table, and the mark to journal."""
+        stamp = self.drivers[device].stamp if device in self.drivers else None
+        if stamp is None:  # protocol 1 or 2: no identity, the table's own checks (draw_no)
+            return [], None
+        verdict = self.seen.judge(device, stamp.origin, stamp.number, m.EVENT)
+        if verdict.repeat:
+            self.events_repeated += 1
+            log.info("%s: %s (event %d of boot %08x) was taken already: dropped", device,
+                     m.NAME, stamp.number, stamp.origin)
+            return None
+        lost: list[Effect] = []
+        if verdict.lost is not None:
+            lost = self.table.events_lost(device, *verdict.lost)
+        return lost, None if verdict.mark is None else (device, verdict.mark)
+
+    def _act(self, handler: Callable[[], list[Effect]], what: str,
+             before: list[Effect] | None = None, seen: tuple[str, Mark] | None = None
+             ) -> None:
         """Run a table handler; whatever it raises is a bug, journalled as an alert, and
-        never reaches the device session (which would drop the message and reconnect)."""
+        never reaches the device session (which would drop the message and reconnect).
+        ``before``: effects that precede it (events lost before this one)."""
         try:
             effects = handler()
         except Exception as exc:
@@ -661,7 +706,7 @@ class TableService:
             effects = [Alert("internal_error", "", f"handling {what} failed: {exc!r}; the "
                              "round waits for the Pit",
                              self.table.round.round_id if self.table.round else None)]
-        self.apply(effects)
+        self.apply([*(before or []), *effects], seen)
 
     def _on_device(self, device: str, m: Message) -> None:
         handler = self._handlers.get(type(m))
@@ -671,11 +716,17 @@ class TableService:
                 self.dropped_while_failed += 1
                 log.error("journal unavailable: %s %s not acted on", device, m)
             return
+        judged = self._judge(device, m)
+        if judged is None:
+            return
+        lost, seen = judged
         if handler is not None:
-            self._act(functools.partial(handler, m), f"{device} {m}")
+            self._act(functools.partial(handler, m), f"{device} {m}", lost, seen)
         elif recorded:
             body = {k: v for k, v in m.__dict__.items() if isinstance(v, int | str | bool)}
-            self.apply([Record(f"{device}_{m.NAME}", body, None)])
+            self.apply([*lost, Record(f"{device}_{m.NAME}", body, None)], seen)
+        elif lost or seen is not None:  # an event nothing else records: its mark alone
+            self.apply(lost, seen)
 
     def _on_device_status(self, s: DeviceStatus) -> None:
         if s.state is DeviceState.READY and self.storage_error is None:

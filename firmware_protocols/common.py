@@ -119,12 +119,14 @@ class Identify(Message):
 class IdentifyReply(Message):
     """Who the device is. The host identifies a device before sending any other command."""
 
+    EVENT = False
+
     tag: int = wire(U8, "the tag of the identify it answers")
     kind: int = wire(U8, "1 shoe, 2 shuffler, 3 tumbler")
     model: str = wire(STR, "vendor model name")
     firmware: str = wire(STR, "firmware version")
     protocol_version: int = wire(U8, "the newest protocol version the firmware speaks "
-                                                  "(1 or 2)")
+                                                  "(1, 2 or 3)")
     serial: str = wire(STR, "device serial number")
 
 
@@ -133,6 +135,8 @@ class IdentifyReply(Message):
 @dataclass(frozen=True)
 class Heartbeat(Message):
     """Sent every second while the link is up. Three missed heartbeats mean the device is lost."""
+
+    EVENT = False
 
     uptime_ms: int = wire(U32, "milliseconds since the device booted (wraps after 49 days)")
     state: int = wire(U8, "0 ready, 1 busy, 2 fault, 3 door open")
@@ -152,6 +156,8 @@ class Status(Message):
 @dataclass(frozen=True)
 class StatusReply(Message):
     """The device state, in answer to status."""
+
+    EVENT = False
 
     tag: int = wire(U8, "the tag of the status it answers")
     state: int = wire(U8, "0 ready, 1 busy, 2 fault, 3 door open")
@@ -183,6 +189,8 @@ class FaultCleared(Message):
 @dataclass(frozen=True)
 class CommandResult(Message):
     """The outcome of a command that has no reply of its own."""
+
+    EVENT = False
 
     tag: int = wire(U8, "the tag of the command it answers")
     result: int = wire(U8, "0 ok, 1 unknown command, 2 bad argument, 3 wrong state, "

@@ -9,7 +9,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from firmware_protocols.framing import DecodeError, Decoder, Frame
-from firmware_protocols.link import Delivered, Link, LinkEvent
+from firmware_protocols.link import STAMPED, Delivered, Link, LinkEvent, Stamp
 from firmware_protocols.wire import Catalogue, Message, MessageError
 
 RAW_HISTORY = 100  # like Klipper: keep the last frames for post-mortem dumps
@@ -31,7 +31,15 @@ class BadMessage:
     error: str
 
 
-EndpointEvent = Message | LinkEvent | DecodeError | BadMessage
+@dataclass(frozen=True, slots=True)
+class Numbered:
+    """A message of a version 3 session, with its identity (the peer's stamp)."""
+
+    message: Message
+    stamp: Stamp
+
+
+EndpointEvent = Message | Numbered | LinkEvent | DecodeError | BadMessage
 
 
 class Endpoint:
@@ -45,9 +53,11 @@ class Endpoint:
     def connect(self, now: float) -> None:
         self.link.connect(now)
 
-    def send(self, message: Message, now: float) -> bool:
-        """False: the link refused it at once (it holds all it can); it is not taken."""
-        return self.link.send(message.MSG_ID, message.to_bytes(), now)
+    def send(self, message: Message, now: float, reply_to: int = 0) -> bool:
+        """False: the link refused it at once (it holds all it can); it is not taken.
+        ``reply_to``: the number of the command this answers (version 3)."""
+        return self.link.send(message.MSG_ID, message.to_bytes(), now, event=message.EVENT,
+                              reply_to=reply_to)
 
     def feed(self, data: bytes, now: float) -> list[EndpointEvent]:
         """Bytes from the line -> messages and link events, in order."""
@@ -85,10 +95,16 @@ class Endpoint:
         out: list[EndpointEvent] = []
         for e in events:
             if isinstance(e, Delivered):
+                if e.stamp is None and self.link.session_version >= STAMPED:
+                    out.append(BadMessage(e.msg, e.payload, "a version 3 DATA frame shorter "
+                                          "than its stamp"))
+                    continue
                 try:
-                    out.append(self.catalogue.decode(e.msg, e.payload))
+                    message = self.catalogue.decode(e.msg, e.payload)
                 except MessageError as exc:
                     out.append(BadMessage(e.msg, e.payload, str(exc)))
+                    continue
+                out.append(message if e.stamp is None else Numbered(message, e.stamp))
             else:
                 out.append(e)
         return out

@@ -34,13 +34,15 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 SOF = 0x7E
-VERSIONS = (1, 2)  # the versions this implementation speaks, oldest first
+VERSIONS = (1, 2, 3)  # the versions this implementation speaks, oldest first
 PROTOCOL_VERSION = VERSIONS[-1]  # the newest, offered in every RST
 HEADER_SIZE = 8  # SOF VER KIND SEQ ACK MSG LEN HCHK: the same in every version
 MAX_PAYLOAD = 250
 # Per version: bytes between the header and the payload (SESS), and the CRC's size.
-EXTRA = {1: 0, 2: 1}
-CRC_SIZES = {1: 2, 2: 4}
+# Version 3 frames are version 2 frames; what it adds (event identity) is the first
+# STAMP_SIZE bytes of a DATA frame's payload, the link's business (link.py).
+EXTRA = {1: 0, 2: 1, 3: 1}
+CRC_SIZES = {1: 2, 2: 4, 3: 4}
 CRC_SIZE = CRC_SIZES[1]
 MAX_FRAME = max(HEADER_SIZE + EXTRA[v] + MAX_PAYLOAD + CRC_SIZES[v] for v in VERSIONS)
 BYTE_TIME_115200 = 10 / 115200  # 8N1: ten bits on the wire per byte
@@ -81,7 +83,7 @@ class Frame:
     msg: int = 0
     payload: bytes = b""
     version: int = 1
-    sess: int = 0  # version 2: the session's number; not sent in version 1
+    sess: int = 0  # version 2 and 3: the session's number; not sent in version 1
 
     def __post_init__(self) -> None:
         for name in ("seq", "ack", "msg", "version", "sess"):
@@ -188,7 +190,7 @@ class Decoder:
                 elif status == _OTHER_VERSION and reason == "garbage":
                     reason = "unsupported_version"
                     detail = (f"peer speaks protocol version {self._buf[1]}, we speak "
-                              f"{' and '.join(map(str, self._versions))}")
+                              f"{_spoken(self._versions)}")
                 skipped += 1
                 self._drop(1)
                 continue
@@ -267,6 +269,12 @@ class Decoder:
 
 
 _NEED_MORE, _BAD_HEADER, _BAD_CRC, _OTHER_VERSION = 0, -1, -2, -3
+
+
+def _spoken(versions: tuple[int, ...]) -> str:
+    """"1, 2 and 3": the versions a decoder speaks, for a person to read."""
+    names = [str(v) for v in versions]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _total(version: int, length: int) -> int:

@@ -27,6 +27,11 @@ state the rules; this implements them:
   twice the longest frame's time on the line, and doubles on each timeout, up to four
   times the estimate, until progress. The ``max_retries``-th timeout in a row FAILS the
   link once nothing has come from the peer for 5 s; a new session (new boot id) follows.
+- Version 3: every DATA frame's payload starts with the sender's stamp (``Stamp``): its
+  ``origin`` (the boot id it chose at power-up, kept across link sessions), the message's
+  number, and the number of the peer's message it answers. Numbers are given when a
+  message is accepted, so a message re-sent in a later session keeps its identity, and
+  the layer above can drop what it has already seen, whatever the link did.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from enum import StrEnum
 from firmware_protocols.framing import (
     BYTE_TIME_115200,
     MAX_FRAME,
+    MAX_PAYLOAD,
     PROTOCOL_VERSION,
     VERSIONS,
     Frame,
@@ -50,6 +56,9 @@ RST_INTERVAL_MAX = 0.25  # seconds between RSTs while connecting, at most
 RTO_FLOOR = 0.02  # seconds: the minimum RTO on a fast line (USB), for scheduling jitter
 SILENCE_TO_FAIL = 5.0  # seconds without a frame from the peer, at the least, before failing
 DEVICE_QUEUE = 24  # what the simulated devices hold, as the C reference device (TD_QUEUE)
+STAMPED = 3  # the first version whose DATA frames carry a stamp
+STAMP_SIZE = 12  # ORIGIN u32, NUM u32, RE u32, big-endian, before the message's fields
+MAX_MESSAGE = MAX_PAYLOAD - STAMP_SIZE  # a message's own bytes, in every version
 
 
 def min_rto(byte_time: float) -> float:
@@ -64,15 +73,33 @@ class LinkState(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Stamp:
+    """A version 3 message's identity. ``origin``: the sender's boot id at power-up (not
+    the link session's, which changes after a link failure); ``number``: a device's event
+    number (the last one, for a heartbeat or an answer), or a host's command number;
+    ``reply_to``: the number of the peer's command this answers, 0 if none."""
+
+    origin: int
+    number: int
+    reply_to: int = 0
+
+    def to_bytes(self) -> bytes:
+        return struct.pack(">III", self.origin, self.number, self.reply_to)
+
+
+@dataclass(frozen=True, slots=True)
 class Outgoing:
     msg: int
     payload: bytes
+    number: int = 0  # given when accepted: re-sent in a later session, it is the same
+    reply_to: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class Delivered:
     msg: int
     payload: bytes
+    stamp: Stamp | None = None  # version 3; None: the frame was too short to carry one
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +196,9 @@ class Link:
     # At most this many messages accepted and not acknowledged (None: no limit; the host's
     # commands each wait for their answer, so a few at most are ever held).
     capacity: int | None = None
+    # The boot id chosen at power-up, for stamps (None: boot_id). A link that fails starts
+    # its next session under a new boot_id, but its messages are the same device's.
+    origin: int | None = None
     state: LinkState = LinkState.CONNECTING
     peer_boot: int | None = None
     session_version: int = 1
@@ -178,6 +208,9 @@ class Link:
         if not 1 <= self.window < SEQ_MOD // 2:
             raise ValueError(f"window {self.window} must be 1..127")
         self.rto_min = min_rto(self.byte_time)
+        if self.origin is None:
+            self.origin = self.boot_id
+        self._number = 0  # the last number given to a message accepted
         self._out: list[bytes] = []
         self._tx_next = 0
         self._rx_next = 0
@@ -219,15 +252,25 @@ class Link:
         self._rst_interval = self._rto = max(self.rto_initial, self.rto_min)
         self.connect(now)
 
-    def send(self, msg: int, payload: bytes, now: float) -> bool:
+    def send(self, msg: int, payload: bytes, now: float, *, event: bool = True,
+             reply_to: int = 0) -> bool:
         """Queue a message; it goes out when the link is up and the window has room.
         False: refused at once, not taken (``capacity`` messages are held); the caller
-        keeps it and tries again later. A message taken is never dropped."""
+        keeps it and tries again later. A message taken is never dropped. ``event``: it
+        takes the next number (a heartbeat or an answer carries the last one given)."""
+        if len(payload) > MAX_MESSAGE:
+            raise ValueError(f"a message of {len(payload)} bytes exceeds {MAX_MESSAGE}")
         if self.room == 0:
             return False
-        self._pending.append(Outgoing(msg, payload))
+        self._number += event
+        self._pending.append(Outgoing(msg, payload, self._number, reply_to))
         self._fill_window(now)
         return True
+
+    @property
+    def last_number(self) -> int:
+        """The number of the last message accepted (a host's: its last command's)."""
+        return self._number
 
     @property
     def room(self) -> int | None:
@@ -402,7 +445,7 @@ class Link:
             while next_frame is not None:  # and what was kept from past the gap
                 self._rx_next = (self._rx_next + 1) % SEQ_MOD
                 self.stats.delivered += 1
-                delivered.append(Delivered(next_frame.msg, next_frame.payload))
+                delivered.append(_delivered(next_frame))
                 next_frame = self._ahead.pop(self._rx_next, None)
             self._nak_sent = False
             self._emit(Frame(Kind.ACK, ack=self._rx_next))
@@ -475,8 +518,12 @@ class Link:
                 self._emit_data(flight, now)
 
     def _emit_data(self, flight: _InFlight, now: float) -> None:
-        raw = self._emit(Frame(Kind.DATA, flight.seq, self._rx_next, flight.out.msg,
-                               flight.out.payload))
+        out = flight.out
+        payload = out.payload
+        if self.session_version >= STAMPED and self.version in VERSIONS:
+            assert self.origin is not None
+            payload = Stamp(self.origin, out.number, out.reply_to).to_bytes() + payload
+        raw = self._emit(Frame(Kind.DATA, flight.seq, self._rx_next, out.msg, payload))
         # The RTO runs from when the frame's last byte leaves the line, not from when it
         # was queued behind others: at 115200 baud a full window takes 180 ms to send.
         self._line_free = max(self._line_free, now) + len(raw) * self.byte_time
@@ -513,6 +560,17 @@ class Link:
         self._pending.clear()
         self.state = LinkState.FAILED
         return LinkFailed(reason, unacked)
+
+
+def _delivered(frame: Frame) -> Delivered:
+    """A DATA frame's message, and its stamp in version 3 (a frame too short for one is
+    delivered without, for the layer above to report as malformed)."""
+    if frame.version < STAMPED:
+        return Delivered(frame.msg, frame.payload)
+    if len(frame.payload) < STAMP_SIZE:
+        return Delivered(frame.msg, frame.payload, None)
+    origin, number, reply_to = struct.unpack_from(">III", frame.payload)
+    return Delivered(frame.msg, frame.payload[STAMP_SIZE:], Stamp(origin, number, reply_to))
 
 
 def _name(named: tuple[int, int, int] | None) -> bytes:

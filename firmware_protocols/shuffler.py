@@ -104,6 +104,8 @@ class OrderChunk(Message):
 class InventoryReply(Message):
     """The cards now in the shuffler, in answer to inventory."""
 
+    EVENT = False
+
     tag: int = wire(U8, "the tag of the inventory it answers")
     inventory: tuple[int, ...] = wire(u8_array(52, "as in shuffle_complete"), "counts")
     foreign_cards: int = wire(U16, "cards not of the set")

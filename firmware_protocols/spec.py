@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import fields
 from enum import IntEnum
 
-from firmware_protocols import common, shoe, shuffler, tumbler
+from firmware_protocols import common, shoe, shuffler, tumbler, vectors_v3
 from firmware_protocols.framing import (
     BYTE_TIME_115200,
     CRC_SIZES,
@@ -107,7 +107,7 @@ SESS and a longer CRC:
 | offset | size | field | meaning |
 |---|---|---|---|
 | 0 | 1 | SOF | start of frame, always `0x7E` |
-| 1 | 1 | VER | protocol version of this frame: 1 or 2 |
+| 1 | 1 | VER | protocol version of this frame: 1, 2 or 3 |
 | 2 | 1 | KIND | 0 DATA, 1 ACK, 2 NAK, 3 RST, 4 RSTACK; other values: the frame is dropped |
 | 3 | 1 | SEQ | DATA: sequence number 0-255, wrapping; other kinds: 0 |
 | 4 | 1 | ACK | DATA, ACK: the next SEQ expected from the peer (cumulative). NAK: the SEQ to resend from. RST, RSTACK: see *Resuming* |
@@ -197,9 +197,10 @@ A wrong frame can turn one valid card into another, so version 2 is the one to b
   the RTO, doubling, at most every 250 ms: on a noisy line few exchanges get through).
   If both ends send RST at once, each answers the other's; both
   pick the same version.
-- **Version.** The host speaks versions 1 and 2 and offers 2. The session's version is in
-  the RSTACK; DATA, ACK and NAK frames of the session carry it in VER. A device that
-  speaks only version 1 keeps working unchanged.
+- **Version.** The host speaks versions 1, 2 and 3 and offers 3. The session's version is
+  in the RSTACK; DATA, ACK and NAK frames of the session carry it in VER. A device that
+  speaks only version 1 or 2 keeps working unchanged. A version 3 frame is laid out as a
+  version 2 frame (SESS, CRC-32); what version 3 adds is the stamp (*Event identity*).
 - **Session number** (version 2). SESS = the low byte of (RST sender's boot id XOR RSTACK
   sender's boot id), e.g. 0x44 XOR 0xD4 = 0x90 for boot ids 0x11223344 and 0xA1B2C3D4. A
   DATA, ACK or NAK frame whose SESS is not the session's is from another session: ignore
@@ -267,6 +268,73 @@ A wrong frame can turn one valid card into another, so version 2 is the one to b
   tagged `command_result`). Events are unsolicited.
 - **Liveness.** Devices send `heartbeat` every second while the link is up. The host
   treats three missed heartbeats as a lost device.
+
+## Event identity (version 3)
+
+The link's resume is an optimisation; this is the guarantee (the end-to-end argument). In
+a version 3 session the PAYLOAD of every DATA frame, in both directions, starts with a
+12-byte **stamp**, then the message's fields:
+
+| offset | size | field | meaning |
+|---|---|---|---|
+| 0 | 4 | ORIGIN | the sender's boot id at power-up: random, u32; unlike the link's boot id it stays the same after a link failure, and changes only when the firmware restarts |
+| 4 | 4 | NUM | a device: the **event number** (below); the host: the **command number**, 1 for its first command after it started and one more for each |
+| 8 | 4 | RE | in an answer (`identify_reply`, `status_reply`, `command_result`, `inventory_reply`, `order_chunk`): the NUM of the command it answers; otherwise 0 |
+
+- **Event number.** A device numbers its events 1, 2, 3, ... within a boot (ORIGIN), in
+  the order it accepts them for sending; every DATA message is an event except
+  `heartbeat` and the four direct answers (`identify_reply`, `status_reply`,
+  `command_result`, `inventory_reply`), which carry the number of the last event accepted
+  before them (0 if none) and take no number of their own. A number is given once: a
+  message re-sent in a later session keeps its stamp. So NUM never goes back within a
+  boot, and a heartbeat says how many events were sent before it.
+- **The host drops what it has already seen.** It keeps, per device, the last (ORIGIN,
+  NUM) it acted on, written in the same transaction as what the event produced, and
+  drops an event of that ORIGIN at or below it, across its own restarts. An event past
+  the next number, or a heartbeat or answer whose NUM is past the last taken, means the
+  events between never arrived: they are **lost**, reported, and a round that may depend
+  on them waits for the Pit. A new ORIGIN starts again at 1; a device the host never
+  saw is taken as it is.
+- **Answers.** A device echoes the command's NUM in RE; the host takes an answer only
+  for the command it names (a tag, u8, is reused after 255 commands).
+- The largest message is 238 bytes in every version (250 less the stamp).
+
+## Questions the earlier text left open
+
+Each rule has a vector in `firmware_protocols/vectors_v3.txt` (record named in brackets).
+
+- **Resume across a chain of sessions** [`resume_chain`]: RST and RSTACK name the last
+  session in which the sender *received* a DATA frame, however many empty sessions came
+  after it, with the next SEQ it expected there.
+- **A full queue** [`full_queue`]: a device that holds as many accepted, unacknowledged
+  messages as it can refuses the next at once and tells its caller, which keeps it; it
+  never evicts one it accepted, and a new session re-sends them all without eviction.
+- **Repeated chunks** [`repeat`]: an `order_chunk` (or any event) received again, with
+  the stamp of one already taken, is dropped; without a stamp (versions 1 and 2) the
+  host places each card by position, so a repeat changes nothing.
+- **Unreadable card codes** [`card`]: a `card` field carries any two bytes 0x21-0x7E
+  (the Types table); a byte outside makes the message invalid. In `card_drawn`, a code
+  other than a card or `??` is a read the controller cannot trust: the message is
+  reported out of range and the card counts as unread (its round waits for the Pit).
+- **RST resend** [`rst_times`]: the first RST is resent after the initial RTO, then at
+  twice the last interval, but never more than 250 ms apart: 250 ms is a cap, not a floor.
+- **RTO** [`rto`]: the initial RTO is 200 ms (never below the minimum RTO). On each
+  timeout it doubles, but never beyond four times the current estimate, nor 2 s; before
+  any sample the estimate is the minimum RTO, so on a line that never answered the RTO
+  goes from 200 ms to four times the minimum RTO and stays there ({4 * rto * 1000:.1f} ms at 115200
+  baud), not to 2 s. Progress returns it to the estimate.
+- **RST/RSTACK framing** [`frame`]: RST and RSTACK are version 1 frames (VER 1, CRC-16,
+  no SESS, no stamp) in every version, whatever the session's version.
+- **Frames inside a frame of KIND above 4** [`stream`]: a frame whose header and CRC hold
+  but whose KIND is above 4 is dropped whole: the receiver does not search inside it.
+- **A version it did not offer** [`rstack_version`]: an RSTACK whose version is 0 or
+  newer than the one its receiver offered in its last RST is ignored; the receiver keeps
+  sending RST.
+- **`str` over 64 bytes** [`invalid`]: a length byte above 64 makes the message invalid,
+  as does a `card` byte outside 0x21-0x7E; the receiver reports and drops the message.
+- **SESS after 256 sessions** [`sess`]: SESS is one byte, so sessions far apart share
+  it; it only tells a frame of this session from one of the session just before. Boot ids
+  (RST/RSTACK) tell sessions apart, and in version 3 the stamp tells events apart.
 """  # noqa: E501 - Markdown table rows are one line each
 
 
@@ -477,7 +545,7 @@ def _faults(enum: type[IntEnum]) -> list[str]:
 
 def render(device: str) -> str:
     title, transport, messages, faults = DEVICES[device]
-    out = [f"# {title}: wire protocol, versions 1 and 2", "",
+    out = [f"# {title}: wire protocol, versions 1, 2 and 3", "",
            "Generated from `firmware_protocols/` by `tabled protocols docs`; do not edit. "
            "Complete on its own: a firmware author needs nothing else. The byte vectors in "
            "`firmware_protocols/vectors.txt` are the same examples, for tests.", "",
@@ -599,4 +667,5 @@ def generated() -> dict[str, str]:
     """Every file `tabled protocols docs` writes into firmware_protocols/, by name."""
     files = {f"{device}.md": render(device) for device in DEVICES}
     files["vectors.txt"] = render_vectors()
+    files["vectors_v3.txt"] = vectors_v3.render()
     return files

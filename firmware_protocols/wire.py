@@ -85,6 +85,8 @@ def _str_enc(v: Any) -> bytes:
 def _str_dec(data: bytes, pos: int) -> tuple[Any, int]:
     _need(data, pos, 1, "string length")
     n = data[pos]
+    if n > 64:  # the spec's limit binds the receiver too: a longer one is invalid
+        raise MessageError(f"string at offset {pos} has length {n}, over 64")
     _need(data, pos + 1, n, "string")
     try:
         return data[pos + 1:pos + 1 + n].decode("utf-8"), pos + 1 + n
@@ -186,6 +188,10 @@ class Message:
     NAME: ClassVar[str]
     SENDER: ClassVar[str]  # "host" or "device"
     DOC: ClassVar[str]
+    # Version 3: whether it takes the next number (see the spec's "Event identity"). A
+    # heartbeat or a direct answer carries the last one instead: it is state or a reply,
+    # and a host that kept only events' numbers would take the gap for lost events.
+    EVENT: ClassVar[bool] = True
 
     def answered_by(self, reply: Message) -> bool:
         """Whether ``reply``, which carries no tag, answers this command (see the spec)."""

@@ -27,7 +27,7 @@ from firmware_protocols.common import (
     Status,
     StatusReply,
 )
-from firmware_protocols.endpoint import Endpoint
+from firmware_protocols.endpoint import Endpoint, Numbered
 from firmware_protocols.framing import PROTOCOL_VERSION
 from firmware_protocols.link import DEVICE_QUEUE, Link, LinkFailed
 from firmware_protocols.wire import Catalogue, Message
@@ -59,8 +59,10 @@ class SimDevice:
         self._tie = itertools.count()
         self._next_heartbeat = 0.0
         # Back-pressure: events the link refused (it holds all it can) wait here, in
-        # order, and go first once there is room; none is dropped.
-        self.held: deque[Message] = deque()
+        # order, and go first once there is room; none is dropped. Each with the number
+        # of the command it answers (version 3), 0 for none.
+        self.held: deque[tuple[Message, int]] = deque()
+        self._answering = 0  # the number of the host command being handled now
         self.endpoint = self._new_endpoint()
 
     def _new_endpoint(self) -> Endpoint:
@@ -89,9 +91,15 @@ class SimDevice:
 
     def feed(self, data: bytes, now: float) -> None:
         for event in self.endpoint.feed(data, now):
-            if isinstance(event, Message):
-                self.received.append(event)
-                self._dispatch(event, now)
+            msg = event.message if isinstance(event, Numbered) else event
+            if isinstance(msg, Message):
+                # Version 3: its answers echo its number.
+                self._answering = event.stamp.number if isinstance(event, Numbered) else 0
+                self.received.append(msg)
+                try:
+                    self._dispatch(msg, now)
+                finally:
+                    self._answering = 0
         self.poll(now)
 
     def poll(self, now: float) -> None:
@@ -123,11 +131,15 @@ class SimDevice:
     # -- behaviour ----------------------------------------------------------------------
 
     def emit(self, message: Message, now: float) -> None:
-        self.held.append(message)
+        """Send an event, or (while a command is handled) its answer, in order."""
+        self.held.append((message, self._answering))
         self._flush_held(now)
 
     def _flush_held(self, now: float) -> None:
-        while self.held and self.endpoint.send(self.held[0], now):
+        while self.held:
+            message, reply_to = self.held[0]
+            if not self.endpoint.send(message, now, reply_to):
+                return
             self.held.popleft()
 
     def after(self, delay: float, action: Callable[[float], None], now: float) -> None:

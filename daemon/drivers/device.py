@@ -35,9 +35,9 @@ from firmware_protocols.common import (
     StatusReply,
     out_of_range,
 )
-from firmware_protocols.endpoint import BadMessage, Endpoint, EndpointEvent
+from firmware_protocols.endpoint import BadMessage, Endpoint, EndpointEvent, Numbered
 from firmware_protocols.framing import BYTE_TIME_115200, DecodeError
-from firmware_protocols.link import Link, LinkFailed, PeerReset, SessionSummary
+from firmware_protocols.link import Link, LinkFailed, PeerReset, SessionSummary, Stamp
 from firmware_protocols.wire import Catalogue, Message
 
 log = logging.getLogger(__name__)
@@ -131,6 +131,12 @@ class DeviceDriver:
         self.status = DeviceStatus(self.name, str(self.url))
         self._tags = itertools.cycle(range(1, 256))
         self._pending: dict[int, asyncio.Future[Message]] = {}
+        # Version 3: each pending tag's command number, which its answer must echo (a tag
+        # wraps after 255 commands; an old answer with a reused tag is not this one's).
+        self._numbers: dict[int, int] = {}
+        # The identity of the message being handed to on_message or on_rejected now
+        # (version 3), else None: the table drops events it has already seen by it.
+        self.stamp: Stamp | None = None
         # Commands answered by a message without a tag (request_order by order_chunk).
         self._untagged: list[tuple[Message, asyncio.Future[Message]]] = []
         self._previous: SessionSummary | None = None  # named in the next session's RST
@@ -283,6 +289,7 @@ class DeviceDriver:
         untagged = (message, fut)
         self._untagged.append(untagged)
         self._endpoint.send(message, self._loop.time())
+        self._numbers[tag] = self._endpoint.link.last_number
         await self._flush()
         wait = timeout or self.command_timeout
         try:
@@ -295,6 +302,7 @@ class DeviceDriver:
                                f"{self.name} within {wait:g} s") from None
         finally:
             self._pending.pop(tag, None)
+            self._numbers.pop(tag, None)
             if untagged in self._untagged:
                 self._untagged.remove(untagged)
 
@@ -351,7 +359,14 @@ class DeviceDriver:
 
     def _handle(self, events: list[EndpointEvent]) -> None:
         for e in events:
-            if isinstance(e, Message):
+            if isinstance(e, Numbered):
+                self._last_rx = self._loop.time()
+                self.stamp = e.stamp
+                try:
+                    self._on_message(e.message)
+                finally:
+                    self.stamp = None
+            elif isinstance(e, Message):
                 self._last_rx = self._loop.time()
                 self._on_message(e)
             elif isinstance(e, DecodeError):
@@ -394,6 +409,14 @@ class DeviceDriver:
     def _on_message(self, msg: Message) -> None:
         problems = out_of_range(msg)
         tag = getattr(msg, "tag", None)
+        if tag is not None and tag in self._pending and self.stamp is not None and \
+                msg.SENDER == "device" and self.stamp.reply_to != self._numbers.get(tag):
+            # An answer to an earlier command that had the same tag (re-sent by a device
+            # that did not know it had arrived): not this command's answer.
+            log.warning("%s: %s answers command %d, not %d: an earlier command's answer, "
+                        "ignored", self.name, msg.NAME, self.stamp.reply_to,
+                        self._numbers.get(tag, 0))
+            return
         if problems:
             # Checked here, at the boundary, never by an exception further in: the session
             # stays up, and the raw frame goes with the alert.

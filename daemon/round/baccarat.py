@@ -156,6 +156,19 @@ class BaccaratTable(RoundLifecycle):
         return out + self.card_drawn(replace(msg, draw_no=self.shoe.last_draw_no + 1,
                                              card=UNKNOWN, confidence=0))
 
+    def events_lost(self, device: str, first: int, last: int) -> list[Effect]:
+        """Shoe events lost mid-deal may have been draws: held for the Pit like a skipped
+        draw (D18), never dealt on a guess. (Issue 24; v3's hook, minimal: the lead owns
+        this file.)"""
+        out = super().events_lost(device, first, last)
+        rnd = self.round
+        if device != "shoe" or rnd is None or self.state != DEALING or rnd.held is not None:
+            return out
+        reads: list[Read] = [(n, c.code) for n, c in zip(rnd.draws, rnd.cards, strict=True)]
+        return out + self._hold_reads(reads, [f"{last - first + 1} shoe event(s) never "
+                                              f"arrived (numbers {first}-{last}): a card "
+                                              "may have left the shoe unrecorded"])
+
     # -- the fold: every state change, live and replayed -------------------------------
 
     def _fold_shuffle_certified(self, r: Folded) -> None:

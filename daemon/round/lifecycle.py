@@ -134,6 +134,16 @@ class RoundLifecycle(ABC):
         """A device accepted a command this table sent (e.g. the tumbler confirmed an Arm)."""
         return []
 
+    def events_lost(self, device: str, first: int, last: int) -> list[Effect]:
+        """Events ``first``-``last`` of ``device`` never arrived (protocol version 3 numbers
+        them): an alert. A table whose round depends on what they may have said holds that
+        round for the Pit, as it holds a skipped draw: never a guess."""
+        count = last - first + 1
+        return [Alert("device_events_lost", "",
+                      f"{count} event(s) of the {device} never arrived (its numbers "
+                      f"{first}-{last}): what they said is unknown",
+                      self.round.round_id if self.round else None)]
+
     def device_fault(self, msg: Message, detail: str) -> list[Effect]:
         """A device message with a field outside its documented range (the driver checked
         it against firmware_protocols' LIMITS): journalled as an alert with the raw frame.

@@ -108,6 +108,17 @@ class TaiSaiTable(RoundLifecycle):
             return [*out, *self._hold(f"the tumbler reported a throw out of range ({detail})")]
         return out
 
+    def events_lost(self, device: str, first: int, last: int) -> list[Effect]:
+        """Tumbler events lost while a throw is awaited may have been its activation,
+        tumbles or dice: the throw is the Pit's (5.14), never a guess (issue 24)."""
+        out = super().events_lost(device, first, last)
+        if device != "tumbler" or self.round is None or self.state != TUMBLING:
+            return out
+        what = f"{last - first + 1} tumbler event(s) never arrived (numbers {first}-{last})"
+        if self.hold is not None:
+            return [*out, self._held_still(what)]
+        return [*out, *self._hold(what)]
+
     # -- the fold ---------------------------------------------------------------------
 
     def _fold_betting_opened(self, r: Folded) -> None:

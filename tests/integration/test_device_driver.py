@@ -102,7 +102,7 @@ async def test_wrong_protocol_version_is_incompatible(tmp_path: Path) -> None:
     driver = shoe_driver(tmp_path / "shoe", [], handshake_timeout=1.0)
     async with running(driver):
         await until(lambda: driver.status.state is DeviceState.INCOMPATIBLE)
-        assert "protocol version 9, we speak 1 and 2" in driver.status.detail
+        assert "protocol version 9, we speak 1, 2 and 3" in driver.status.detail
     await port.stop()
 
 

@@ -124,7 +124,8 @@ async def test_tai_sai_5_14_a_die_of_7_through_the_service_goes_to_the_pit(
         tmp_path: Path) -> None:
     s = tai_sai_service(tmp_path)
     bad = tumbler.Settled((7, 2, 3), (0, 0, 0), (1, 1, 1), 97)
-    s._on_device_rejected(bad, "tumbler: settled.dice = (7, 2, 3) is outside 0-6 (raw ...)")
+    s._on_device_rejected("tumbler", bad,
+                          "tumbler: settled.dice = (7, 2, 3) is outside 0-6 (raw ...)")
     alerts = [(r.body["code"], r.body["clause"]) for r in s.journal.records()
               if r.kind == "alert"]
     assert alerts == [("device_value_out_of_range", ""), ("unresolved_irregularity", "5.14")]

@@ -37,7 +37,7 @@ async def test_shoe_over_pty_identifies_and_deals(tmp_path: Path) -> None:
     host.send(shoe.LockGate(tag=8, locked=False))
     await asyncio.to_thread(host.run_until, lambda h: bool(h.messages(shoe.Gate)))
     reply = host.messages(common.IdentifyReply)[0]
-    assert (reply.tag, reply.kind, reply.protocol_version) == (7, 1, 2)
+    assert (reply.tag, reply.kind, reply.protocol_version) == (7, 1, 3)
     sim.load(CARDS, port.now(), cut_at=5)
     for _ in CARDS:
         sim.draw(port.now())

@@ -46,7 +46,7 @@ async def test_a_device_of_the_wrong_protocol_version_is_refused_and_reported(
         await t.observer.until(lambda: any(d["state"] == "incompatible"
                                            for d in t.observer.of("devices/shoe")))
         shoe = next(d for d in t.observer.of("devices/shoe") if d["state"] == "incompatible")
-        assert "peer speaks protocol version 9, we speak 1 and 2" in shoe["detail"]
+        assert "peer speaks protocol version 9, we speak 1, 2 and 3" in shoe["detail"]
         await asyncio.sleep(1.0)
         assert t.daemon.running()
         # The table refuses to play without its shoe rather than guess.

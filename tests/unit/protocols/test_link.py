@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from firmware_protocols.framing import Decoder, Frame, Kind
 from firmware_protocols.link import (
     DEVICE_QUEUE,
+    MAX_MESSAGE,
     Delivered,
     Established,
     Link,
@@ -74,9 +75,12 @@ def pair(**kw: float) -> Wire:
     return w
 
 
-def established() -> Wire:
-    """A pair whose session is up (test_session_comes_up_both_ways: 50 ms is enough)."""
-    w = pair()
+def established(version: int = 2) -> Wire:
+    """A pair whose session is up (test_session_comes_up_both_ways: 50 ms is enough), of
+    version 2 unless asked: these tests write version 2 frames by hand."""
+    w = Wire(Link(0xA, version=version), Link(0xB, version=version))
+    w.a.connect(0.0)
+    w.b.connect(0.0)
     w.run(0.05)
     return w
 
@@ -124,7 +128,7 @@ def test_peer_reboot_restarts_sequences_and_returns_unacknowledged() -> None:
     w.b.connect(w.now)
     w.run(0.2)
     resets = [e for e in w.events["a"] if isinstance(e, PeerReset)]
-    assert resets == [PeerReset(0xBB, (Outgoing(1, b"unanswered"),))]
+    assert resets == [PeerReset(0xBB, (Outgoing(1, b"unanswered", number=1),))]
     w.a.send(1, b"after", w.now)
     w.run(0.1)
     assert [e.payload for e in w.events["b"] if isinstance(e, Delivered)] == [b"after"]
@@ -264,8 +268,8 @@ def test_min_rto_is_derived_from_the_frame_time_no_spurious_resends_at_115200() 
 
 def test_a_window_of_full_frames_is_not_resent_at_115200() -> None:
     line = serial_pair(Link(1), Link(2))
-    for _ in range(40):
-        line.a.send(1, bytes(250), line.now)
+    for _ in range(40):  # a version 3 stamp and the largest message: full frames
+        line.a.send(1, bytes(MAX_MESSAGE), line.now)
     line.run(2.0)
     assert len(line.delivered("b")) == 40
     assert line.a.stats.retransmitted == 0, line.a.stats
