@@ -1117,13 +1117,19 @@ class BaccaratTable(RoundLifecycle):
             if rnd.held in ("reads", "pit") and not untrusted and \
             self._takes([parse_card(c) for _, c in rnd.reads if c], complete=False) else []
         decided = decided_bets(self.game, self.layout, held_cards or rnd.cards)
+        if rnd.held is not None and not untrusted:
+            # Cards carried while the deal was held may be its own (RWS 5.8: the Pit
+            # decides): whether an outcome is established may depend on them.
+            last = max((n for n, _ in rnd.reads), default=0)
+            untrusted = [n for _, n in self.carried if n > last]
         if not decided and untrusted and rnd.held is not None:
             # Whether an outcome is established depends on a card the table cannot trust
             # (e.g. 3S 2H, then 3D unread: Player Pair has won on the table). The Pit's
             # reconstruction decides: 5.4.1 if it establishes one, 5.4.2 if not.
             detail = (f"restarted with {len(rnd.cards)} card(s) trusted and draw(s) "
-                      f"{', '.join(map(str, untrusted))} without a trustworthy read: whether "
-                      "an outcome is established waits for the Pit's reconstruction")
+                      f"{', '.join(map(str, untrusted))} without a trustworthy read or "
+                      "carried while the deal was held: whether an outcome is established "
+                      "waits for the Pit's reconstruction")
             return [Alert(established.code, established.clause, detail, rnd.round_id),
                     self._rec("technical_interruption", {
                         "clause": f"{established.clause}/{none_yet.clause}",
