@@ -416,10 +416,11 @@ class BaccaratTable(RoundLifecycle):
         if cert is None:
             return [self._rec("shuffle_refused", {"shuffle_id": msg.shuffle_id}),
                     *(Alert(f.irregularity.code, f.clause, f.detail) for f in findings)]
-        return [self._rec("shuffle_certified", {"shuffle_id": cert.shuffle_id,
-                                                "decks": cert.decks,
-                                                "commitment": cert.commitment.hex(),
-                                                "protocol_version": cert.protocol_version})]
+        body: dict[str, Any] = {"shuffle_id": cert.shuffle_id, "decks": cert.decks,
+                                "commitment": cert.commitment.hex()}
+        if cert.protocol_version >= shuffler_proto.COMMITMENT_V3_FROM:
+            body["protocol_version"] = cert.protocol_version  # absent: v2's commitment
+        return [self._rec("shuffle_certified", body)]
 
     def shoe_loaded(self, msg: shoe_proto.ShoeLoaded) -> list[Effect]:
         out: list[Effect] = []
