@@ -44,6 +44,8 @@ def test_c_library_passes_the_shared_vectors(built: Path) -> None:
     print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "30 msg" in done.stdout and ", 0 failed" in done.stdout
+    # SHA-256 against FIPS 180-4's examples, and the shuffler's v2 and v3 commitments.
+    assert "3 commit, 4 sha256" in done.stdout
 
 
 class CDevice:
