@@ -721,6 +721,11 @@ class TableService:
             return
         lost, seen = judged
         if handler is not None:
+            table = self.table
+            if isinstance(m, shuffler.ShuffleComplete) and isinstance(table, BaccaratTable):
+                # Which commitment the shuffler made is its session's version (shuffler.md).
+                version = self.drivers[device].status.protocol_version
+                handler = functools.partial(table.shuffle_complete, protocol_version=version)
             self._act(functools.partial(handler, m), f"{device} {m}", lost, seen)
         elif recorded:
             body = {k: v for k, v in m.__dict__.items() if isinstance(v, int | str | bool)}

@@ -57,6 +57,33 @@ def commitment(shuffle_id: int, nonce: bytes, order: Iterable[str]) -> bytes:
     return h.digest()
 
 
+COMMITMENT_V3_FROM = 3
+"""The protocol version from which a shuffler commits with ``commitment_v3``: the
+session's version, agreed in RST/RSTACK, which both ends know before a shuffle starts."""
+
+
+def commitment_v3(shuffle_id: int, decks: int, nonce: bytes, order: Iterable[str]) -> bytes:
+    """SHA-256 over shuffle_id (u32 BE), decks (u8), total (u16 BE: the cards in the order),
+    the 16-byte nonce and the order as ASCII codes. Unlike v2's, it binds the shoe the
+    shuffler certifies (its decks and size), so the shuffler, not only the host, answers
+    for a short order."""
+    cards = tuple(order)
+    h = hashlib.sha256(shuffle_id.to_bytes(4, "big") + decks.to_bytes(1, "big")
+                       + len(cards).to_bytes(2, "big"))
+    h.update(nonce)
+    for card in cards:
+        h.update(card.encode("ascii"))
+    return h.digest()
+
+
+def commitment_for(version: int, shuffle_id: int, decks: int, nonce: bytes,
+                   order: Iterable[str]) -> bytes:
+    """The commitment a shuffler speaking protocol ``version`` makes."""
+    if version >= COMMITMENT_V3_FROM:
+        return commitment_v3(shuffle_id, decks, nonce, order)
+    return commitment(shuffle_id, nonce, order)
+
+
 @limits(shuffle_id=ANY, decks=between(1, 10))
 @message(0x40, "shuffle_started", "device")
 @dataclass(frozen=True)
@@ -80,8 +107,10 @@ class ShuffleComplete(Message):
                                                "ranks A 2-9 T J Q K"), "the cards shuffled")
     foreign_cards: int = wire(U16, "cards seen that are not of the set (other backs, jokers)")
     rng_ok: bool = wire(BOOL, "the shuffler's randomness self-check passed")
-    commitment: bytes = wire(fixed_bytes(32), "SHA-256 over shuffle_id (u32 BE), the nonce "
-                                              "and the order as ASCII card codes")
+    commitment: bytes = wire(fixed_bytes(32), "SHA-256 of the shuffled order: version 3 "
+                                              "over shuffle_id, decks, total, the nonce and "
+                                              "the order; versions 1 and 2 without decks "
+                                              "and total (below)")
 
 
 @limits(shuffle_id=ANY, offset=between(0, 519), total=between(1, 520), nonce=ANY,

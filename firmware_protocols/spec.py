@@ -7,6 +7,7 @@ complete on its own. The hex examples are encoded by the codec itself.
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import math
 from collections import Counter
@@ -440,21 +441,27 @@ NOTES: dict[type[Message], str] = {
                               + ", ".join(f"{i} {c}" for i, c in
                                           enumerate(shuffler.INVENTORY_ORDER)
                                           if i % 13 in (0, 12)) + "."
-                              " The **commitment** is SHA-256 over, with nothing between: "
-                              "shuffle_id (u32, big-endian, 4 bytes), the 16-byte nonce "
-                              "(revealed later in `order_chunk`), then every card of the "
-                              "shuffled order as its two ASCII bytes, first card first. "
-                              + "Test vector: " + "{commitment}"
-                              + " **What it binds.** In version 2 the commitment binds the "
-                              "shuffle id, the nonce and the order (and so its length), but "
-                              "not the decks: a shuffler could commit to 4 cards and report "
-                              "a full inventory. The host binds the rest itself: a reveal "
-                              "whose `total` is not `decks` x 52 of this message, or whose "
-                              "order is not `decks` of each of the 52 cards, fails the shoe "
-                              "before anything is compared. A version 3 commitment must also "
-                              "hash `decks` (u8) and `total` (u16, big-endian) after the "
-                              "shuffle id, so that the shuffler itself is bound to the shoe "
-                              "it certifies.",
+                              " The **commitment** (version 3) is SHA-256 over, with "
+                              "nothing between: shuffle_id (u32, big-endian, 4 bytes), "
+                              "`decks` (u8, as in this message), the total (u16, big-endian: "
+                              "the cards in the order, `decks` x 52 for a whole shoe), the "
+                              "16-byte nonce (revealed later in `order_chunk`), then every "
+                              "card of the shuffled order as its two ASCII bytes, first card "
+                              "first. Test vector: {commitment_v3} It binds the shuffler to "
+                              "the shoe it certifies: the decks, how many cards, which ones "
+                              "and in what order. In a session of version 1 or 2 the "
+                              "commitment leaves out `decks` and the total: SHA-256 over "
+                              "shuffle_id, the nonce and the order. Test vector: "
+                              "{commitment} A device uses the one of its session's version "
+                              "(agreed in RST/RSTACK) when the shuffle completes, and the "
+                              "host checks the reveal against that one. **What the host "
+                              "binds itself**, whichever the version: a reveal whose `total` "
+                              "is not `decks` x 52 of this message, or whose order is not "
+                              "`decks` of each of the 52 cards, fails the shoe before "
+                              "anything is compared (a version 2 shuffler could otherwise "
+                              "commit to 4 cards and report a full inventory); an order that "
+                              "does not match the commitment, or a reveal cut short, is "
+                              "never verified.",
     shuffler.OrderChunk: "Chunks of one reveal are sent in order, `offset` 0 first, each "
                          "continuing where the last ended, until `total` cards are sent; "
                          "every chunk repeats the nonce and the total, which is the "
@@ -497,6 +504,17 @@ def _commitment_vector() -> str:
             f"`{data.hex(' ')}`, and the commitment is `{digest.hex()}`.")
 
 
+def _commitment_v3_vector() -> str:
+    order = ("AS", "KD", "7C")
+    nonce = bytes(range(16))
+    data = ((1001).to_bytes(4, "big") + (1).to_bytes(1, "big") + len(order).to_bytes(2, "big")
+            + nonce + "".join(order).encode("ascii"))
+    digest = shuffler.commitment_v3(1001, 1, nonce, order)
+    return (f"shuffle_id 1001, decks 1, nonce `{nonce.hex()}`, order AS KD 7C (a total of 3, "
+            f"which the host would refuse as a shoe; the bytes are what matter here): the "
+            f"bytes hashed are `{data.hex(' ')}`, and the commitment is `{digest.hex()}`.")
+
+
 def _values(limit: common.Limit) -> str:
     if limit.codes == common.CARD_CODES:
         return "a card (A 2-9 T J Q K, then S H D C) or `??`"
@@ -527,7 +545,8 @@ def _message(cls: type[Message]) -> list[str]:
     example = EXAMPLES[cls]
     v1 = Frame(Kind.DATA, 0, 0, cls.MSG_ID, example.to_bytes())
     v2 = Frame(Kind.DATA, 0, 0, cls.MSG_ID, example.to_bytes(), 2, SESS_EXAMPLE)
-    note = NOTES.get(cls, "").replace("{commitment}", _commitment_vector())
+    note = NOTES.get(cls, "").replace("{commitment}", _commitment_vector()) \
+        .replace("{commitment_v3}", _commitment_v3_vector())
     return [f"### 0x{cls.MSG_ID:02X} `{cls.NAME}` ({cls.SENDER} to "
             f"{'device' if cls.SENDER == 'host' else 'host'})", "", cls.DOC, "",
             *_field_table(cls), "", *([note, ""] if note else []),
@@ -575,7 +594,10 @@ VECTORS_HEADER = """\
 #     as hex; u16[N] as decimals joined by commas. Frames: SEQ 0, ACK 0; v2 with SESS 5a.
 # stream <input hex> <frame hex>,<frame hex>... (- if none): fed whole to a decoder that
 #     has no more bytes coming, these frames come out, in order
-# commit <shuffle_id> <nonce hex> <cards joined by commas> <sha256 hex>
+# commit <shuffle_id> <nonce hex> <cards joined by commas> <sha256 hex>   (versions 1, 2)
+# commit3 <shuffle_id> <decks> <nonce hex> <cards joined by commas> <sha256 hex>
+#     version 3: the total hashed is the number of cards
+# sha256 <message hex, or a*N for N bytes 'a'> <sha256 hex>   (FIPS 180-4 examples)
 """
 
 
@@ -660,6 +682,13 @@ def render_vectors() -> str:
     nonce = bytes(range(16))
     out.append(f"commit 1001 {nonce.hex()} {','.join(order)} "
                f"{shuffler.commitment(1001, nonce, order).hex()}")
+    full = tuple(shuffler.INVENTORY_ORDER) * 8
+    for sid, decks, cards in ((1001, 1, order), (4242, 8, full)):
+        out.append(f"commit3 {sid} {decks} {nonce.hex()} {','.join(cards)} "
+                   f"{shuffler.commitment_v3(sid, decks, nonce, cards).hex()}")
+    for text in (b"abc", b"", b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"):
+        out.append(f"sha256 {text.hex() or '-'} {hashlib.sha256(text).hexdigest()}")
+    out.append(f"sha256 a*1000000 {hashlib.sha256(b'a' * 1000000).hexdigest()}")
     return "\n".join(out) + "\n"
 
 

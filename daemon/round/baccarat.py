@@ -174,7 +174,8 @@ class BaccaratTable(RoundLifecycle):
     def _fold_shuffle_certified(self, r: Folded) -> None:
         b = r.body
         self.certificate = Certificate(b["shuffle_id"], b["decks"],
-                                       bytes.fromhex(b["commitment"]))
+                                       bytes.fromhex(b["commitment"]),
+                                       b.get("protocol_version", 2))
 
     def _fold_shuffle_refused(self, r: Folded) -> None:
         self.certificate = None
@@ -438,14 +439,19 @@ class BaccaratTable(RoundLifecycle):
 
     # -- device events ----------------------------------------------------------------
 
-    def shuffle_complete(self, msg: shuffler_proto.ShuffleComplete) -> list[Effect]:
-        cert, findings = certify(self.game, self.decks, msg)
+    def shuffle_complete(self, msg: shuffler_proto.ShuffleComplete,
+                         protocol_version: int = 2) -> list[Effect]:
+        """``protocol_version``: of the shuffler's session that delivered it, which says
+        which commitment it made (shuffler.md)."""
+        cert, findings = certify(self.game, self.decks, msg, protocol_version)
         if cert is None:
             return [self._rec("shuffle_refused", {"shuffle_id": msg.shuffle_id}),
                     *(Alert(f.irregularity.code, f.clause, f.detail) for f in findings)]
-        return [self._rec("shuffle_certified", {"shuffle_id": cert.shuffle_id,
-                                                "decks": cert.decks,
-                                                "commitment": cert.commitment.hex()})]
+        body: dict[str, Any] = {"shuffle_id": cert.shuffle_id, "decks": cert.decks,
+                                "commitment": cert.commitment.hex()}
+        if cert.protocol_version >= shuffler_proto.COMMITMENT_V3_FROM:
+            body["protocol_version"] = cert.protocol_version  # absent: v2's commitment
+        return [self._rec("shuffle_certified", body)]
 
     def shoe_loaded(self, msg: shoe_proto.ShoeLoaded) -> list[Effect]:
         out: list[Effect] = []

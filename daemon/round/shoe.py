@@ -68,6 +68,10 @@ class Certificate:
     shuffle_id: int
     decks: int
     commitment: bytes
+    # The protocol version of the shuffler's session when it committed: it says which
+    # commitment (shuffler.md) the reveal is checked against. Journals older than v3
+    # commitments certified none but v2's.
+    protocol_version: int = 2
 
 
 def _inventory_detail(inventory: tuple[int, ...], decks: int) -> str:
@@ -80,9 +84,10 @@ def _inventory_detail(inventory: tuple[int, ...], decks: int) -> str:
     return "; ".join(parts)
 
 
-def certify(game: GameRules[Any], decks: int, done: shuffler_proto.ShuffleComplete
-            ) -> tuple[Certificate | None, list[Finding]]:
-    """A certificate for the shuffle, or the findings that refuse it."""
+def certify(game: GameRules[Any], decks: int, done: shuffler_proto.ShuffleComplete,
+            protocol_version: int = 2) -> tuple[Certificate | None, list[Finding]]:
+    """A certificate for the shuffle, made in a session of ``protocol_version``, or the
+    findings that refuse it."""
     findings = []
     if not done.rng_ok:
         findings.append(Finding(game.irregularity("not_shuffled"),
@@ -102,7 +107,7 @@ def certify(game: GameRules[Any], decks: int, done: shuffler_proto.ShuffleComple
                                 f"{_inventory_detail(done.inventory, decks)}"))
     if findings:
         return None, findings
-    return Certificate(done.shuffle_id, done.decks, done.commitment), []
+    return Certificate(done.shuffle_id, done.decks, done.commitment, protocol_version), []
 
 
 @dataclass
@@ -193,7 +198,8 @@ class Shoe:
         the cards drawn. Nothing is verified before the order is known to be the whole
         certified shoe: a shuffler that committed to 4 cards and claimed 416 in its
         inventory would otherwise have 4 cards checked and the rest taken on trust (v2's
-        commitment does not bind the number of cards; the host binds it here)."""
+        commitment does not bind the number of cards; the host binds it here, and v3's
+        binds the decks and the total too)."""
         code = "order_altered" if any(
             i.code == "order_altered" for i in self.game.irregularities) else \
             "deck_shortage_or_excess"
@@ -216,7 +222,8 @@ class Shoe:
                           f"of {expected} cards)" if got.total is not None else
                           "the revealed order is incomplete (0 cards)")
         order = list(got.order)
-        if shuffler_proto.commitment(cid, got.nonce, order) != self.certificate.commitment:
+        if shuffler_proto.commitment_for(self.certificate.protocol_version, cid, decks,
+                                         got.nonce, order) != self.certificate.commitment:
             return failed("the revealed order does not match the commitment made before "
                           "dealing")
         if shuffler_proto.inventory_of(order) != (decks,) * 52:

@@ -1,17 +1,24 @@
 /*
- * A shoe or a dice tumbler on a pty, built on the reference library: the daemon opens the
- * pty's slave (through LINK, a symlink, as udev gives /dev/tabled/shoe) exactly as it
- * opens a real device. A test drives the "hardware" with lines on stdin and reads what
- * happened on stdout.
+ * A shoe, a card shuffler or a dice tumbler on a pty, built on the reference library: the
+ * daemon opens the pty's slave (through LINK, a symlink, as udev gives /dev/tabled/shoe)
+ * exactly as it opens a real device (a shuffler's serial port, here, rather than its USB).
+ * A test drives the "hardware" with lines on stdin and reads what happened on stdout.
  *
- *   emulator shoe|tumbler LINK [--serial S] [--version 1|2] [--seed N] [--speed X]
+ *   emulator shoe|shuffler|tumbler LINK [--serial S] [--version 1|2] [--seed N] [--speed X]
  *
  * stdin:  load CARD...   (shoe) a new shoe       draw     (shoe) the next card
  *         cut            (shoe) the cut card     throw D1 D2 D3 T1 T2 T3  (tumbler) next dice
+ *         take           (shuffler) the newest shuffled cards are taken out for the shoe
+ *         mode M         (shuffler) honest, or a misbehaviour for tests: switch (one card
+ *                        taken out is not the one committed), short (commits to and
+ *                        reveals 4 cards, claims the whole shoe), alter (reveals two cards
+ *                        swapped), repeat (every chunk twice, then the whole reveal again)
  *         button         the dealer's button     reboot   firmware reboot
  *         noise BER      flip bits on the line out (0 stops)    quit
  * stdout: pty PATH, session V BOOT, rx NAME, drew CARD, locked, armed 0|1, settled D D D,
- *         full (a draw refused: the link holds all it can), held NAME (an event waits)
+ *         full (a draw refused: the link holds all it can), held NAME (an event waits),
+ *         shuffled ID CARD... (the cards as they leave the shuffler), taken ID,
+ *         refused ID WHY (a request_order), revealed ID
  */
 #define _XOPEN_SOURCE 600
 #include <errno.h>
@@ -29,9 +36,24 @@
 #define MAX_CARDS 520
 #define DECK_SET 0x00C0FFEEu
 #define HELD 8  /* events the sensor loop holds while the link refuses them */
+#define CHUNK 26  /* cards per order_chunk: small frames survive a noisy line */
+#define SWITCHED 2  /* "switch": the third card, dealt in any round */
+#define SHUFFLE_US 1500000.0
+
+enum { NONE, SHUFFLING, IN_SHUFFLER, TAKEN };  /* a shuffle's cards */
 
 typedef struct {
-    int shoe;  /* 1 shoe, 0 tumbler */
+    uint32_t id;
+    uint8_t decks;
+    uint16_t total;
+    int state;
+    uint8_t nonce[16];
+    char order[MAX_CARDS][2];  /* as committed */
+} shuffle_rec;
+
+typedef struct {
+    int shoe;  /* 1 shoe, 0 tumbler or shuffler */
+    int shuffler;
     int master;
     const char *serial;
     uint8_t version;
@@ -52,7 +74,25 @@ typedef struct {
      * another (the shoe keeps its next card). */
     td_out held[HELD];
     int n_held;
+    /* shuffler: the newest shuffle and the one before (shuffled ahead, a shoe being dealt
+     * from the older one); a reveal in progress, chunk by chunk as the link has room */
+    shuffle_rec shuffles[2];
+    int newest;
+    uint32_t next_shuffle_id, shuffled_us;
+    char mode[16];
+    int revealing, reveal_slot, reveal_pass, reveal_again;
+    uint16_t reveal_off;
 } emu;
+
+static int is_tumbler(const emu *e)
+{
+    return !e->shoe && !e->shuffler;
+}
+
+static int busy(const emu *e)
+{
+    return e->busy || (e->shuffler && e->shuffles[e->newest].state == SHUFFLING);
+}
 
 static uint32_t now_us(void)
 {
@@ -162,6 +202,162 @@ static void activate(emu *e, uint8_t source)
     e->settle_us = now_us() + (uint32_t)((3 * 400000 + 800000) / e->speed);
 }
 
+/* -- the shuffler ---------------------------------------------------------------- */
+
+static const char INVENTORY[] = "A23456789TJQK";
+static const char SUITS[] = "SHDC";
+
+static int inventory_index(const char *card)
+{
+    const char *r = strchr(INVENTORY, card[0]), *su = strchr(SUITS, card[1]);
+    return r && su && card[0] && card[1] ? (int)(su - SUITS) * 13 + (int)(r - INVENTORY) : -1;
+}
+
+static void start_shuffle(emu *e, uint8_t tag, uint8_t decks)
+{
+    shuffle_rec *sh;
+    td_msg m;
+    int i, j;
+    if (e->shuffles[e->newest].state == SHUFFLING) {
+        result(e, tag, 5, "shuffling");
+        return;
+    }
+    if (decks < 1 || decks > 10) {
+        result(e, tag, 2, "decks not 1-10");
+        return;
+    }
+    result(e, tag, 0, "");
+    e->newest ^= 1;  /* the older of the two gives way (its shoe was revealed or dropped) */
+    if (e->revealing && e->reveal_slot == e->newest)
+        e->revealing = 0;
+    sh = &e->shuffles[e->newest];
+    sh->id = e->next_shuffle_id++;
+    sh->decks = decks;
+    sh->total = (uint16_t)(decks * 52);
+    sh->state = SHUFFLING;
+    for (i = 0; i < sh->total; i++) {
+        sh->order[i][0] = INVENTORY[i % 13];
+        sh->order[i][1] = SUITS[(i / 13) % 4];
+    }
+    for (i = sh->total - 1; i > 0; i--) {  /* Fisher-Yates */
+        char t[2];
+        j = (int)(rand32(e) % (uint32_t)(i + 1));
+        memcpy(t, sh->order[i], 2);
+        memcpy(sh->order[i], sh->order[j], 2);
+        memcpy(sh->order[j], t, 2);
+    }
+    for (i = 0; i < 16; i++)
+        sh->nonce[i] = (uint8_t)rand32(e);
+    e->shuffled_us = now_us() + (uint32_t)(SHUFFLE_US / e->speed);
+    td_msg_init(&m, td_msgdef_named("shuffle_started"));
+    m.v[0].u = sh->id;
+    m.v[1].u = decks;
+    send(e, &m);
+}
+
+/* The shuffle completes: certified with the commitment of the session's version. */
+static void shuffle_complete(emu *e)
+{
+    shuffle_rec *sh = &e->shuffles[e->newest];
+    td_msg m;
+    int i, k;
+    uint16_t committed = strcmp(e->mode, "short") == 0 ? 4 : sh->total;
+    sh->state = IN_SHUFFLER;
+    td_msg_init(&m, td_msgdef_named("shuffle_complete"));
+    m.v[0].u = sh->id;
+    m.v[1].u = sh->decks;
+    m.v[2].len = 52;
+    for (i = 0; i < sh->total; i++)
+        m.v[2].bytes[inventory_index(sh->order[i])]++;
+    m.v[3].u = 0;
+    m.v[4].u = 1;
+    m.v[5].len = 32;
+    td_commitment(e->link.version, sh->id, sh->decks, sh->nonce,
+                  (const char (*)[2])sh->order, committed, m.v[5].bytes);
+    send(e, &m);
+    /* The cards as they leave the shuffler; "switch": the one at draw SWITCHED + 1 is not the
+     * one committed (a card switched on its way to the shoe). */
+    fprintf(stdout, "shuffled %lu", (unsigned long)sh->id);
+    for (i = 0; i < sh->total; i++) {
+        char c[2];
+        memcpy(c, sh->order[i], 2);
+        if (i == SWITCHED && strcmp(e->mode, "switch") == 0) {
+            k = (inventory_index(c) + 1) % 52;
+            c[0] = INVENTORY[k % 13];
+            c[1] = SUITS[k / 13];
+        }
+        fprintf(stdout, " %.2s", c);
+    }
+    fprintf(stdout, "\n");
+    fflush(stdout);
+}
+
+static void request_order(emu *e, uint8_t tag, uint32_t id)
+{
+    int slot = e->shuffles[0].state != NONE && e->shuffles[0].id == id ? 0 :
+               e->shuffles[1].state != NONE && e->shuffles[1].id == id ? 1 : -1;
+    const char *why = slot < 0 ? "no such shuffle" :
+                      e->shuffles[slot].state == SHUFFLING ? "still shuffling" :
+                      e->shuffles[slot].state == IN_SHUFFLER ? "its cards are still in the "
+                                                               "shuffler" : NULL;
+    if (why) {  /* spec: refused, no chunk; never the order of a shoe still in use */
+        result(e, tag, 3, why);
+        fprintf(stdout, "refused %lu %s\n", (unsigned long)id, why);
+        return;
+    }
+    if (e->revealing && e->reveal_slot == slot)
+        return;  /* asked again while revealing it: the reveal under way answers */
+    e->revealing = 1;
+    e->reveal_slot = slot;
+    e->reveal_off = 0;
+    e->reveal_pass = 0;
+    e->reveal_again = 0;
+}
+
+/* The next chunk of a reveal, once the link has room for it (twice over: "repeat"). */
+static void reveal_step(emu *e)
+{
+    shuffle_rec *sh = &e->shuffles[e->reveal_slot];
+    int repeat = strcmp(e->mode, "repeat") == 0, i;
+    uint16_t total = strcmp(e->mode, "short") == 0 ? 4 : sh->total, n;
+    td_msg m;
+    if (!e->revealing || e->n_held || td_link_room(&e->link) < (repeat ? 2 : 1))
+        return;
+    n = (uint16_t)(total - e->reveal_off < CHUNK ? total - e->reveal_off : CHUNK);
+    td_msg_init(&m, td_msgdef_named("order_chunk"));
+    m.v[0].u = sh->id;
+    m.v[1].u = e->reveal_off;
+    m.v[2].u = total;
+    m.v[3].len = 16;
+    memcpy(m.v[3].bytes, sh->nonce, 16);
+    m.v[4].len = (uint8_t)n;
+    memcpy(m.v[4].bytes, sh->order[e->reveal_off], 2u * n);
+    if (strcmp(e->mode, "alter") == 0 && e->reveal_off == 0) {
+        for (i = 10; i + 1 < n && !memcmp(m.v[4].bytes + 2 * i, m.v[4].bytes + 2 * i + 2, 2);)
+            i++;  /* two neighbours that differ, swapped */
+        if (i + 1 < n) {
+            uint8_t t[2];
+            memcpy(t, m.v[4].bytes + 2 * i, 2);
+            memcpy(m.v[4].bytes + 2 * i, m.v[4].bytes + 2 * i + 2, 2);
+            memcpy(m.v[4].bytes + 2 * i + 2, t, 2);
+        }
+    }
+    send(e, &m);
+    if (repeat)
+        send(e, &m);
+    e->reveal_off = (uint16_t)(e->reveal_off + n);
+    if (e->reveal_off < total)
+        return;
+    if (repeat && e->reveal_pass == 0) {  /* and the whole reveal again */
+        e->reveal_pass = 1;
+        e->reveal_off = 0;
+        return;
+    }
+    e->revealing = 0;
+    fprintf(stdout, "revealed %lu\n", (unsigned long)sh->id);
+    fflush(stdout);
+}
+
 static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len)
 {
     emu *e = (emu *)ctx;
@@ -175,8 +371,8 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
     if (strcmp(def->name, "identify") == 0) {
         td_msg_init(&out, td_msgdef_named("identify_reply"));
         out.v[0].u = in.v[0].u;
-        out.v[1].u = e->shoe ? 1 : 3;
-        set_str(&out.v[2], e->shoe ? "REF-SHOE" : "REF-TUMBLER");
+        out.v[1].u = e->shoe ? 1 : e->shuffler ? 2 : 3;
+        set_str(&out.v[2], e->shoe ? "REF-SHOE" : e->shuffler ? "REF-SHUFFLER" : "REF-TUMBLER");
         set_str(&out.v[3], "c99-1.0");
         out.v[4].u = e->version;
         set_str(&out.v[5], e->serial);
@@ -184,8 +380,8 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
     } else if (strcmp(def->name, "status") == 0) {
         td_msg_init(&out, td_msgdef_named("status_reply"));
         out.v[0].u = in.v[0].u;
-        out.v[1].u = e->busy ? 1 : 0;
-        set_str(&out.v[3], e->busy ? "busy" : "ready");
+        out.v[1].u = (uint64_t)busy(e);
+        set_str(&out.v[3], busy(e) ? "busy" : "ready");
         send(e, &out);
     } else if (e->shoe && strcmp(def->name, "lock_gate") == 0) {
         e->gate_locked = (int)in.v[1].u;
@@ -195,11 +391,24 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
         send(e, &out);
     } else if (e->shoe && strcmp(def->name, "set_clock") == 0) {
         result(e, (uint8_t)in.v[0].u, 0, "");
-    } else if (!e->shoe && strcmp(def->name, "arm") == 0) {
+    } else if (e->shuffler && strcmp(def->name, "start_shuffle") == 0) {
+        start_shuffle(e, (uint8_t)in.v[0].u, (uint8_t)in.v[1].u);
+    } else if (e->shuffler && strcmp(def->name, "request_order") == 0) {
+        request_order(e, (uint8_t)in.v[0].u, (uint32_t)in.v[1].u);
+    } else if (e->shuffler && strcmp(def->name, "inventory") == 0) {
+        const shuffle_rec *sh = &e->shuffles[e->newest];
+        int i;
+        td_msg_init(&out, td_msgdef_named("inventory_reply"));
+        out.v[0].u = in.v[0].u;
+        out.v[1].len = 52;
+        for (i = 0; sh->state == IN_SHUFFLER && i < sh->total; i++)
+            out.v[1].bytes[inventory_index(sh->order[i])]++;
+        send(e, &out);
+    } else if (is_tumbler(e) && strcmp(def->name, "arm") == 0) {
         e->armed = (int)in.v[1].u;
         result(e, (uint8_t)in.v[0].u, 0, "");
         fprintf(stdout, "armed %d\n", e->armed);
-    } else if (!e->shoe && strcmp(def->name, "tumble_now") == 0) {
+    } else if (is_tumbler(e) && strcmp(def->name, "tumble_now") == 0) {
         if (!e->armed)
             result(e, (uint8_t)in.v[0].u, 3, "not armed");
         else if (e->busy)
@@ -229,7 +438,8 @@ static void boot(emu *e)
     e->link.on_session = on_session;
     e->gate_locked = 1;
     e->armed = e->busy = 0;
-    e->n_held = 0;  /* a reboot keeps nothing */
+    e->n_held = 0;  /* a reboot keeps nothing but the shuffles (the shuffler's own record) */
+    e->revealing = 0;
     td_link_connect(&e->link, now_us());
 }
 
@@ -242,7 +452,7 @@ static void timers(emu *e)
         can_act(e)) {  /* a heartbeat is state, not an event: one refused is skipped */
         td_msg_init(&m, td_msgdef_named("heartbeat"));
         m.v[0].u = (now - e->booted_us) / 1000u;
-        m.v[1].u = e->busy ? 1 : 0;
+        m.v[1].u = (uint64_t)busy(e);
         send(e, &m);
         e->next_heartbeat_us = now + 1000000u;
     }
@@ -268,6 +478,11 @@ static void timers(emu *e)
         fprintf(stdout, "settled %d %d %d\n", e->dice[0], e->dice[1], e->dice[2]);
         fflush(stdout);
     }
+    if (e->shuffler && e->shuffles[e->newest].state == SHUFFLING &&
+        (int32_t)(now - e->shuffled_us) >= 0 && can_act(e))
+        shuffle_complete(e);
+    if (e->shuffler && e->link.state == TD_ESTABLISHED)
+        reveal_step(e);
     td_link_poll(&e->link, now, rand32(e));
 }
 
@@ -311,7 +526,7 @@ static void command(emu *e, char *line)
         td_msg_init(&m, td_msgdef_named("cut_card"));
         m.v[0].u = (uint64_t)e->drawn;
         send(e, &m);
-    } else if (strcmp(word, "throw") == 0 && !e->shoe) {
+    } else if (strcmp(word, "throw") == 0 && is_tumbler(e)) {
         int i;
         for (i = 0; i < 6; i++) {
             char *t = strtok(NULL, " \n");
@@ -325,9 +540,20 @@ static void command(emu *e, char *line)
             td_msg_init(&m, td_msgdef_named("dealer_button"));
             m.v[0].u = 1;
             send(e, &m);
-        } else if (!e->busy) {
+        } else if (is_tumbler(e) && !e->busy) {
             activate(e, 1);
         }
+    } else if (strcmp(word, "take") == 0 && e->shuffler) {
+        shuffle_rec *sh = &e->shuffles[e->newest];
+        if (sh->state == IN_SHUFFLER) {
+            sh->state = TAKEN;
+            fprintf(stdout, "taken %lu\n", (unsigned long)sh->id);
+        } else {
+            fprintf(stdout, "nothing to take\n");
+        }
+    } else if (strcmp(word, "mode") == 0 && e->shuffler) {
+        char *t = strtok(NULL, " \n");
+        snprintf(e->mode, sizeof e->mode, "%s", t ? t : "honest");
     } else if (strcmp(word, "reboot") == 0) {
         boot(e);
     } else if (strcmp(word, "noise") == 0) {
@@ -374,13 +600,16 @@ int main(int argc, char **argv)
     static char line[8192];
     size_t used = 0;
     int i;
-    if (argc < 3 || (strcmp(argv[1], "shoe") && strcmp(argv[1], "tumbler"))) {
-        fprintf(stderr, "usage: %s shoe|tumbler LINK [--serial S] [--version 1|2] "
+    if (argc < 3 || (strcmp(argv[1], "shoe") && strcmp(argv[1], "shuffler") &&
+                     strcmp(argv[1], "tumbler"))) {
+        fprintf(stderr, "usage: %s shoe|shuffler|tumbler LINK [--serial S] [--version 1|2] "
                         "[--seed N] [--speed X]\n", argv[0]);
         return 2;
     }
     e.shoe = strcmp(argv[1], "shoe") == 0;
-    e.serial = e.shoe ? "REF-SH-1" : "REF-TM-1";
+    e.shuffler = strcmp(argv[1], "shuffler") == 0;
+    e.serial = e.shoe ? "REF-SH-1" : e.shuffler ? "REF-SF-1" : "REF-TM-1";
+    strcpy(e.mode, "honest");
     e.version = TD_NEWEST_VERSION;
     e.speed = 1.0;
     e.rng = (uint32_t)now_us() | 1u;
@@ -395,6 +624,7 @@ int main(int argc, char **argv)
         perror("pty");
         return 1;
     }
+    e.next_shuffle_id = 1000u + rand32(&e) % 1000u;
     boot(&e);
     for (;;) {
         struct pollfd fds[2];

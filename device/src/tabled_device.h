@@ -171,4 +171,24 @@ int td_link_room(const td_link *l);
 void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id);
 int td_link_send_msg(td_link *l, const td_msg *m, uint32_t now_us);
 
+/* -- SHA-256 (FIPS 180-4) and the shuffler's commitment (spec: shuffle_complete) ----- */
+
+typedef struct {
+    uint32_t h[8];
+    uint64_t bytes;    /* hashed so far */
+    uint8_t buf[64];   /* a block being filled */
+    size_t used;
+} td_sha256;
+
+void td_sha256_init(td_sha256 *s);
+void td_sha256_update(td_sha256 *s, const uint8_t *data, size_t len);
+void td_sha256_final(td_sha256 *s, uint8_t out[32]);
+
+/* The session version from which a shuffler's commitment binds decks and total. */
+#define TD_COMMITMENT_V3_FROM 3u
+/* The commitment a shuffler in a session of `version` makes to `total` cards (two ASCII
+ * bytes each) shuffled from `decks` decks. */
+void td_commitment(uint8_t version, uint32_t shuffle_id, uint8_t decks, const uint8_t nonce[16],
+                   const char (*cards)[2], uint16_t total, uint8_t out[32]);
+
 #endif

@@ -473,11 +473,59 @@ static void named_session_test(void)
           own, peer, ack);
 }
 
+/* commit / commit3 records: the shuffler's commitment (spec: shuffle_complete). */
+static void check_commit(uint8_t version)
+{
+    static char cards[520][2];
+    uint8_t nonce[16], want[32], out[32];
+    const char *sid = tokens[1], *c;
+    uint8_t decks = version >= TD_COMMITMENT_V3_FROM ? (uint8_t)atoi(tokens[2]) : 0;
+    int at = version >= TD_COMMITMENT_V3_FROM ? 3 : 2;
+    uint16_t total = 0;
+    CHECK(unhex(tokens[at], nonce, sizeof nonce) == 16, "commit %s: nonce", sid);
+    for (c = tokens[at + 1]; c[0] && c[1] && total < 520; c += c[2] == ',' ? 3 : 2) {
+        memcpy(cards[total++], c, 2);
+        if (!c[2])
+            break;
+    }
+    CHECK(unhex(tokens[at + 2], want, sizeof want) == 32, "commit %s: digest", sid);
+    td_commitment(version, (uint32_t)strtoul(sid, NULL, 10), decks, nonce,
+                  (const char (*)[2])cards, total, out);
+    CHECK(memcmp(out, want, 32) == 0, "commit%s %s (%u cards): another commitment",
+          version >= TD_COMMITMENT_V3_FROM ? "3" : "", sid, total);
+}
+
+/* sha256 records: FIPS 180-4's examples; "a*N" is N bytes 'a', hashed in uneven pieces
+ * so that blocks are filled across updates. */
+static void check_sha256(void)
+{
+    static uint8_t msg[4096];
+    uint8_t want[32], out[32];
+    td_sha256 s;
+    td_sha256_init(&s);
+    if (strncmp(tokens[1], "a*", 2) == 0) {
+        unsigned long n = strtoul(tokens[1] + 2, NULL, 10), piece = 1;
+        memset(msg, 'a', sizeof msg);
+        while (n > 0) {
+            unsigned long take = piece < n ? piece : n;
+            td_sha256_update(&s, msg, take);
+            n -= take;
+            piece = piece % 997 + 13;
+        }
+    } else {
+        size_t n = strcmp(tokens[1], "-") ? unhex(tokens[1], msg, sizeof msg) : 0;
+        td_sha256_update(&s, msg, n);
+    }
+    td_sha256_final(&s, out);
+    CHECK(unhex(tokens[2], want, sizeof want) == 32 && memcmp(out, want, 32) == 0,
+          "sha256 of %.20s: another digest", tokens[1]);
+}
+
 int main(int argc, char **argv)
 {
     static char line[8192];
     FILE *fp;
-    int counts[5] = {0};
+    int counts[6] = {0};
     if (argc != 2) {
         fprintf(stderr, "usage: %s vectors.txt\n", argv[0]);
         return 2;
@@ -497,13 +545,17 @@ int main(int argc, char **argv)
         else if (strcmp(tokens[0], "frame") == 0) { check_frame(); counts[1]++; }
         else if (strcmp(tokens[0], "msg") == 0) { check_msg(n); counts[2]++; }
         else if (strcmp(tokens[0], "stream") == 0) { check_stream(); counts[3]++; }
-        else if (strcmp(tokens[0], "commit") == 0) { counts[4]++; }  /* SHA-256: shufflers */
+        else if (strcmp(tokens[0], "commit") == 0) { check_commit(2); counts[4]++; }
+        else if (strcmp(tokens[0], "commit3") == 0) { check_commit(3); counts[4]++; }
+        else if (strcmp(tokens[0], "sha256") == 0) { check_sha256(); counts[5]++; }
         else { CHECK(0, "unknown record %s", tokens[0]); }
     }
     fclose(fp);
-    printf("vectors: %d crc, %d frame, %d msg, %d stream\n", counts[0], counts[1], counts[2],
-           counts[3]);
+    printf("vectors: %d crc, %d frame, %d msg, %d stream, %d commit, %d sha256\n", counts[0],
+           counts[1], counts[2], counts[3], counts[4], counts[5]);
     CHECK(counts[2] >= 30, "only %d message vectors", counts[2]);
+    CHECK(counts[4] >= 3 && counts[5] >= 4, "only %d commitment and %d SHA-256 vectors",
+          counts[4], counts[5]);
     link_test(0.0, 0.0, 2, 2, 0);
     link_test(0.01, 0.001, 2, 2, 0);
     link_test(0.01, 0.001, 2, 1, 3845000000u);  /* 64 minutes after boot */

@@ -1,7 +1,8 @@
 """The C reference device (device/): built with -std=c99 -Wall -Wextra -Werror, it passes
 the byte vectors the Python tests use, and its emulator, a shoe or a tumbler behind a pty,
 works with the daemon: the driver's handshake, cards, commands, heartbeats, a device
-reboot and line noise; and the whole daemon process playing Tai Sai on the C tumbler."""
+reboot and line noise; the whole daemon process playing Tai Sai on the C tumbler; and
+baccarat with the C shuffler on a serial line and the C shoe, honest or cheating."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import contextlib
 import subprocess
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,6 +46,8 @@ def test_c_library_passes_the_shared_vectors(built: Path) -> None:
     print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "30 msg" in done.stdout and ", 0 failed" in done.stdout
+    # SHA-256 against FIPS 180-4's examples, and the shuffler's v2 and v3 commitments.
+    assert "3 commit, 4 sha256" in done.stdout
 
 
 class CDevice:
@@ -191,6 +195,101 @@ async def test_c_tumbler_plays_tai_sai_with_the_real_daemon(built: Path, tmp_pat
                     assert result["status"] == "valid", result
                     assert tuple(result["dice"]) == dice
                 await dev.do("noise 0")
+        assert daemon.running()
+    finally:
+        daemon.stop()
+        listener.cancel()
+        broker.cleanup()
+
+
+class CShufflerRig(SimRig):
+    """Baccarat with no simulator: the C shuffler and the C shoe behind ptys, the shuffler
+    on a serial line (real shufflers offer one besides USB)."""
+
+    def devices(self) -> dict[str, str]:
+        return {name: f"serial://{self.work / name}?baud=115200" for name in ("shoe", "shuffler")}
+
+
+async def deal_one_round(observer: Observer, shoe_dev: CDevice, n: int) -> None:
+    """Draw, at the dealer's pace, until the round's result is out (the gate locks after
+    the last card, so a draw too many is refused by the shoe, not dealt)."""
+    while len(observer.of("results")) < n:
+        drew = sum(line.startswith("drew ") for line in shoe_dev.lines)
+        await shoe_dev.do("draw")
+        with contextlib.suppress(TimeoutError):  # the gate still locked: draw again
+            await shoe_dev.saw("drew ", drew + 1, timeout=1)
+        await asyncio.sleep(0.2)  # the daemon takes the card before the next is drawn
+
+
+@pytest.mark.parametrize("mode", ["honest", "repeat", "switch", "short", "alter"])
+async def test_c_shuffler_over_a_serial_line_is_told_apart_when_it_cheats(
+        built: Path, tmp_path: Path, mode: str) -> None:
+    """RWS 5.5.2 end to end: the daemon as its own process, the C shuffler (SHA-256, the
+    commitment of its session's version) and the C shoe behind ptys. A shoe dealt from an
+    honest shuffle, or one whose chunks came twice and whose whole reveal came again, is
+    verified; a card switched on its way to the shoe, a short commitment and reveal, or an
+    altered reveal is never verified, and the alert says which."""
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    rig = CShufflerRig(tmp_path, "tiger-buffalo", "P", 8, ("127.0.0.1", broker.port))
+    key_file = tmp_path / "signing.pem"
+    key_file.write_bytes(private_key_pem(rig.table_key))
+    key_file.chmod(0o600)
+    config = rig.config()
+    config["devices"]["serials"] = {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}
+    daemon = DaemonProcess(config, tmp_path)
+    observer = Observer(rig.base)
+    listener = asyncio.create_task(observer.run(broker.port))
+
+    def events(name: str) -> list[dict[str, Any]]:
+        return [b for b in observer.of("events") if b.get("event") == name]
+
+    try:
+        async with emulator(built, "shuffler", tmp_path / "shuffler", "--speed", "10",
+                            "--serial", "C-SF-1") as shuffler, \
+                emulator(built, "shoe", tmp_path / "shoe", "--serial", "C-SHOE-1") as shoe_dev:
+            await shuffler.do(f"mode {mode}")
+            daemon.start()
+
+            def ready(name: str) -> bool:
+                return any(d["state"] == "ready" for d in observer.of(f"devices/{name}"))
+
+            await until(lambda: ready("shoe") and ready("shuffler"), timeout=30)
+            up = next(d for d in observer.of("devices/shuffler") if d["state"] == "ready")
+            assert (up["model"], up["serial"]) == ("REF-SHUFFLER", "C-SF-1")
+            dealer = rig.dealer(reply_timeout=15)
+            async with dealer.session():
+                assert (await dealer.command("new_shoe"))["ok"]
+                await until(lambda: bool(events("shuffle_certified")), timeout=20)
+                [certified] = events("shuffle_certified")
+                await shuffler.saw("shuffled ")
+                [line] = [x for x in shuffler.lines if x.startswith("shuffled ")]
+                sid, *cards = line.split()[1:]
+                assert int(sid) == certified["shuffle_id"] and len(cards) == 416
+                await shuffler.do("take")
+                await shuffler.saw("taken ")
+                await shoe_dev.do("load " + " ".join(cards))
+                await until(lambda: bool(events("shoe_loaded")), timeout=20)
+                for name in ("open_betting", "close_betting"):
+                    answer = await dealer.command(name)
+                    assert answer["ok"], answer
+                await deal_one_round(observer, shoe_dev, 1)
+                dealt = len(events("card"))
+                assert (await dealer.command("end_shoe"))["ok"]
+                await until(lambda: bool(events("shuffle_verified")
+                                         or events("shuffle_verification_failed")), timeout=30)
+                await asyncio.sleep(1.0)  # a repeated reveal still arriving changes nothing
+        verified = events("shuffle_verified")
+        failed = events("shuffle_verification_failed")
+        alerts = [a for a in observer.of("alerts") if a.get("clause") == "5.5.2"]
+        if mode in ("honest", "repeat"):
+            assert [v["cards_checked"] for v in verified] == [dealt] and not failed, alerts
+            assert not alerts
+        else:
+            assert not verified and len(failed) == 1
+            why = {"switch": "draw 3:", "short": "has 4 cards",
+                   "alter": "does not match the commitment"}[mode]
+            assert any(why in a["detail"] for a in alerts), alerts
         assert daemon.running()
     finally:
         daemon.stop()

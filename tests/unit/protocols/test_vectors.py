@@ -106,3 +106,31 @@ def test_commitment_vector() -> None:
         cards.split(",")).encode("ascii")
     assert hashlib.sha256(data).hexdigest() == digest
     assert shuffler.commitment(int(sid), bytes.fromhex(nonce), cards.split(",")).hex() == digest
+
+
+@pytest.mark.parametrize("t", of("commit3"), ids=lambda t: f"{t[0]}-{t[1]}")
+def test_commitment_v3_vectors(t: list[str]) -> None:
+    """Version 3 binds the decks and the total: the bytes, laid out here from the spec's
+    words, not from commitment_v3."""
+    sid, decks, nonce, cards, digest = t
+    order = cards.split(",")
+    data = (int(sid).to_bytes(4, "big") + int(decks).to_bytes(1, "big")
+            + len(order).to_bytes(2, "big") + bytes.fromhex(nonce)
+            + "".join(order).encode("ascii"))
+    assert hashlib.sha256(data).hexdigest() == digest
+    assert shuffler.commitment_v3(int(sid), int(decks), bytes.fromhex(nonce), order).hex() \
+        == digest
+    assert shuffler.commitment_for(3, int(sid), int(decks), bytes.fromhex(nonce), order) \
+        .hex() == digest
+    # A version 2 session keeps v2's commitment, which does not bind the decks.
+    assert shuffler.commitment_for(2, int(sid), int(decks), bytes.fromhex(nonce), order) \
+        == shuffler.commitment(int(sid), bytes.fromhex(nonce), order) != bytes.fromhex(digest)
+
+
+def test_sha256_vectors_are_fips_180_4() -> None:
+    """The FIPS 180-4 examples the C device's SHA-256 is tested with."""
+    got = {m: d for m, d in of("sha256")}
+    assert got["616263"] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert got["a*1000000"] == \
+        "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+    assert len(got) == 4

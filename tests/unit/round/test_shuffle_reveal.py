@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +209,65 @@ def test_a_shuffle_in_play_is_never_asked_for_even_under_an_id_still_owed() -> N
     assert t.t.reveal_commands() == []
     t.t.shoe_loaded(sp.ShoeLoaded(len(cards), 0xC0FFEE))
     assert t.t.reveal_commands() == []
+
+
+def v3_table(commit: Callable[[int, list[str]], bytes], draws: int = 4
+             ) -> tuple[BaccaratTable, list[str]]:
+    """A shoe certified by a shuffler speaking protocol version 3 (its commitment binds the
+    decks and the total), dealt ``draws`` cards and ended."""
+    table = Table(top=["9S", "2H", "KH", "3D"])
+    t, cards = table.t, table.cards
+    t.shuffle_complete(fp.ShuffleComplete(79, DECKS, fp.inventory_of(cards), 0, True,
+                                          commit(79, cards)), 3)
+    t.shoe_loaded(sp.ShoeLoaded(len(cards), 0xC0FFEE))
+    t.open_betting()
+    t.close_betting()
+    for n, card in enumerate(cards[:draws], 1):
+        t.card_drawn(sp.CardDrawn(n, card, 99, 0xC0FFEE, False, False))
+    t.end_shoe("supervisor 12")
+    return t, cards
+
+
+def v3(sid: int, cards: list[str]) -> bytes:
+    return fp.commitment_v3(sid, DECKS, NONCE, cards)
+
+
+def test_rws_tb_5_5_2_a_v3_commitment_verifies_an_honest_shoe() -> None:
+    """A shuffler in a version 3 session commits with commitment_v3: the host checks the
+    reveal against that one (the v2 formula would fail the honest shoe)."""
+    t, cards = v3_table(v3)
+    out = feed(t, reveal_chunks(cards, shuffle_id=79))
+    assert kinds(out) == ["shuffle_verified"]
+    assert verified(out)["cards_checked"] == 4
+
+
+@pytest.mark.parametrize("made", ["v2 formula", "other decks", "short"])
+def test_rws_tb_5_5_2_a_v3_commitment_that_does_not_bind_this_shoe_is_never_verified(
+        made: str) -> None:
+    """In a version 3 session, a commitment made without the decks and total (v2's), over
+    other decks, or over fewer cards than the reveal: never verified."""
+    commit = {"v2 formula": lambda sid, cards: fp.commitment(sid, NONCE, cards),
+              "other decks": lambda sid, cards: fp.commitment_v3(sid, 6, NONCE, cards),
+              "short": lambda sid, cards: fp.commitment_v3(sid, DECKS, NONCE, cards[:-1])}
+    t, cards = v3_table(commit[made])
+    out = feed(t, reveal_chunks(cards, shuffle_id=79))
+    assert kinds(out) == ["shuffle_verification_failed"]
+    [alert] = [e for e in out if isinstance(e, Alert)]
+    assert alert.clause == "5.5.2" and "commitment" in alert.detail
+
+
+def test_rws_tb_5_5_2_a_v3_certificate_survives_a_restart(tmp_path: Path) -> None:
+    """The version a commitment was made under is journalled with the certificate: after
+    a restart the reveal is checked against the same formula."""
+    table = Table(top=["9S", "2H", "KH", "3D"])
+    j = Journal(tmp_path / "j.db")
+    cards = table.cards
+    journal_effects(j, table.t.shuffle_complete(fp.ShuffleComplete(
+        79, DECKS, fp.inventory_of(cards), 0, True, v3(79, cards)), 3))
+    journal_effects(j, table.t.shoe_loaded(sp.ShoeLoaded(len(cards), 0xC0FFEE)))
+    journal_effects(j, table.t.end_shoe("supervisor 12"))
+    fresh = BaccaratTable("bac-07", get_game("tiger-buffalo"), "P", DECKS, clock=time.time,
+                          new_round_id=lambda: uuid.uuid4().hex)
+    restore(fresh, j.records())
+    out = journal_effects(j, feed(fresh, reveal_chunks(cards, shuffle_id=79)))
+    assert kinds(out) == ["shuffle_verified"]
