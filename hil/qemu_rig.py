@@ -53,8 +53,15 @@ def cannot_run(s: Scenario, device: str) -> list[str]:
     if device != game_device:
         return [f"{s.game} is played with a {game_device}, and this rig's firmware is a "
                 f"{device}"]
-    return [f"round {i + 1}: {f.fault} ({SIM_ONLY_FAULTS[f.fault]})"
-            for i, r in enumerate(s.rounds) for f in r.faults if f.fault in SIM_ONLY_FAULTS]
+    why = [f"round {i + 1}: {f.fault} ({SIM_ONLY_FAULTS[f.fault]})"
+           for i, r in enumerate(s.rounds) for f in r.faults if f.fault in SIM_ONLY_FAULTS]
+    if device == "shoe" and any(f.fault == "unplug" for r in s.rounds for f in r.faults):
+        # The emulated UART cannot be detached from a running MCU (QEMU's PL011 does not
+        # hot-swap its backend), so unplugging cuts the MCU's power, and a power cut loses
+        # the shoe's count, which this board keeps across a reset only.
+        why.append("unplug (on this rig a power cut: the shoe's count is kept across a "
+                   "reset, not a power cut)")
+    return why
 
 
 class FirmwareShoe(ShoeSim):

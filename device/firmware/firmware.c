@@ -197,9 +197,14 @@ static void on_session(void *ctx, int version, uint32_t peer)
 }
 
 void fw_boot(fw_app *a, int kind, const char *serial, uint32_t boot_id, const fw_board *board,
-             uint32_t now_us)
+             fw_kept *kept, uint32_t now_us)
 {
     memset(a, 0, sizeof *a);
+    if (kept->magic != FW_KEPT_MAGIC) {  /* a cold boot: no shoe counted yet */
+        kept->magic = FW_KEPT_MAGIC;
+        kept->drawn = 0;
+    }
+    a->kept = kept;
     a->kind = kind;
     a->board = board;
     a->serial = serial;

@@ -28,6 +28,16 @@
 
 enum fw_kind { FW_SHOE = 1, FW_TUMBLER = 3 };  /* the protocol's device kinds */
 
+/* What survives a reset: the shoe's count of cards drawn. The cards are still in the
+ * shoe, and draw_no never repeats within a shoe (spec: CardDrawn), so a firmware that
+ * restarts mid-shoe counts on: the board keeps this where a reset does not clear it. */
+typedef struct {
+    uint32_t magic;  /* FW_KEPT_MAGIC once set: at power-up that memory holds noise */
+    uint32_t drawn;
+} fw_kept;
+
+#define FW_KEPT_MAGIC 0x5E0E0C01u
+
 typedef struct {
     /* what the board provides */
     void (*line_write)(const uint8_t *bytes, size_t len);  /* the host's serial line */
@@ -39,13 +49,13 @@ typedef struct {
     int kind;  /* enum fw_kind */
     const char *model, *firmware, *serial;
     const fw_board *board;
+    fw_kept *kept;
     td_link link;
     uint32_t booted_us, next_heartbeat_us, noise_ppm, rng;
     td_out held[FW_HELD];
     int n_held;
     /* shoe */
     int gate_locked;
-    uint32_t drawn;
     /* tumbler */
     int armed, busy, tumbles_done, scripted;
     uint32_t next_tumble_us, settle_us;
@@ -53,9 +63,9 @@ typedef struct {
     uint16_t tilt[3], script_tilt[3];
 } fw_app;
 
-/* Power on (or reset): a new link session under boot_id. */
+/* Power on (or reset): a new link session under boot_id; kept as the board kept it. */
 void fw_boot(fw_app *a, int kind, const char *serial, uint32_t boot_id, const fw_board *board,
-             uint32_t now_us);
+             fw_kept *kept, uint32_t now_us);
 void fw_line_bytes(fw_app *a, const uint8_t *bytes, size_t len, uint32_t now_us);
 /* One sensor line, without its newline; modified in place. */
 void fw_sensor(fw_app *a, char *line, uint32_t now_us);

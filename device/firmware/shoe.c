@@ -26,7 +26,7 @@ static void counted(fw_app *a, const char *name, uint32_t now_us)
 {
     td_msg m;
     td_msg_init(&m, td_msgdef_named(name));
-    m.v[0].u = a->drawn;
+    m.v[0].u = a->kept->drawn;
     fw_send(a, &m, now_us);
 }
 
@@ -49,7 +49,7 @@ static void card(fw_app *a, char **rest, uint32_t now_us)
         return;
     }
     td_msg_init(&m, td_msgdef_named("card_drawn"));
-    m.v[0].u = ++a->drawn;
+    m.v[0].u = ++a->kept->drawn;
     memcpy(m.v[1].bytes, read, 2);
     m.v[1].len = 2;
     m.v[2].u = confidence;
@@ -57,7 +57,7 @@ static void card(fw_app *a, char **rest, uint32_t now_us)
     m.v[4].u = twice != 0;
     m.v[5].u = face_up != 0;
     fw_send(a, &m, now_us);
-    fw_report_num(a, "drew", a->drawn);
+    fw_report_num(a, "drew", a->kept->drawn);
 }
 
 int fw_shoe_sensor(fw_app *a, const char *word, char **rest, uint32_t now_us)
@@ -67,7 +67,7 @@ int fw_shoe_sensor(fw_app *a, const char *word, char **rest, uint32_t now_us)
         td_msg_init(&m, td_msgdef_named("shoe_loaded"));
         m.v[0].u = fw_number(fw_word(rest), 10);
         m.v[1].u = fw_number(fw_word(rest), 16);
-        a->drawn = 0;
+        a->kept->drawn = 0;
         fw_send(a, &m, now_us);
     } else if (strcmp(word, "card") == 0) {
         card(a, rest, now_us);

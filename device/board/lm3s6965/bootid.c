@@ -16,7 +16,7 @@ struct boot_record {
     uint32_t resets;
 };
 
-__attribute__((section(".noinit"), used)) struct boot_record boot_record;
+__attribute__((section(".noinit.boot"), used)) struct boot_record boot_record;
 
 static uint32_t mix(uint32_t x)  /* murmur3's finaliser: every bit of x moves every bit */
 {

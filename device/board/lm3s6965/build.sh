@@ -20,13 +20,13 @@ for kind in shoe:1 tumbler:3; do
     "$CC" "${FLAGS[@]}" -DFW_KIND="${kind##*:}" -o "$out/$name.elf" "${sources[@]}" \
         -Wl,-Map,"$out/$name.map"
 done
-# flash: code, constants and .data's initial values; RAM: .data, .bss, the boot record
+# flash: code, constants and .data's initial values; RAM: .data, .bss, what a reset keeps
 # and the stack reserved (its use is measured at run time by painting: the test port's
 # "stack" line, printed by tests/device/test_qemu_rig.py).
 for name in shoe tumbler; do
     arm-none-eabi-size -A "$out/$name.elf" | awk -v n="$name" '
         $1 == ".text" { text = $2 } $1 == ".data" { data = $2 } $1 == ".bss" { bss = $2 }
         $1 == ".noinit" { noinit = $2 } $1 == ".stack" { stack = $2 }
-        END { printf "%s: flash %d bytes, RAM %d bytes (.data %d, .bss %d, boot record %d, stack %d reserved)\n",
+        END { printf "%s: flash %d bytes, RAM %d bytes (.data %d, .bss %d, kept across resets %d, stack %d reserved)\n",
               n, text + data, data + bss + noinit + stack, data, bss, noinit, stack }'
 done

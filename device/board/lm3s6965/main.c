@@ -37,6 +37,8 @@ static uint32_t random32(void)
 
 static const fw_board board = {host_write, report, random32};
 static fw_app app;
+/* SRAM the startup code does not clear: it survives a reset, not a power cut. */
+__attribute__((section(".noinit"))) static fw_kept kept;
 static char line[LINE];
 static size_t used;
 
@@ -73,7 +75,7 @@ int main(void)
     uart_init();
     rng = boot_id() | 1u;
     fw_boot(&app, FW_KIND, FW_KIND == FW_SHOE ? "REF-SH-1" : "REF-TM-1", boot_id(), &board,
-            clock_us());
+            &kept, clock_us());
     fw_report_num(&app, "resets", boot_resets());
     for (;;) {
         uint32_t now = clock_us();
