@@ -14,7 +14,7 @@
  *   both:    button             the dealer's button       noise PPM   bit errors on the
  *                               line out, per million bits (0 stops)    stack   report
  * Reports (one line each): boot ID RESETS, session V PEER, gate L, armed A, drew N,
- *   locked (a card at a shut gate), held NAME, dropped NAME, settled D D D, rx NAME.
+ *   locked (a card at a shut gate), held NAME, dropped NAME, settled DDD, rx NAME.
  */
 #ifndef TABLED_FIRMWARE_H
 #define TABLED_FIRMWARE_H
