@@ -752,7 +752,9 @@ def _add_hil_commands(sub: Any) -> None:
     hr = hsub.add_parser("run", help="play a scenario against the daemon (as a process)")
     hr.add_argument("scenario", help="a scenario file (hil/scenarios/*.json)")
     hr.add_argument("--broker", help="mqtt://host:port; default: a private broker")
-    hr.add_argument("--rig", help="a rig description naming real devices; default: simulators")
+    hr.add_argument("--rig", help="a rig description naming real devices, or a virtual rig "
+                    "(hil/rigs/qemu-*.json: the firmware in QEMU; exit 3: it cannot play the "
+                    "scenario); default: simulators")
     hr.add_argument("--speed", type=float, default=50.0,
                     help="how much faster than real time the simulated devices run")
     hr.add_argument("--seed", type=int, default=1, help="the random part of the shoe")

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from daemon.authority import sign_command
 from daemon.commands import round_scoped
 from daemon.mqtt.publisher import NODELAY
-from hil.ports import PtyPort
+from hil.ports import DevicePort
 from hil.scenario import Fault
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
@@ -58,10 +58,10 @@ class SimDealer:
     base: str  # "{prefix}/{table}"
     key: Ed25519PrivateKey  # the supervisor key the dealer signs its commands with
     shoe: ShoeSim | None = None
-    shoe_port: PtyPort | None = None
+    shoe_port: DevicePort | None = None
     shuffler: ShufflerSim | None = None
     tumbler: TumblerSim | None = None
-    tumbler_port: PtyPort | None = None
+    tumbler_port: DevicePort | None = None
     betting_seconds: float = 0.05
     reply_timeout: float = 30.0
     on_result: Callable[[dict[str, Any]], None] = lambda r: None

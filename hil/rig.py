@@ -61,21 +61,28 @@ class SimRig:
 
     async def start(self) -> None:
         use_sim_usb_backend(sim_backend)  # the shuffler's sim= URL, in this process too
+        await self._start_devices()
+        key_file = self.work / "signing.pem"
+        key_file.write_bytes(private_key_pem(self.table_key))
+        key_file.chmod(0o600)
+
+    async def _start_devices(self) -> None:
+        """The devices on their ports (hil/qemu_rig.py puts firmware in their place)."""
         if self.dice:
             self.sims["tumbler"] = TumblerSim(speed=self.speed, seed=self.seed,
                                               protocol_version=self._version("tumbler"))
             self.ports["tumbler"] = PtyPort(self.sims["tumbler"], link=self.work / "tumbler")
         else:
-            self.sims["shuffler"] = ShufflerSim(speed=self.speed, seed=self.seed,
-                                                protocol_version=self._version("shuffler"))
+            self._start_shuffler()
             self.sims["shoe"] = ShoeSim(seed=self.seed, protocol_version=self._version("shoe"))
-            self.ports["shuffler"] = TcpPort(self.sims["shuffler"])
             self.ports["shoe"] = PtyPort(self.sims["shoe"], link=self.work / "shoe")
         for p in self.ports.values():
             await p.start()
-        key_file = self.work / "signing.pem"
-        key_file.write_bytes(private_key_pem(self.table_key))
-        key_file.chmod(0o600)
+
+    def _start_shuffler(self) -> None:
+        self.sims["shuffler"] = ShufflerSim(speed=self.speed, seed=self.seed,
+                                            protocol_version=self._version("shuffler"))
+        self.ports["shuffler"] = TcpPort(self.sims["shuffler"])
 
     def _version(self, device: str) -> int:
         return self.protocol_versions.get(device, PROTOCOL_VERSION)

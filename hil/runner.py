@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from daemon.games import get_game
 from daemon.games.cards import parse_cards
 from daemon.games.settle import settle_cards
+from hil import qemu_rig
 from hil.broker import Mosquitto
 from hil.dealer import COMMAND_FAULTS, CORRECTION, SimDealer, prompt
 from hil.faults import LineFaults
@@ -76,10 +77,13 @@ class Report:
     # Every payload the dealer received from the table (topic after the table's prefix,
     # body), in order: for checks of the contract (tests validate them against the schemas).
     payloads: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # Why the scenario was not played on this rig (a fault only the simulators inject).
+    not_run: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.problems and all(not r.mismatches for r in self.rounds)
+        return not self.not_run and not self.problems and all(not r.mismatches
+                                                               for r in self.rounds)
 
     def render(self) -> str:
         s = self.scenario
@@ -88,6 +92,8 @@ class Report:
                  f"{'; clauses ' + ', '.join(s.clauses) if s.clauses else ''})"]
         lines += [r.line() for r in self.rounds]
         lines += [f"FAIL {p}" for p in self.problems]
+        if self.not_run:
+            return "\n".join(lines + [f"NOT RUN on this rig: {w}" for w in self.not_run]) + "\n"
         bad = sum(1 for r in self.rounds if r.mismatches) + len(self.problems)
         lines.append(f"{len(self.rounds)} rounds, {bad} mismatch(es): "
                      f"{'PASS' if self.ok else 'FAIL'}")
@@ -492,14 +498,24 @@ class RunContext:
                                      "shoe_gate", fresh=True)
 
 
+async def _on_rig(s: Scenario, rig: Rig, broker: tuple[str, int] | None,
+                  workdir: Path | None, out: TextIO) -> Report | None:
+    """A run on real devices, or why a virtual rig cannot play the scenario; None: a
+    virtual rig plays it here, as the simulators do."""
+    if rig.qemu is None:
+        from hil.operator import run_on_rig  # noqa: PLC0415 - real hardware only
+
+        return await run_on_rig(s, rig, broker=broker, workdir=workdir, out=out)
+    why = qemu_rig.cannot_run(s, rig.qemu)
+    return Report(s, not_run=why) if why else None
+
+
 async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
                        rig: Rig | None = None, workdir: Path | None = None,
                        speed: float = 50.0, seed: int = 1, out: TextIO = sys.stdout
                        ) -> Report:
-    if rig is not None:
-        from hil.operator import run_on_rig  # noqa: PLC0415 - real hardware only
-
-        return await run_on_rig(s, rig, broker=broker, workdir=workdir, out=out)
+    if rig is not None and (elsewhere := await _on_rig(s, rig, broker, workdir, out)):
+        return elsewhere
     work = workdir or Path(tempfile.mkdtemp(prefix="tabled-hil-"))
     mosquitto = None
     if broker is None:
@@ -507,7 +523,8 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
         mosquitto.start()
         broker = ("127.0.0.1", mosquitto.port)
     report = Report(s)
-    sim = SimRig(work, s.game, s.layout, s.decks, broker, speed=speed, seed=seed,
+    kind = SimRig if rig is None else qemu_rig.QemuRig
+    sim = kind(work, s.game, s.layout, s.decks, broker, speed=speed, seed=seed,
                  table_settings=dict(s.table_settings),
                  sections={"dice_watch": dict(s.dice_watch)} if s.dice_watch else {})
     await sim.start()
@@ -536,7 +553,7 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
                 await _scripted_round(dealer, sim, i, r, report)
             await asyncio.sleep(0.3)  # alerts that follow the last result
         settle_alert_windows(report, dealer.seen)
-    except (TimeoutError, RuntimeError) as exc:
+    except (TimeoutError, RuntimeError) as exc:  # SimOnlyError too: the rig cannot do it
         # An exception is always truthy: its text may still be empty (a bare timeout).
         why = str(exc) or f"{type(exc).__name__} waiting for the daemon"
         report.problems.append(f"the run stopped: {why} (daemon log: {daemon.log_path})")
@@ -683,4 +700,6 @@ def main_run(path: str, broker_url: str | None, rig_path: str | None, speed: flo
     report = asyncio.run(run_scenario(s, broker=broker, rig=rig, speed=speed, seed=seed))
     sys.stdout.write(report.render())
     print(f"({time.monotonic() - started:.1f}s)")
+    if report.not_run:
+        return 3  # neither a pass nor a mismatch: this rig cannot play it
     return 0 if report.ok else 1

@@ -186,6 +186,9 @@ class Rig:
     name: str
     devices: dict[str, str]
     serials: dict[str, str] = field(default_factory=dict)  # pinned: devices.serials
+    # A virtual rig: this device is the reference firmware on an emulated MCU (QEMU), the
+    # rest are simulators (hil/qemu_rig.py); no devices or serials are named then.
+    qemu: str | None = None
 
 
 def _dice_ok(d: Any) -> bool:
@@ -418,6 +421,10 @@ def load_rig(path: Path | str) -> Rig:
     except (OSError, json.JSONDecodeError) as exc:
         raise ScenarioError(str(p), [f"cannot read the rig description: {exc}"]) from None
     problems = []
+    if isinstance(data, dict) and data.get("kind") == "qemu":
+        if data.get("device") not in ("shoe", "tumbler"):
+            raise ScenarioError(str(p), ["device: the device the firmware is, shoe or tumbler"])
+        return Rig(str(data.get("name", p.stem)), {}, {}, qemu=str(data["device"]))
     devices = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(devices, dict) or not devices:
         problems.append("devices: an object naming each device's URL")

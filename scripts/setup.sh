@@ -34,6 +34,21 @@ if [ "${1:-}" = "dev" ]; then
             echo "nats-server is missing: sudo apt-get install nats-server" >&2; exit 1
         fi
     fi
+    # The virtual rig (tests/device/test_qemu_rig.py): the reference firmware built for a
+    # Cortex-M3 and run in QEMU's lm3s6965evb.
+    missing=()
+    command -v arm-none-eabi-gcc >/dev/null || missing+=(gcc-arm-none-eabi)
+    [ -e /usr/lib/arm-none-eabi/newlib/thumb/v7-m/nofp/libc_nano.a ] \
+        || missing+=(libnewlib-arm-none-eabi)
+    command -v qemu-system-arm >/dev/null || missing+=(qemu-system-arm)
+    if [ ${#missing[@]} -gt 0 ]; then
+        if [ "$(id -u)" = 0 ]; then
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+        else
+            echo "${missing[*]} missing: sudo apt-get install ${missing[*]}" >&2; exit 1
+        fi
+    fi
 else
     .venv/bin/python -m pip install --quiet -e .
 fi

@@ -1,0 +1,176 @@
+"""The virtual rig (issue 30): the reference firmware built for a Cortex-M3 and run in
+QEMU's lm3s6965evb, the daemon on the other end of its emulated UART (a pty, as
+/dev/ttyUSB0). A handful of shipped scenarios per device here; every one the rig can
+play under ``-m soak`` with TABLED_SOAK=1."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from daemon.device_url import SerialUrl
+from daemon.drivers.device import DeviceDriver
+from firmware_protocols import shoe
+from firmware_protocols.common import DeviceKind
+from firmware_protocols.wire import Message
+from hil import qemu_rig
+from hil.qemu import BUILD, Mcu, build_images, missing_tools
+from hil.runner import run_scenario
+from hil.scenario import load_rig, load_scenario
+from tests import schemas
+from tests.soak import SOAK
+from tests.wait import until
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "hil" / "scenarios"
+RIGS = {"shoe": ROOT / "hil" / "rigs" / "qemu-shoe.json",
+        "tumbler": ROOT / "hil" / "rigs" / "qemu-tumbler.json"}
+# Bounded: per device, clean rounds, sensor faults, a reset of the MCU mid-round (the
+# shoe's count must survive it: draw_no never repeats within a shoe), its power cut (the
+# tumbler unplugged), and line noise through the pty.
+BOUNDED = {
+    "shoe": ["tiger-buffalo-face-up", "tiger-buffalo-foreign-card",
+             "tiger-baccarat-reboot-shoe", "tiger-buffalo-line-noise"],
+    "tumbler": ["tai-sai-valid", "tai-sai-reboot-tumbler", "tai-sai-unplug-tumbler",
+                "tai-sai-line-noise"],
+}
+
+pytestmark = pytest.mark.xdist_group("qemu")  # one emulator at a time: two cores
+
+
+@pytest.fixture(scope="session")
+def images(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if missing := missing_tools():
+        why = (f"{', '.join(missing)} not installed (scripts/setup.sh dev installs them as "
+               "root)")
+        if os.geteuid() == 0:
+            pytest.fail(why)  # root can install them: a set-up that did not is a failure
+        pytest.skip(f"{why}, and this user cannot install them")
+    return build_images(tmp_path_factory.mktemp("firmware"))
+
+
+@pytest.fixture
+def rig_images(images: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    monkeypatch.setattr(qemu_rig.QemuRig, "images", images)  # built once, not per run
+    return images
+
+
+def test_firmware_builds_warning_free_and_prints_its_sizes(tmp_path: Path) -> None:
+    if missing_tools():
+        pytest.skip("no Arm toolchain (see the images fixture)")
+    done = subprocess.run(["bash", str(BUILD), str(tmp_path)], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr  # -Werror
+    print(done.stdout)
+    for name in ("shoe", "tumbler"):
+        line = next(x for x in done.stdout.splitlines() if x.startswith(f"{name}: flash "))
+        flash = int(line.split()[2])
+        ram = int(line.split("RAM ")[1].split()[0])
+        assert 4000 < flash < 32 * 1024 and 8000 < ram < 64 * 1024, line
+    # No heap: nothing in the image defines or calls the allocator.
+    symbols = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "shoe.elf")],
+                             capture_output=True, text=True, check=True).stdout
+    assert not {"malloc", "_sbrk", "_malloc_r"} & {s.split()[-1] for s in symbols.splitlines()}
+
+
+async def _play(name: str, device: str, tmp_path: Path) -> None:
+    report = await run_scenario(load_scenario(SCENARIOS / f"{name}.json"),
+                                rig=load_rig(RIGS[device]), workdir=tmp_path)
+    print(report.render())
+    assert report.ok, report.render()
+    assert schemas.problems(report.payloads) == []
+
+
+@pytest.mark.parametrize("name", BOUNDED["shoe"])
+async def test_shoe_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
+                                             tmp_path: Path) -> None:
+    await _play(name, "shoe", tmp_path)
+
+
+@pytest.mark.parametrize("name", BOUNDED["tumbler"])
+async def test_tumbler_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
+                                                tmp_path: Path) -> None:
+    await _play(name, "tumbler", tmp_path)
+
+
+async def test_a_scenario_the_rig_cannot_play_says_so_by_name(tmp_path: Path) -> None:
+    report = await run_scenario(load_scenario(SCENARIOS / "tiger-buffalo-lost-read.json"),
+                                rig=load_rig(RIGS["shoe"]), workdir=tmp_path)
+    assert not report.ok and report.rounds == []
+    assert report.not_run == ["round 1: lost_read (a read lost after the link has taken it)"]
+    assert "NOT RUN on this rig: round 1: lost_read" in report.render()
+    wrong = await run_scenario(load_scenario(SCENARIOS / "tai-sai-valid.json"),
+                               rig=load_rig(RIGS["shoe"]), workdir=tmp_path)
+    assert wrong.not_run == ["tai-sai-open-cover is played with a tumbler, and this rig's "
+                             "firmware is a shoe"]
+
+
+@contextlib.asynccontextmanager
+async def running(driver: DeviceDriver) -> AsyncIterator[None]:
+    task = asyncio.create_task(driver.run())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_reset_and_power_cycle_are_reboots_with_new_boot_ids(
+        images: dict[str, Path], tmp_path: Path) -> None:
+    """The daemon's driver on the MCU's pty: a reset (SRAM kept: the reset count goes on)
+    and a power cycle (a new seed) each give a new boot id, and the driver a new session.
+    Prints the stack's high-water mark after that work."""
+    mcu = Mcu(images["shoe"], tmp_path / "shoe", tmp_path)
+    got: list[Message] = []
+    driver = DeviceDriver("shoe", SerialUrl(str(tmp_path / "shoe")), shoe.CATALOGUE,
+                          DeviceKind.SHOE, on_message=got.append, backoff_initial=0.05,
+                          backoff_max=0.3)
+    await mcu.start()
+    try:
+        async with running(driver):
+            await driver.wait_ready(20)
+            s = driver.status
+            assert (s.model, s.serial) == ("REF-SHOE", "REF-SH-1")
+            boots = [(await mcu.until("boot "))]
+            mcu.reset()
+            await mcu.until("resets 2")  # the reset count survived: SRAM was kept
+            boots.append(await mcu.until("boot ", 2))
+            await until(lambda: driver.status.sessions == 2 and driver.ready, 20)
+            await mcu.kill()
+            await mcu.start()  # a cold boot: a new seed, the count starts again
+            boots.append(await mcu.until("boot "))
+            assert await mcu.until("resets ") == "resets 1"
+            await until(lambda: driver.status.sessions == 3 and driver.ready, 30)
+            assert len(set(boots)) == 3, boots
+            mcu.send("stack")
+            used = int((await mcu.until("stack ")).split()[1])
+            size = int((await mcu.until("stack_size ")).split()[1])
+            print(f"stack high-water mark: {used} of {size} bytes")
+            assert 0 < used < size
+    finally:
+        await mcu.kill()
+
+
+def _runnable(device: str) -> list[str]:
+    names = []
+    for path in sorted(SCENARIOS.glob("*.json")):
+        if not qemu_rig.cannot_run(load_scenario(path), device):
+            names.append(path.stem)
+    return names
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name", _runnable("shoe") + _runnable("tumbler"))
+async def test_every_scenario_the_rig_can_play(name: str, rig_images: dict[str, Path],
+                                              tmp_path: Path) -> None:
+    if not SOAK:
+        pytest.skip("TABLED_SOAK=1 plays every scenario on the firmware")
+    device = "tumbler" if name.startswith("tai-sai") else "shoe"
+    await _play(name, device, tmp_path)
