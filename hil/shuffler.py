@@ -69,7 +69,10 @@ class ShufflerSim(SimDevice):
             self.state = DeviceState.READY
             self.emit(proto.ShuffleComplete(
                 shuffle_id, decks, proto.inventory_of(order), self.foreign_cards, self.rng_ok,
-                proto.commitment(shuffle_id, nonce, order)), at)
+                # The commitment of the session's version (shuffler.md): v3's binds the
+                # decks and the total too.
+                proto.commitment_for(self.endpoint.link.session_version, shuffle_id, decks,
+                                     nonce, order)), at)
 
         self.after(SHUFFLE_SECONDS, complete, now)
 

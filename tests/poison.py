@@ -81,6 +81,10 @@ def commands(principal: Ed25519PrivateKey) -> list[tuple[str, bytes]]:
          f'{{"id":"\\ud800",{when},{_sig(kid)}}}'.encode()),
         ("a principal's kid, a lone surrogate in issued_at",
          f'{{"id":"p1","issued_at":"\\udfff",{_sig(kid)}}}'.encode()),
+        # Not poison: a plain forgery after it, which must still be denied and alerted
+        # (the surrogates above are refused as bad payloads before any key is looked at).
+        ("unknown key, a plain id",
+         f'{{"id":"plain-forgery",{when},{_sig("0" * 16)}}}'.encode()),
     ]
 
 
