@@ -131,7 +131,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
-        print(f"tabled: {exc}", file=sys.stderr)
+        logs.to_stderr(f"tabled: {exc}")
         return 2
     logs.setup(args.log_level)
     _compose_simulators()
@@ -142,10 +142,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         if disk_full(cfg.journal_path, exc):
             # Not the journal's fault: systemd starts it again once there is room.
-            print(f"tabled: cannot start: the disk of {cfg.journal_path} is full ({exc}); "
-                  "free space there: exiting 1 so that systemd retries", file=sys.stderr)
+            logs.to_stderr(f"tabled: cannot start: the disk of {cfg.journal_path} is full "
+                           f"({exc}); free space there: exiting 1 so that systemd retries")
             return 1
-        print(f"tabled: cannot start: {exc}", file=sys.stderr)
+        logs.to_stderr(f"tabled: cannot start: {exc}")
         return 2
 
 
@@ -169,6 +169,7 @@ async def _when_there_is_room(cfg: Any, notifier: Any) -> Any:
     Anything else that stops the journal from opening still raises."""
     import asyncio  # noqa: PLC0415
 
+    from daemon import logs  # noqa: PLC0415
     from daemon.service import TableService  # noqa: PLC0415
     from daemon.store.journal import JournalError  # noqa: PLC0415
     from daemon.store.space import disk_full, has_room  # noqa: PLC0415
@@ -187,9 +188,10 @@ async def _when_there_is_room(cfg: Any, notifier: Any) -> Any:
             service.journal.close()  # it opened, but its first write would fail
             why = "almost no space left"
         if not said:
-            print(f"tabled: waiting to start: the disk of {cfg.journal_path} is full "
-                  f"({why}); free space there: the table starts by itself once there "
-                  f"is room (checked every {ROOM_EVERY:g} s)", file=sys.stderr, flush=True)
+            logs.to_stderr(f"tabled: waiting to start: the disk of {cfg.journal_path} is "
+                           f"full ({why}); free space there: the table starts by itself "
+                           f"once there is room (checked every {ROOM_EVERY:g} s)",
+                           logs.PRIORITY["warning"])
             said = True
         notifier.status(f"waiting for free space on the disk of {cfg.journal_path}")
         deadline = asyncio.get_running_loop().time() + ROOM_EVERY

@@ -4,8 +4,9 @@ booted container by scripts/systemd-check.sh, never on a table.
 It points the installed unit at simulated devices and a private broker, then checks what
 only systemd can show: READY=1 (``systemctl start`` returns when the table can play),
 STATUS, the sandbox letting the daemon reach its journal, credential and devices, the
-watchdog restarting a frozen daemon, Restart=on-failure after SIGKILL, a clean stop, and
-RestartPreventExitStatus=2 for a bad config. Rounds are dealt before and after each
+watchdog restarting a frozen daemon, Restart=on-failure after SIGKILL, a clean stop,
+RestartPreventExitStatus=2 for a bad config, and journald filing each line at the
+priority it carries. Rounds are dealt before and after each
 restart; every result must be signed, with ``seq`` 1..n, no gaps and no duplicates.
 
 The one change to the shipped unit is a drop-in allowing pseudo-terminals (char-pts):
@@ -15,6 +16,7 @@ the simulated shoe is on a pty where a real one is on /dev/ttyUSB*.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -154,6 +156,28 @@ async def stop_and_misconfigure(config: dict[str, Any], check: Check) -> None:
         (line for line in log.splitlines() if "'Z'" in line), "(nothing)"))
 
 
+def priorities(check: Check) -> None:
+    """journald files each daemon line at the priority it carries (daemon/logs.py):
+    ``-p warning`` keeps exactly the warning and error lines, and drops the info ones."""
+    def lines(*more: str) -> list[str]:
+        # _SYSTEMD_UNIT: the daemon's own lines, not systemd's about the unit.
+        return sh("journalctl", f"_SYSTEMD_UNIT={UNIT}", "-o", "cat", "--no-pager",
+                  *more, check=False).splitlines()
+
+    def level(line: str) -> str:
+        try:
+            return str(json.loads(line).get("level"))
+        except ValueError:  # the lines it writes before logging starts are errors
+            return "error" if line.startswith("tabled: ") else "?"
+
+    every = [level(x) for x in lines()]
+    kept = [level(x) for x in lines("-p", "warning")]
+    loud = [lv for lv in every if lv in ("warning", "error", "critical")]
+    check.expect(bool(loud) and sorted(kept) == sorted(loud) and "info" in every,
+                 f"journalctl -p warning shows exactly the {len(loud)} warning and error "
+                 f"lines of {len(every)}")
+
+
 async def main() -> int:
     check = Check()
     shutil.rmtree(WORK, ignore_errors=True)
@@ -167,6 +191,7 @@ async def main() -> int:
         await start_and_deal(rig, check)
         await restarts(rig, check)
         await stop_and_misconfigure(config, check)
+        priorities(check)
     except (RuntimeError, TimeoutError, subprocess.TimeoutExpired) as exc:
         check.expect(False, f"the check stopped: {exc}")
     finally:
