@@ -218,9 +218,17 @@ async def _serve(cfg: Any) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     task = asyncio.create_task(service.run())
+    scraped = None
+    if cfg.metrics_listen is not None:
+        from daemon import metrics_server  # noqa: PLC0415
+
+        scraped = asyncio.create_task(metrics_server.serve(service.metrics.registry,
+                                                           *cfg.metrics_listen))
     stopper = asyncio.create_task(stop.wait())
     await asyncio.wait([task, stopper], return_when=asyncio.FIRST_COMPLETED)
     health.cancel()
+    if scraped is not None:  # a scrape has nothing to finish
+        scraped.cancel()
     if task.done():  # the service ended by itself: that is a failure
         stopper.cancel()
         exc = task.exception()
