@@ -25,6 +25,7 @@ from daemon.games import GAMES
 from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
+from daemon.logs import LEVELS
 from daemon.published_keys import published
 from daemon.signing import KeyFileError, Signer, load_private_key, parse_public_key
 
@@ -52,6 +53,7 @@ SECTIONS = {
     "commands": {"principals", "max_age_seconds"},
     "dice_watch": {"window", "false_alarm_rate"},
     "metrics": {"listen"},
+    "log": {"level"},
 }
 PRINCIPAL_KEYS = {"key", "allow"}
 MAKE_KEY = ("make the principal's own key pair on its machine with 'tabled keys generate "
@@ -150,6 +152,8 @@ class TableConfig:
     journal_policy: JournalPolicy = field(default_factory=JournalPolicy)
     # Where Prometheus scrapes /metrics (daemon/metrics_server.py); None: not served.
     metrics_listen: tuple[str, int] | None = None
+    # [log] level: None leaves it to the command line's --log-level (a reload can change it).
+    log_level: str | None = None
 
 
 def _metrics(c: _Checker, m: dict[str, Any]) -> tuple[str, int] | None:
@@ -504,6 +508,9 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
     prefix, floor = (c.string(m, "mqtt", "topic_prefix", default="tables"),
                      _confidence_floor(c, t))
     metrics = _metrics(c, c.section("metrics"))
+    level = c.section("log").get("level")
+    if level is not None and (not isinstance(level, str) or level.upper() not in LEVELS):
+        c.problems.append(f"log.level: {level!r} must be one of {', '.join(LEVELS)}")
     if prefix and any(ch in prefix for ch in "#+") :
         c.problems.append(f"mqtt.topic_prefix: {prefix!r} may not contain MQTT wildcards")
     if c.problems:
@@ -512,7 +519,8 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
     return TableConfig(table_id, game_id, layout, decks, devices, broker, Path(journal),
                        prefix.rstrip("/"), signer, principals, max_age,
                        card_confidence_floor=floor, serials=serials, rules=rules,
-                       journal_policy=policy, metrics_listen=metrics)
+                       journal_policy=policy, metrics_listen=metrics,
+                       log_level=None if level is None else str(level).upper())
 
 
 def _confidence_floor(c: _Checker, t: dict[str, Any]) -> int:

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import structlog
 
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # syslog(3) priorities, as journald reads them from a "<N>" at the start of a line.
 PRIORITY = {"critical": 2, "error": 3, "warning": 4, "info": 6, "debug": 7}
 NOTICE = 5  # what a line with no known level is filed as: between info and warning

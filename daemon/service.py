@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -21,7 +22,7 @@ from typing import Any
 
 import structlog
 
-from daemon import __version__
+from daemon import __version__, reload
 from daemon.authority import ACCEPTED, REFUSED, CommandAuthority, Untrusted
 from daemon.commands import (
     Command,
@@ -843,6 +844,45 @@ class TableService:
             self.metrics.accepted.labels(cmd.name).inc()
             self._send(commands)
             return answer
+
+    # -- reload (systemctl reload: SIGHUP, daemon/reload.py) -------------------------------
+
+    def reconfigure(self, new: TableConfig, by: str = "reload") -> reload.Plan:
+        """Apply what may change mid-round, all of it or none: journalled first (what
+        changed and who may now command the table), then applied with no await in
+        between, so no command is judged half by the old config and half by the new."""
+        p = reload.plan(self.cfg, new)
+        if p.refused:
+            return self.refuse_reload(p.refused, by)
+        try:
+            tls = tls_context(new.broker)  # a certificate that does not load: refused
+        except (OSError, ssl.SSLError) as exc:
+            return self.refuse_reload([f"broker: the TLS files do not load: {exc}"], by)
+        body = {"by": by, "changed": p.changed, **reload.principal_changes(self.cfg, new),
+                "principals": reload.principals_view(new)}
+        try:
+            self.journal.append("config_reloaded", body)
+        except JournalError as exc:
+            self._storage_failed(exc)
+            return self.refuse_reload([f"the journal cannot be written ({exc}): nothing is "
+                                       "changed that it cannot record"], by)
+        self.authority.reconfigure(new.principals, new.command_max_age)
+        if isinstance(self.table, TaiSaiTable):
+            self.table.watch = reload.rewatch(self.table.watch, new.rules.dice_watch)
+        b = new.broker  # used from the next connection on
+        self.publisher.broker = dataclasses.replace(
+            self.publisher.broker, username=b.username, password=b.password, tls=tls)
+        self.cfg = new
+        slog.warning("config reloaded", **body)
+        return p
+
+    def refuse_reload(self, reasons: list[str], by: str = "reload") -> reload.Plan:
+        """A reload not applied: logged as an error and journalled, with every reason."""
+        log.error("reload refused, the running config is kept: %s", "; ".join(reasons))
+        if self.storage_error is None:
+            with contextlib.suppress(JournalError):  # the log says it either way
+                self.journal.append("config_reload_refused", {"by": by, "reasons": reasons})
+        return reload.Plan(reasons, [])
 
     def _open_round(self) -> str | None:
         rnd = self.table.round

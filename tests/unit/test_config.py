@@ -335,3 +335,10 @@ def test_issue_29_a_metrics_address_the_unit_would_not_let_through_is_refused(
         listen: str, expected: str) -> None:
     [problem] = problems({**good(), "metrics": {"listen": listen}})
     assert problem.startswith(expected), problem
+
+
+def test_issue_29_the_log_level_may_be_set_in_the_config() -> None:
+    assert parse_config(good()).log_level is None  # the command line's --log-level
+    assert parse_config({**good(), "log": {"level": "debug"}}).log_level == "DEBUG"
+    assert problems({**good(), "log": {"level": "loud"}}) == [
+        "log.level: 'loud' must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"]
