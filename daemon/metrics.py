@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from prometheus_client.registry import Collector
 
 from daemon import __version__
 from daemon.drivers.device import DeviceState
+from daemon.store.journal import JournalError
 
 if TYPE_CHECKING:
     from daemon.service import TableService
@@ -155,16 +157,19 @@ class TableCollector(Collector):
         """When this hold was first journalled: a restart announces it again, and its age
         must not start over."""
         if self._hold is None or self._hold[0] != hold_id:
-            at = min((r.at for r in self.s.journal.records(round_id)
-                      if r.kind == "result_held" and r.body.get("hold_id") == hold_id),
-                     default=now)
+            try:
+                at = min((r.at for r in self.s.journal.records(round_id)
+                          if r.kind == "result_held" and r.body.get("hold_id") == hold_id),
+                         default=now)
+            except (JournalError, sqlite3.Error):  # unreadable now: from this scrape on
+                return now
             self._hold = (hold_id, at)
         return self._hold[1]
 
     def _outbox(self, now: float) -> Iterator[Metric]:
         try:
             b = self.s.journal.backlog()
-        except Exception:  # a journal that cannot be read: the other figures still count
+        except JournalError:  # a journal that cannot be read: the other figures still count
             return
         yield _gauge("tabled_outbox_backlog_messages", "Messages journalled and not yet "
                      "acknowledged by the broker.", b.messages)
@@ -233,7 +238,7 @@ class TableCollector(Collector):
                      "(no round advances).", 1.0 if s.storage_error is None else 0.0)
         try:
             last = s.journal.last_checkpoint_at()
-        except Exception:  # a journal that cannot be read: the figures above still count
+        except (JournalError, sqlite3.Error):  # unreadable: the figures above still count
             return
         if last is not None:  # the service makes one as it starts (TableService.retain)
             yield _gauge("tabled_journal_checkpoint_age_seconds", "Age of the latest "
