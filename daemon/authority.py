@@ -51,13 +51,18 @@ class CommandAuthority:
     def __init__(self, table_id: str, principals: Mapping[str, Principal], max_age: float,
                  clock: Callable[[], float]) -> None:
         self.table_id = table_id
-        self.max_age = max_age
         self.clock = clock
-        self._by_kid = {key_id(p.key): p for p in principals.values()}
-        self._keyring = Keyring({kid: p.key for kid, p in self._by_kid.items()})
+        self.reconfigure(principals, max_age)
         # command id -> (issued_at, what became of it), for replay checks
         self._seen: dict[str, tuple[float, str]] = {}
         self._swept = float("-inf")
+
+    def reconfigure(self, principals: Mapping[str, Principal], max_age: float) -> None:
+        """A reload: these principals from the next command on (a revoked key is refused
+        at once); the ids already used stay used."""
+        self.max_age = max_age
+        self._by_kid = {key_id(p.key): p for p in principals.values()}
+        self._keyring = Keyring({kid: p.key for kid, p in self._by_kid.items()})
 
     def remember(self, ids: Iterable[tuple[str, float, str]]) -> None:
         """Command ids used before a restart (id, issued_at, outcome), so a replay across

@@ -17,6 +17,7 @@ from daemon.games.par_sheet import par_sheet
 from daemon.games.par_text import render_par_sheet
 from daemon.games.settle import settle_cards, settle_throw
 from daemon.games.tai_sai import Throw
+from daemon.logs import LEVELS as LOG_LEVELS
 
 
 def _cmd_par_sheet(args: argparse.Namespace) -> int:
@@ -131,21 +132,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
-        print(f"tabled: {exc}", file=sys.stderr)
+        logs.to_stderr(f"tabled: {exc}")
         return 2
-    logs.setup(args.log_level)
+    logs.setup(cfg.log_level or args.log_level)
     _compose_simulators()
     try:
-        return asyncio.run(_serve(cfg))
+        return asyncio.run(_serve(cfg, args))
     except JournalError as exc:
         from daemon.store.space import disk_full  # noqa: PLC0415
 
         if disk_full(cfg.journal_path, exc):
             # Not the journal's fault: systemd starts it again once there is room.
-            print(f"tabled: cannot start: the disk of {cfg.journal_path} is full ({exc}); "
-                  "free space there: exiting 1 so that systemd retries", file=sys.stderr)
+            logs.to_stderr(f"tabled: cannot start: the disk of {cfg.journal_path} is full "
+                           f"({exc}); free space there: exiting 1 so that systemd retries")
             return 1
-        print(f"tabled: cannot start: {exc}", file=sys.stderr)
+        logs.to_stderr(f"tabled: cannot start: {exc}")
         return 2
 
 
@@ -169,6 +170,7 @@ async def _when_there_is_room(cfg: Any, notifier: Any) -> Any:
     Anything else that stops the journal from opening still raises."""
     import asyncio  # noqa: PLC0415
 
+    from daemon import logs  # noqa: PLC0415
     from daemon.service import TableService  # noqa: PLC0415
     from daemon.store.journal import JournalError  # noqa: PLC0415
     from daemon.store.space import disk_full, has_room  # noqa: PLC0415
@@ -187,9 +189,10 @@ async def _when_there_is_room(cfg: Any, notifier: Any) -> Any:
             service.journal.close()  # it opened, but its first write would fail
             why = "almost no space left"
         if not said:
-            print(f"tabled: waiting to start: the disk of {cfg.journal_path} is full "
-                  f"({why}); free space there: the table starts by itself once there "
-                  f"is room (checked every {ROOM_EVERY:g} s)", file=sys.stderr, flush=True)
+            logs.to_stderr(f"tabled: waiting to start: the disk of {cfg.journal_path} is "
+                           f"full ({why}); free space there: the table starts by itself "
+                           f"once there is room (checked every {ROOM_EVERY:g} s)",
+                           logs.PRIORITY["warning"])
             said = True
         notifier.status(f"waiting for free space on the disk of {cfg.journal_path}")
         deadline = asyncio.get_running_loop().time() + ROOM_EVERY
@@ -198,7 +201,7 @@ async def _when_there_is_room(cfg: Any, notifier: Any) -> Any:
             await asyncio.sleep(1.0)
 
 
-async def _serve(cfg: Any) -> int:
+async def _serve(cfg: Any, args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
     import contextlib  # noqa: PLC0415
     import logging  # noqa: PLC0415
@@ -210,15 +213,25 @@ async def _serve(cfg: Any) -> int:
     notifier = Notifier()
     service = await _when_there_is_room(cfg, notifier)
     await service.compare_with_broker()  # before anything is published
-    health = asyncio.create_task(Health(service, notifier).run())
+    watcher = Health(service, notifier)
+    health = asyncio.create_task(watcher.run())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, _reload, service, watcher, args)
     task = asyncio.create_task(service.run())
+    scraped = None
+    if cfg.metrics_listen is not None:
+        from daemon import metrics_server  # noqa: PLC0415
+
+        scraped = asyncio.create_task(metrics_server.serve(service.metrics.registry,
+                                                           *cfg.metrics_listen))
     stopper = asyncio.create_task(stop.wait())
     await asyncio.wait([task, stopper], return_when=asyncio.FIRST_COMPLETED)
     health.cancel()
+    if scraped is not None:  # a scrape has nothing to finish
+        scraped.cancel()
     if task.done():  # the service ended by itself: that is a failure
         stopper.cancel()
         exc = task.exception()
@@ -236,6 +249,26 @@ async def _serve(cfg: Any) -> int:
     with contextlib.suppress(asyncio.CancelledError):
         await task
     return 0
+
+
+def _reload(service: Any, health: Any, args: argparse.Namespace) -> None:
+    """SIGHUP (systemctl reload): the config read again and applied where it may change
+    mid-round (daemon/reload.py), on the event loop, between two inputs."""
+    from daemon import logs  # noqa: PLC0415
+    from daemon.config import ConfigError, load_config  # noqa: PLC0415
+
+    # Under systemd, the unit shows "reloading" until READY=1 (once it was ready at all).
+    if health.ready_sent:
+        health.notifier.reloading()
+    try:
+        new = load_config(args.config)
+    except ConfigError as exc:
+        service.refuse_reload(exc.problems)
+    else:
+        if not service.reconfigure(new).refused:
+            logs.set_level(new.log_level or args.log_level)
+    if health.ready_sent:
+        health.notifier.send("READY=1")  # STATUS stays the table's (daemon/health.py)
 
 
 def _cmd_keys_generate(args: argparse.Namespace) -> int:
@@ -613,7 +646,6 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0 if len(results) == args.rounds else 1
 
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DESCRIPTION = ("tabled: the table-side controller for casino table games. It runs a table "
                "(run), simulates one on this machine (simulate), checks one (config check, "
                "doctor) and watches tables live (watch).")

@@ -25,6 +25,7 @@ from daemon.games import GAMES
 from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
+from daemon.logs import LEVELS
 from daemon.published_keys import published
 from daemon.signing import KeyFileError, Signer, load_private_key, parse_public_key
 
@@ -51,6 +52,8 @@ SECTIONS = {
     "signing": {"key_file"},
     "commands": {"principals", "max_age_seconds"},
     "dice_watch": {"window", "false_alarm_rate"},
+    "metrics": {"listen"},
+    "log": {"level"},
 }
 PRINCIPAL_KEYS = {"key", "allow"}
 MAKE_KEY = ("make the principal's own key pair on its machine with 'tabled keys generate "
@@ -147,6 +150,37 @@ class TableConfig:
     serials: dict[str, str] = field(default_factory=dict)  # device -> its pinned serial
     rules: TableRules = field(default_factory=TableRules)
     journal_policy: JournalPolicy = field(default_factory=JournalPolicy)
+    # Where Prometheus scrapes /metrics (daemon/metrics_server.py); None: not served.
+    metrics_listen: tuple[str, int] | None = None
+    # [log] level: None leaves it to the command line's --log-level (a reload can change it).
+    log_level: str | None = None
+
+
+def _metrics(c: _Checker, m: dict[str, Any]) -> tuple[str, int] | None:
+    """``[metrics] listen = "HOST:PORT"``: loopback, or an address on the private network
+    the unit's IPAddressAllow= admits (a scraper elsewhere could not reach it)."""
+    if "listen" not in m:
+        return None
+    text = m["listen"]
+    host, _, port = str(text).rpartition(":")
+    host = host.strip("[]")
+    try:
+        address = ipaddress.ip_address("127.0.0.1" if host == "localhost" else host)
+        number = int(port)
+    except ValueError:
+        c.problems.append(f"metrics.listen: {text!r} must be HOST:PORT with an IP address, "
+                          "e.g. \"127.0.0.1:9464\"")
+        return None
+    if not 0 < number < 65536:
+        c.problems.append(f"metrics.listen: port {number} is outside 1-65535")
+        return None
+    if not (address.is_loopback or address.is_private or address.is_link_local) or \
+            address.is_unspecified:
+        c.problems.append(f"metrics.listen: {host} is neither loopback nor on a private "
+                          "network, which is all the unit's IPAddressAllow= admits; give the "
+                          "table's own address on the floor network, or 127.0.0.1")
+        return None
+    return str(address), number
 
 
 def _table_rules(c: _Checker, t: dict[str, Any], w: dict[str, Any],
@@ -473,6 +507,10 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
                        _journal_policy(c, j))
     prefix, floor = (c.string(m, "mqtt", "topic_prefix", default="tables"),
                      _confidence_floor(c, t))
+    metrics = _metrics(c, c.section("metrics"))
+    level = c.section("log").get("level")
+    if level is not None and (not isinstance(level, str) or level.upper() not in LEVELS):
+        c.problems.append(f"log.level: {level!r} must be one of {', '.join(LEVELS)}")
     if prefix and any(ch in prefix for ch in "#+") :
         c.problems.append(f"mqtt.topic_prefix: {prefix!r} may not contain MQTT wildcards")
     if c.problems:
@@ -481,7 +519,8 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
     return TableConfig(table_id, game_id, layout, decks, devices, broker, Path(journal),
                        prefix.rstrip("/"), signer, principals, max_age,
                        card_confidence_floor=floor, serials=serials, rules=rules,
-                       journal_policy=policy)
+                       journal_policy=policy, metrics_listen=metrics,
+                       log_level=None if level is None else str(level).upper())
 
 
 def _confidence_floor(c: _Checker, t: dict[str, Any]) -> int:

@@ -35,6 +35,7 @@ class Health:
         self.link_stall = link_stall
         self._loop = asyncio.get_running_loop()
         self._last_status = ""
+        self.ready_sent = False  # READY=1 told: a reload may say RELOADING=1 and READY=1
 
     def waiting_for(self) -> list[str]:
         return [f"{n} ({d.status.state.value}{': ' + d.status.detail if d.status.detail else ''})"
@@ -86,6 +87,7 @@ class Health:
             await asyncio.sleep(STARTUP_POLL)
         self._last_status = self.describe()
         self.notifier.ready(self._last_status)
+        self.ready_sent = True
         log.info("READY: %s", self._last_status)
 
     def _feed(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from collections.abc import Mapping
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,11 @@ class Notifier:
 
     def watchdog(self) -> bool:
         return self.send("WATCHDOG=1")
+
+    def reloading(self) -> bool:
+        """A reload begins; ``ready()`` ends it (systemd shows the unit "reloading")."""
+        usec = int(time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6)
+        return self.send("RELOADING=1", f"MONOTONIC_USEC={usec}")
 
     def stopping(self, status: str) -> bool:
         return self.send("STOPPING=1", f"STATUS={status}")

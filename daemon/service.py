@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -21,7 +22,7 @@ from typing import Any
 
 import structlog
 
-from daemon import __version__
+from daemon import __version__, reload
 from daemon.authority import ACCEPTED, REFUSED, CommandAuthority, Untrusted
 from daemon.commands import (
     Command,
@@ -36,6 +37,7 @@ from daemon.drivers.command_outcome import Outcome, Verdict, deliver, reason
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.drivers.seen import META_PREFIX, Mark, Seen
 from daemon.games import get_game
+from daemon.metrics import TableMetrics
 from daemon.mqtt import card_event, last_seen, replay
 from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
@@ -143,6 +145,7 @@ class TableService:
         self.dropped_while_failed = 0
         # Authenticated commands refused while it could not: journalled once it can.
         self._refused_unjournalled: list[dict[str, Any]] = []
+        self.metrics = TableMetrics(self)  # read at scrape time, all but its counters
         b = cfg.broker
         self.publisher = Publisher(
             self.journal,
@@ -154,7 +157,8 @@ class TableService:
             signer=cfg.signer, on_journal_error=self._storage_failed,
             on_lost=self._session_lost, on_stop=self._last_words, cleared=self._cleared,
             on_cleared=self._was_cleared, last_state=self._last_snapshot,
-            quiet=lambda: self.table.state == BETTING)
+            quiet=lambda: self.table.state == BETTING,
+            on_delivered=self.metrics.delivered)
         self.session_watch = SessionWatch(clock, b.client_id)
         self.authority = CommandAuthority(cfg.table_id, cfg.principals, cfg.command_max_age,
                                           clock)
@@ -328,17 +332,20 @@ class TableService:
         reply_to = replay.reply_to_of(payload)
         if reply_to is None:  # too large, not JSON, or nowhere to answer
             self.replays_dropped += 1
+            self.metrics.replays_refused.labels("dropped").inc()
             return
         answer = f"{self.cfg.topic_prefix}/{self.cfg.table_id}/replay/to/{reply_to}"
         if self._replays_waiting < replay.MAX_WAITING and self._replays.take(reply_to):
             self._replays_waiting += 1
             self._spawn(self._serve_replay(answer, payload))
         elif self._busy.take():
+            self.metrics.replays_refused.labels("busy").inc()
             self._spawn(self._replay_marker(answer, payload, error=(
                 "busy", f"at most {replay.PER_RATE:g} replay requests a second from one "
                 f"requester, {replay.RATE:g} from all; try again")))
         else:
             self.replays_dropped += 1
+            self.metrics.replays_refused.labels("dropped").inc()
 
     async def _serve_replay(self, answer: str, payload: bytes) -> None:
         # One answer at a time, each message waiting for its PUBACK before the next: a
@@ -355,9 +362,11 @@ class TableService:
         try:
             req = replay.parse(payload)
         except replay.ReplayError as exc:
+            self.metrics.replays_refused.labels(exc.code).inc()
             await self._replay_marker(answer, payload, error=(exc.code, str(exc)))
             return
         if req.journal_id is not None and req.journal_id != self.journal.journal_id:
+            self.metrics.replays_refused.labels("other_journal").inc()
             await self._replay_marker(answer, payload, error=(
                 "other_journal", f"this table's journal is {self.journal.journal_id}, not "
                 f"{req.journal_id}: its msg_seq numbers mean other messages"))
@@ -380,6 +389,7 @@ class TableService:
             if not await self.publisher.publish_now(answer, row.payload):
                 return  # no connection: the requester asks again
         covered = rows[-1].id if cut else last
+        self.metrics.replays_served.inc()
         await self._replay_marker(answer, payload, req=req, count=len(rows),
                                   covered=covered, more=cut)
 
@@ -608,9 +618,11 @@ class TableService:
                 self.topics["alerts"], stamp({"type": "alert", "round_id": e.round_id,
                                               "at": iso(self.clock()), **body},
                                              self.cfg.table_id)),))
+            self.metrics.alerts.labels(e.code).inc()
             log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
         elif isinstance(e, RoundResult):
             final = self.journal.record_result(e.round_id, e.payload, self.topics["results"])
+            self.metrics.result(str(final["status"]))
             slog.info("result", seq=final["seq"], status=final["status"],
                       winner=final.get("winner"), total=final.get("total"))
 
@@ -834,8 +846,48 @@ class TableService:
                 # the journal can be written again. Refused, and said so directly.
                 return self._refused(cmd, who, self._storage_refusal(cmd))
             self.authority.settle(cmd.id, "accepted")
+            self.metrics.accepted.labels(cmd.name).inc()
             self._send(commands)
             return answer
+
+    # -- reload (systemctl reload: SIGHUP, daemon/reload.py) -------------------------------
+
+    def reconfigure(self, new: TableConfig, by: str = "reload") -> reload.Plan:
+        """Apply what may change mid-round, all of it or none: journalled first (what
+        changed and who may now command the table), then applied with no await in
+        between, so no command is judged half by the old config and half by the new."""
+        p = reload.plan(self.cfg, new)
+        if p.refused:
+            return self.refuse_reload(p.refused, by)
+        try:
+            tls = tls_context(new.broker)  # a certificate that does not load: refused
+        except (OSError, ssl.SSLError) as exc:
+            return self.refuse_reload([f"broker: the TLS files do not load: {exc}"], by)
+        body = {"by": by, "changed": p.changed, **reload.principal_changes(self.cfg, new),
+                "principals": reload.principals_view(new)}
+        try:
+            self.journal.append("config_reloaded", body)
+        except JournalError as exc:
+            self._storage_failed(exc)
+            return self.refuse_reload([f"the journal cannot be written ({exc}): nothing is "
+                                       "changed that it cannot record"], by)
+        self.authority.reconfigure(new.principals, new.command_max_age)
+        if isinstance(self.table, TaiSaiTable):
+            self.table.watch = reload.rewatch(self.table.watch, new.rules.dice_watch)
+        b = new.broker  # used from the next connection on
+        self.publisher.broker = dataclasses.replace(
+            self.publisher.broker, username=b.username, password=b.password, tls=tls)
+        self.cfg = new
+        slog.warning("config reloaded", **body)
+        return p
+
+    def refuse_reload(self, reasons: list[str], by: str = "reload") -> reload.Plan:
+        """A reload not applied: logged as an error and journalled, with every reason."""
+        log.error("reload refused, the running config is kept: %s", "; ".join(reasons))
+        if self.storage_error is None:
+            with contextlib.suppress(JournalError):  # the log says it either way
+                self.journal.append("config_reload_refused", {"by": by, "reasons": reasons})
+        return reload.Plan(reasons, [])
 
     def _open_round(self) -> str | None:
         rnd = self.table.round
@@ -854,6 +906,7 @@ class TableService:
         answer = reply(cmd.id, cmd.name, ok=False, state=self.table.state, error=exc,
                        round_id=self._open_round())
         self.authority.settle(cmd.id, f"refused ({exc.code})")
+        self.metrics.refused.labels(exc.code).inc()
         record = {"name": cmd.name, "id": cmd.id, "by": who,
                   "issued_at": cmd.body["issued_at"], "code": exc.code, **cmd.args}
         try:

@@ -4,8 +4,10 @@ booted container by scripts/systemd-check.sh, never on a table.
 It points the installed unit at simulated devices and a private broker, then checks what
 only systemd can show: READY=1 (``systemctl start`` returns when the table can play),
 STATUS, the sandbox letting the daemon reach its journal, credential and devices, the
-watchdog restarting a frozen daemon, Restart=on-failure after SIGKILL, a clean stop, and
-RestartPreventExitStatus=2 for a bad config. Rounds are dealt before and after each
+watchdog restarting a frozen daemon, Restart=on-failure after SIGKILL, a clean stop,
+RestartPreventExitStatus=2 for a bad config, journald filing each line at the priority
+it carries, and ``systemctl reload`` mid-round revoking a principal while the round goes
+on. Rounds are dealt before and after each
 restart; every result must be signed, with ``seq`` 1..n, no gaps and no duplicates.
 
 The one change to the shipped unit is a drop-in allowing pseudo-terminals (char-pts):
@@ -15,6 +17,7 @@ the simulated shoe is on a pty where a real one is on /dev/ttyUSB*.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -23,8 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from daemon.signing import private_key_pem
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from daemon.signing import private_key_pem, public_key_text
 from hil.broker import Mosquitto
+from hil.dealer import SimDealer
 from hil.process import to_toml
 from hil.rig import SimRig
 
@@ -136,6 +142,47 @@ async def restarts(rig: SimRig, check: Check) -> None:
                  f"11 signed results across two restarts, seq {check.seqs}")
 
 
+async def reload_mid_round(rig: SimRig, config: dict[str, Any], check: Check) -> None:
+    """systemctl reload mid-round: a second principal added, then revoked while a round
+    is being dealt; the round goes on to its result in the same process."""
+    pit_key = Ed25519PrivateKey.generate()
+    with_pit = json.loads(json.dumps(config))
+    with_pit["commands"]["principals"]["pit-2"] = {
+        "key": public_key_text(pit_key.public_key()), "allow": ["status"]}
+    pid, restarts = show("MainPID"), show("NRestarts")
+
+    async def reload(cfg: dict[str, Any], count: int) -> None:
+        Path("/etc/tabled/table.toml").write_text(to_toml(cfg), encoding="utf-8")
+        await ash("systemctl", "reload", UNIT, timeout=30)
+        await wait_for(lambda: sh("journalctl", f"_SYSTEMD_UNIT={UNIT}", "-o", "cat",
+                                  "--no-pager", check=False).count('"config reloaded"')
+                       >= count, 20)
+
+    await reload(with_pit, 1)
+    dealer = rig.dealer(betting_seconds=0.0, reply_timeout=10.0)
+    pit = SimDealer(rig.broker[0], rig.broker[1], rig.base, pit_key, reply_timeout=10.0)
+    async with asyncio.timeout(120), dealer.session(), pit.session():
+        allowed = (await pit.command("status"))["ok"]
+        for name in ("open_betting", "close_betting"):
+            await dealer.command(name)
+        round_id = dealer.round_id
+        for _ in range(2):
+            await dealer._draw()
+        t0 = time.monotonic()
+        await reload(config, 2)  # pit-2 revoked, two cards into the round
+        took = time.monotonic() - t0
+        denied = await pit.command("status")
+        result = await dealer.resume_round()
+    check.expect(allowed and not denied["ok"] and denied["error"]["code"] == "denied",
+                 f"systemctl reload mid-round ({took:.2f} s to the journal): a principal "
+                 f"added, then revoked: its next command is {denied['error']['code']}")
+    check.expect(result["round_id"] == round_id and result["status"] == "valid"
+                 and show("MainPID") == pid and show("NRestarts") == restarts
+                 and show("ActiveState") == "active",
+                 f"the round in play went on to its result ({result['status']}, seq "
+                 f"{result['seq']}), same process, no restart")
+
+
 async def stop_and_misconfigure(config: dict[str, Any], check: Check) -> None:
     await ash("systemctl", "stop", UNIT, timeout=30)
     check.expect(show("Result") == "success" and show("ExecMainStatus") == "0",
@@ -154,6 +201,32 @@ async def stop_and_misconfigure(config: dict[str, Any], check: Check) -> None:
         (line for line in log.splitlines() if "'Z'" in line), "(nothing)"))
 
 
+def priorities(check: Check) -> None:
+    """journald files each daemon line at the priority it carries (daemon/logs.py):
+    ``-p warning`` keeps exactly the warning and error lines, and drops the info ones."""
+    def lines(*more: str) -> list[str]:
+        # _SYSTEMD_UNIT: the daemon's own lines, not systemd's about the unit.
+        return sh("journalctl", f"_SYSTEMD_UNIT={UNIT}", "-o", "cat", "--no-pager",
+                  *more, check=False).splitlines()
+
+    def loud(line: str) -> bool:
+        try:
+            return json.loads(line).get("level") in ("warning", "error", "critical")
+        except ValueError:  # what it writes before logging starts: a bad config, ...
+            return True
+
+    every = lines()
+    kept = lines("-p", "warning")
+    expected = [x for x in every if loud(x)]
+    quiet = len(every) - len(expected)
+    check.expect(bool(expected) and sorted(kept) == sorted(expected) and quiet > 0,
+                 f"journalctl -p warning shows exactly the {len(expected)} warning and "
+                 f"error lines of {len(every)}"
+                 + ("" if sorted(kept) == sorted(expected) else
+                    f"; shown but not loud: {sorted(set(kept) - set(expected))[:3]}; loud "
+                    f"but not shown: {sorted(set(expected) - set(kept))[:3]}"))
+
+
 async def main() -> int:
     check = Check()
     shutil.rmtree(WORK, ignore_errors=True)
@@ -166,7 +239,9 @@ async def main() -> int:
         config = configure(rig)
         await start_and_deal(rig, check)
         await restarts(rig, check)
+        await reload_mid_round(rig, config, check)
         await stop_and_misconfigure(config, check)
+        priorities(check)
     except (RuntimeError, TimeoutError, subprocess.TimeoutExpired) as exc:
         check.expect(False, f"the check stopped: {exc}")
     finally:

@@ -49,6 +49,7 @@ install -D -m 0644 systemd/99-tabled.rules "$R/etc/udev/rules.d/99-tabled.rules"
 install -D -m 0644 systemd/tabled.sysusers "$R/usr/lib/sysusers.d/tabled.conf"
 install -D -m 0644 systemd/tabled.tmpfiles "$R/usr/lib/tmpfiles.d/tabled.conf"
 install -D -m 0644 systemd/mosquitto/acl.example "$OPT/share/mosquitto-acl.example"
+install -D -m 0644 systemd/prometheus/tabled-alerts.yml "$OPT/share/prometheus-alerts.example.yml"
 systemd-sysusers --root="$ROOT" "$R/usr/lib/sysusers.d/tabled.conf"
 systemd-tmpfiles --root="$ROOT" --create "$R/usr/lib/tmpfiles.d/tabled.conf"
 

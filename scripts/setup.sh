@@ -49,6 +49,18 @@ if [ "${1:-}" = "dev" ]; then
             echo "${missing[*]} missing: sudo apt-get install ${missing[*]}" >&2; exit 1
         fi
     fi
+    # The metrics tests lint /metrics with promtool, check and test the example alert
+    # rules, and scrape a table with a real Prometheus: Debian's prometheus package.
+    if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
+        if [ "$(id -u)" = 0 ]; then
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
+            # Only its binaries are wanted: not a Prometheus of its own running on :9090.
+            systemctl disable --now prometheus >/dev/null 2>&1 || true
+        else
+            echo "prometheus is missing: sudo apt-get install prometheus" >&2; exit 1
+        fi
+    fi
 else
     .venv/bin/python -m pip install --quiet -e .
 fi

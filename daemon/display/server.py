@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from daemon.display import metrics
 from daemon.display.view import Display
 
 log = logging.getLogger(__name__)
@@ -117,6 +119,7 @@ class DisplayServer:
     broker_state: dict[str, Any] = field(default_factory=lambda: {"connected": False,
                                                                   "error": "connecting"})
     received: int = 0
+    replay_requests: int = 0
     tls: ssl.SSLContext | None = None
     username: str | None = None
     password: str | None = field(default=None, repr=False)
@@ -124,6 +127,9 @@ class DisplayServer:
     max_connections: int = field(default_factory=connection_cap)
     connections: Counter[str] = field(default_factory=Counter)  # open, by address
     streams: Counter[str] = field(default_factory=Counter)  # event streams, by address
+
+    def __post_init__(self) -> None:
+        self.metrics = metrics.registry(self)
 
     # ---- the broker side ----
 
@@ -195,6 +201,7 @@ class DisplayServer:
                 req["reply_to"] = self.reply_name
                 await client.publish(f"{self.display.prefix}/{table}/replay/request",
                                      json.dumps(req), qos=1)
+                self.replay_requests += 1
                 log.info("replay request to %s: %s", table, req)
                 await asyncio.sleep(1 / REPLAY_RATE)
             await asyncio.sleep(1 / REPLAY_RATE)
@@ -261,6 +268,9 @@ class DisplayServer:
                     await _respond(writer, 405, "text/plain", b"only GET\n")
                 elif path == "/events":
                     pass  # streamed below, past the deadline
+                elif path == "/metrics":  # for Prometheus (daemon/display/metrics.py)
+                    await _respond(writer, 200, CONTENT_TYPE_LATEST,
+                                   generate_latest(self.metrics))
                 elif path == "/state":
                     body = json.dumps(self.full_state()).encode("utf-8")
                     await _respond(writer, 200, "application/json", body)

@@ -452,6 +452,7 @@ class Display:
         self.tables: dict[str, TableView] = {}
         self.refused: deque[Refusal] = deque(maxlen=MAX_REFUSED)
         self.refused_total = 0
+        self.verified = 0  # payloads whose signature a trusted key verified
 
     def _refuse(self, at: str, topic: str, reason: str) -> None:
         self.refused_total += 1
@@ -486,6 +487,7 @@ class Display:
         except SignatureError as exc:
             self._refuse(at, topic, str(exc))
             return ""
+        self.verified += 1
         name = "/".join(rest)
         if kind == "replay":
             # A replay answer: stored messages exactly as first published, then a marker.

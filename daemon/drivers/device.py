@@ -17,7 +17,7 @@ import logging
 import random
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -37,7 +37,14 @@ from firmware_protocols.common import (
 )
 from firmware_protocols.endpoint import BadMessage, Endpoint, EndpointEvent, Numbered
 from firmware_protocols.framing import BYTE_TIME_115200, DecodeError
-from firmware_protocols.link import Link, LinkFailed, PeerReset, SessionSummary, Stamp
+from firmware_protocols.link import (
+    Link,
+    LinkFailed,
+    LinkStats,
+    PeerReset,
+    SessionSummary,
+    Stamp,
+)
 from firmware_protocols.wire import Catalogue, Message
 
 log = logging.getLogger(__name__)
@@ -151,6 +158,10 @@ class DeviceDriver:
         self._tick_at = float("inf")  # when the ticker wakes unless set (loop time)
         self._impostor: str | None = None  # the last refused serial, alerted once
         self.progress_at = self._loop.time()  # the watchdog's proof this link is not stuck
+        # Each session has a new Link, whose counts end with it: the ended ones' sum,
+        # for counts that never go back (daemon/metrics.py).
+        self._ended_links = LinkStats()
+        self.sessions_ended = 0
 
     # -- public ---------------------------------------------------------------------------
 
@@ -168,6 +179,13 @@ class DeviceDriver:
             raise DeviceNotReadyError(f"{self.name} is {self.status.state.value}: "
                                       f"{self.status.detail or 'not ready'}")
         return await self._request(message)
+
+    def link_totals(self) -> LinkStats:
+        """The link's counts over every session of this process, the open one included."""
+        total = LinkStats(**asdict(self._ended_links))
+        if self._transport is not None and self._endpoint is not None:
+            _add(total, self._endpoint.link.stats)
+        return total
 
     async def run(self) -> None:
         backoff = self.backoff_initial
@@ -210,6 +228,7 @@ class DeviceDriver:
         self._pending.clear()
         self._untagged.clear()
         dump = self._endpoint.dump() if self._endpoint else []
+        self.sessions_ended += 1
         log.warning("%s", session_ended_line(self.name, reason, dump))
         self._set(state, reason)
 
@@ -239,6 +258,7 @@ class DeviceDriver:
             # re-sends only what did not (its messages are not lost with the session).
             if self._endpoint is not None:
                 self._previous = self._endpoint.link.summary()
+                _add(self._ended_links, self._endpoint.link.stats)
             self._transport = None
             await transport.close()
 
@@ -449,6 +469,11 @@ class DeviceDriver:
             self.status.fault = 0
             self.on_status(self.status)
         self.on_message(msg)
+
+
+def _add(total: LinkStats, more: LinkStats) -> None:
+    for f in fields(LinkStats):
+        setattr(total, f.name, getattr(total, f.name) + getattr(more, f.name))
 
 
 def _kind_name(kind: int) -> str:

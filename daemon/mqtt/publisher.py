@@ -131,6 +131,8 @@ class Publisher:
     # for a due journal checkpoint (docs/architecture.md).
     quiet: Callable[[], bool] = lambda: True
     on_cleared: Callable[[str], None] = lambda topic: None
+    # The broker acknowledged these outbox entries (their latency: daemon/metrics.py).
+    on_delivered: Callable[[list[OutboxEntry]], None] = lambda entries: None
     stats: PublisherStats = field(default_factory=PublisherStats)
 
     def __post_init__(self) -> None:
@@ -473,6 +475,7 @@ class Publisher:
         if acked:
             self.journal.mark_delivered(*acked)
             self.stats.delivered += len(acked)
+            self.on_delivered(window[:len(acked)])
         if len(acked) < len(window):
             failed = window[len(acked)]
             with contextlib.suppress(JournalError):

@@ -315,3 +315,30 @@ def test_bad_broker_urls_are_named(broker: dict[str, Any], problem: str) -> None
     with pytest.raises(ConfigError) as e:
         parse_config(data)
     assert any(problem in p for p in e.value.problems), e.value.problems
+
+
+def test_issue_29_metrics_are_off_unless_an_address_is_given() -> None:
+    assert parse_config(good()).metrics_listen is None
+    data = {**good(), "metrics": {"listen": "127.0.0.1:9464"}}
+    assert parse_config(data).metrics_listen == ("127.0.0.1", 9464)
+    data = {**good(), "metrics": {"listen": "10.20.0.7:9464"}}  # the floor network
+    assert parse_config(data).metrics_listen == ("10.20.0.7", 9464)
+
+
+@pytest.mark.parametrize(("listen", "expected"), [
+    ("0.0.0.0:9464", "metrics.listen: 0.0.0.0 is neither loopback nor on a private network"),
+    ("8.8.8.8:9464", "metrics.listen: 8.8.8.8 is neither loopback nor on a private network"),
+    ("127.0.0.1:0", "metrics.listen: port 0 is outside 1-65535"),
+    ("table:9464", "metrics.listen: 'table:9464' must be HOST:PORT with an IP address"),
+])
+def test_issue_29_a_metrics_address_the_unit_would_not_let_through_is_refused(
+        listen: str, expected: str) -> None:
+    [problem] = problems({**good(), "metrics": {"listen": listen}})
+    assert problem.startswith(expected), problem
+
+
+def test_issue_29_the_log_level_may_be_set_in_the_config() -> None:
+    assert parse_config(good()).log_level is None  # the command line's --log-level
+    assert parse_config({**good(), "log": {"level": "debug"}}).log_level == "DEBUG"
+    assert problems({**good(), "log": {"level": "loud"}}) == [
+        "log.level: 'loud' must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"]
