@@ -91,6 +91,8 @@ class BaccaratTable(RoundLifecycle):
         # The draw a voided deal was waiting for: its read, if it comes, may be that
         # deal's card (read late) or the next deal's (forced past the locked gate).
         self.void_gap: int | None = None
+        # Cards carried while the round in play was held (RWS 5.8: its own or the next's).
+        self.held_carried: set[int] = set()
         # Ended shoes wait here for the shuffler to reveal their order (card switching).
         self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
         # Shuffles whose order a shuffler sent while still in play, alerted once each
@@ -226,6 +228,8 @@ class BaccaratTable(RoundLifecycle):
     def _fold_card_carried(self, r: Folded) -> None:
         code = r.body["card"]
         self.carried.append((parse_or_none(code) if code else None, int(r.body["draw_no"])))
+        if self.round is not None and self.state == DEALING and self.round.held is not None:
+            self.held_carried.add(int(r.body["draw_no"]))
         if r.body.get("pair_of") is not None:
             self.pairs.add(int(r.body["draw_no"]))
 
@@ -290,6 +294,8 @@ class BaccaratTable(RoundLifecycle):
             rnd.draws[a], rnd.draws[b] = rnd.draws[b], rnd.draws[a]
         rnd.cards = [parse_card(c) for c in r.body["cards"]]
         rnd.held = None
+        if "draws" in r.body:  # the Pit has set the order: no double waits for it any more
+            rnd.doubles = []
 
     def _fold_deal_reconstructed(self, r: Folded) -> None:
         if self.round is None:
@@ -313,10 +319,15 @@ class BaccaratTable(RoundLifecycle):
                 self.void_gap = self.shoe.last_draw_no + 1
             if r.body.get("status") == "void":  # its draws close with it (a pair too)
                 self.carried = [c for c in self.carried if c[1] not in self.pairs]
+                # A card forced past the gate while this deal was held may lie in it or
+                # wait for the next (RWS 5.8): voided, only the Pit can say which ('--').
+                self.carried = [(None, n) if n in self.held_carried else (c, n)
+                                for c, n in self.carried]
                 if self.shoe is not None:  # a pair's order was never determined: unknown
                     for n in rnd.doubles:
                         if self.shoe.read(n) is not None:
                             self.shoe.record(n, UNKNOWN)
+            self.held_carried = set()
             self.pairs = set()
             self.last_settled = (rnd.round_id, list(rnd.draws)) \
                 if r.body.get("status") == "valid" else None
@@ -877,15 +888,21 @@ class BaccaratTable(RoundLifecycle):
         its next cards; each checked against its read), then draws never reported."""
         assert self.shoe is not None
         draws = [n for n, _ in reads]
-        extra = parsed[len(reads):]
         waiting = [(c, n) for c, n in self.carried if n > max(draws, default=0)]
-        for (c, n), card in zip(waiting, extra, strict=False):
-            if c is not None and c.code != card.code:
-                raise CommandRefusedError(f"draw {n}, carried, was read as {c.code}; the "
-                                          f"reconstruction puts {card.code} there")
-            draws.append(n)
-        next_no = max([self.shoe.last_draw_no, *draws]) + 1
-        return draws + list(range(next_no, next_no + len(parsed) - len(draws)))
+        fresh = max([self.shoe.last_draw_no, *draws]) + 1
+        for card in parsed[len(reads):]:
+            # The Pit names the card it put in the deal: a carried card read as that card,
+            # else one carried unread; the others stay carried (RWS 5.8: the next deal's).
+            match = next((i for i, (c, _) in enumerate(waiting)
+                          if c is not None and c.code == card.code), None)
+            if match is None:
+                match = next((i for i, (c, _) in enumerate(waiting) if c is None), None)
+            if match is None:
+                draws.append(fresh)
+                fresh += 1
+            else:
+                draws.append(waiting.pop(match)[1])
+        return draws
 
     def _check_round(self, round_id: str | None) -> None:
         assert self.round is not None
