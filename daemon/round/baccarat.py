@@ -315,7 +315,7 @@ class BaccaratTable(RoundLifecycle):
             self.insurance_window, self.insurance_offers = None, []
             self.void_gap = None
             if r.body.get("status") == "void" and self.shoe is not None and \
-                    self.state == DEALING and rnd.held is None:
+                    self.state == DEALING:
                 self.void_gap = self.shoe.last_draw_no + 1
             if r.body.get("status") == "void":  # its draws close with it (a pair too)
                 self.carried = [c for c in self.carried if c[1] not in self.pairs]
@@ -828,14 +828,15 @@ class BaccaratTable(RoundLifecycle):
         self._check_reads(reads, parsed)
         draws = self._reconstructed_draws(reads, parsed)
         counts = dict(shoe.counts)
-        for n, card in zip(draws, parsed, strict=True):
+        for n, card in zip(draws, parsed, strict=True):  # the shoe as it would be, whole
             old = shoe.read(n)
             if old is not None and old in counts:
                 counts[old] -= 1
             counts[card.code] = counts.get(card.code, 0) + 1
+        for n, card in zip(draws, parsed, strict=True):
             # D24: the Pit may confirm the card the reader saw although the shoe's record
             # then holds one copy too many (an earlier read was wrong: the reveal shows it).
-            if counts[card.code] > shoe.certificate.decks and card.code != old:
+            if counts[card.code] > shoe.certificate.decks and card.code != shoe.read(n):
                 raise CommandRefusedError(f"{card.code} would be seen {counts[card.code]} "
                                           f"times in a {shoe.certificate.decks}-deck shoe")
         if not self._takes(parsed, complete=False):
