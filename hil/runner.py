@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from daemon.games import get_game
 from daemon.games.cards import parse_cards
 from daemon.games.settle import settle_cards
 from hil.broker import Mosquitto
@@ -135,6 +134,7 @@ def check(expect: dict[str, Any], result: dict[str, Any] | None, alerts: list[st
         "void_clause": (result.get("void_reason") or {}).get("clause"),
         "void_code": (result.get("void_reason") or {}).get("code"),
         "wins": sorted(b["bet"] for b in result["bets"] if b["result"] == "win"),
+        "rules": result.get("rules"),
     }
     for key, want in expect.items():
         if key in MESSAGE_KEYS:
@@ -643,7 +643,7 @@ async def _random_rounds(dealer: SimDealer, r: Round, report: Report, s: Scenari
     """Rounds from a random certified shoe (or dice thrown at random); each result is
     settled again independently from its cards and must match the published bets. The
     block's expectations hold over all its rounds: checked on the last, over the block."""
-    game = get_game(s.game)
+    game = s.rules()
     block = len(dealer.seen)
     for _ in range(r.random):
         mark = len(dealer.seen)

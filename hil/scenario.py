@@ -18,6 +18,10 @@ A scenario::
 ``cards`` lists every card that leaves the shoe in that round, extra draws included;
 the dealer draws only when the daemon asks, except where a fault says otherwise.
 
+"table" may also set the config's other [table] settings: "insurance",
+"dice_confidence_floor", and a game's reading of text that reads two ways
+("twin_tiger_pair": "rank", D2), which each result names in "rules" (expect "rules").
+
 A Tai Sai scenario may also set the config's ``"dice_watch"`` section and load one of the
 simulated tumbler's dice for the rounds thrown at random (``"tumbler": {"loaded": {"die":
 1, "face": 6, "probability": 0.5}}``); a block of random rounds may then expect alerts
@@ -41,12 +45,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from daemon.config import SETTING_KEYS
 from daemon.device_url import DeviceUrlError, parse_device_url
 from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.cards import parse_card
 from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
+from daemon.games.model import GameRules
 
 # fault -> (where it applies, extra keys it takes)
 FAULTS: dict[str, tuple[str, frozenset[str]]] = {
@@ -110,12 +116,16 @@ EXPECT_KEYS = {"status", "winner", "player_total", "banker_total", "natural", "t
                # {"round": n, "void_clause": ..., "void_code": ...} (exactly these);
                # {window: clause}: the insurance windows whose bets carry a payout cap
                # (IP 5.13.1), exactly these
-               "no_alerts", "alert_text", "corrections", "payout_cap"}
+               "no_alerts", "alert_text", "corrections", "payout_cap",
+               # the result's "rules": the table's readings (e.g. twin_tiger_pair, D2)
+               "rules"}
 # What a block of random rounds may expect, over all its rounds.
 RANDOM_EXPECT_KEYS = {"alerts", "no_alerts", "alert_text"}
 DEVICES = ("shoe", "shuffler", "tumbler")
-# A scenario's "table" may also set these, as the daemon's config does.
-TABLE_SETTINGS = {"insurance": bool, "dice_confidence_floor": int}
+# A scenario's "table" may also set these, as the daemon's config does: a game's readings
+# of text that reads two ways (e.g. "twin_tiger_pair": "rank", D2) among them.
+TABLE_SETTINGS: dict[str, type] = {"insurance": bool, "dice_confidence_floor": int,
+                                   **dict.fromkeys(SETTING_KEYS, str)}
 DICE_FAULTS = {"bad_die", "activate_early", "tumble_count", "device_count", "arm_unconfirmed",
                "dice_confidence", "throw_again", "no_activation", "arm_lost", "flat_flag",
                "activate_idle"}
@@ -176,6 +186,11 @@ class Scenario:
     @property
     def dice(self) -> bool:
         return GAMES[self.game].kind == "dice"
+
+    def rules(self) -> GameRules[Any]:
+        """The game as the scenario's table plays it (its readings, e.g. twin_tiger_pair)."""
+        return GAMES[self.game].configured({k: v for k, v in self.table_settings.items()
+                                            if k in SETTING_KEYS})
 
     def scripted_cards(self) -> list[str]:
         return [c for r in self.rounds for c in r.cards]
@@ -339,6 +354,11 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     for key, kind in TABLE_SETTINGS.items():
         if key in settings and type(settings[key]) is not kind:
             problems.append(f"table.{key}: must be {kind.__name__}")
+        elif key in settings and key in SETTING_KEYS:
+            try:
+                game.configured({key: settings[key]})
+            except RulesError as exc:
+                problems.append(f"table.{key}: {exc}")
     decks = table.get("decks") if game.kind == "baccarat" else None
     if game.kind == "baccarat":
         try:

@@ -127,6 +127,13 @@ ISSUE_13: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
          "test_d2_house_edges_as_decided_and_as_quoted"),
         {"tiger-buffalo-twin-tiger-pair-by-value": "pays",
          "tiger-baccarat-twin-tiger-pair-by-rank": "pays"}),
+    "D2, issue 23: the RWS Twin is the table's setting, named in every result": (
+        ("test_rws_1_33_twin_tiger_pair_is_a_table_setting_value_by_default",
+         "test_d2_par_sheet_gives_the_house_edge_of_both_readings",
+         "test_rws_1_33_every_result_names_the_tables_twin_tiger_pair_reading",
+         "test_rws_1_33_twin_tiger_pair_is_read_from_table_and_defaults_to_the_decision"),
+        {"tiger-buffalo-twin-tiger-pair-setting-rank": "rules",
+         "tiger-buffalo-twin-tiger-pair-by-value": "rules"}),
     # A layout's position count settles nothing: no round can show it.
     "D20: MBS Appendix H, no position count invented": (
         ("test_mbs_2_2_appendix_h_position_count_is_not_invented",), {}),
