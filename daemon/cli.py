@@ -13,6 +13,7 @@ from daemon.errors import TabledError
 from daemon.games import get_game
 from daemon.games.cards import parse_cards
 from daemon.games.errors import RulesError
+from daemon.games.model import GameRules
 from daemon.games.par_sheet import par_sheet
 from daemon.games.par_text import render_par_sheet
 from daemon.games.settle import settle_cards, settle_throw
@@ -20,8 +21,14 @@ from daemon.games.tai_sai import Throw
 from daemon.logs import LEVELS as LOG_LEVELS
 
 
+def _configured_game(args: argparse.Namespace) -> GameRules[Any]:
+    """The game as a table with these [table] settings plays it (e.g. twin_tiger_pair)."""
+    choices = dict(s.partition("=")[::2] for s in args.setting)
+    return get_game(args.game).configured(choices)
+
+
 def _cmd_par_sheet(args: argparse.Namespace) -> int:
-    game = get_game(args.game)
+    game = _configured_game(args)
     if game.kind == "dice" and args.decks is not None:
         raise RulesError(f"game {game.id!r} is played with dice; --decks does not apply")
     sheet = par_sheet(game, args.layout, args.decks)
@@ -34,7 +41,7 @@ def _cmd_par_sheet(args: argparse.Namespace) -> int:
 
 
 def _cmd_settle(args: argparse.Namespace) -> int:
-    game = get_game(args.game)
+    game = _configured_game(args)
     if game.kind == "dice":
         results = settle_throw(game, args.layout, Throw.of([int(x) for x in args.outcome]))
     else:
@@ -658,6 +665,12 @@ def _cmd_completion(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_setting_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                   help="a [table] reading of the game, e.g. twin_tiger_pair=rank "
+                        "(docs/games.md, Table settings)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from daemon import __version__  # noqa: PLC0415
 
@@ -672,12 +685,14 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--layout", required=True, help="the Appendix letter, e.g. P")
     ps.add_argument("--decks", type=int, help="4-10 for baccarat games (default 8)")
     ps.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _add_setting_option(ps)
     ps.set_defaults(func=_cmd_par_sheet)
 
     st = rsub.add_parser("settle", help="settle one round: cards in deal order, or three dice")
     st.add_argument("--game", required=True, help=GAME_HELP)
     st.add_argument("--layout", required=True, help="the Appendix letter, e.g. P")
     st.add_argument("outcome", nargs="+", help="card codes such as 9H KS, or dice such as 3 3 5")
+    _add_setting_option(st)
     st.set_defaults(func=_cmd_settle)
 
     dc = rsub.add_parser("docs", help="write docs/games.md from the engine's data")

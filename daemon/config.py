@@ -41,9 +41,11 @@ class Principal:
     allow: frozenset[str]
 
 DEVICES_NEEDED = {"baccarat": ("shoe", "shuffler"), "dice": ("tumbler",)}
+# A game's table settings (daemon/games/table_settings.py) are [table] keys of their own.
+SETTING_KEYS = {s.key for g in GAMES.values() for s in g.settings}
 SECTIONS = {
     "table": {"id", "game", "layout", "decks", "card_confidence_floor", "insurance",
-              "dice_confidence_floor"},
+              "dice_confidence_floor", *SETTING_KEYS},
     "devices": {"shoe", "shuffler", "tumbler", "serials"},
     "broker": {"url", "urls", "username", "password", "password_file", "ca_file", "cert_file",
                "key_file", "allow_plaintext_remote", "client_id"},
@@ -105,6 +107,9 @@ class TableRules:
     # Tai Sai: a throw read with less confidence (percent) is not a result; the pit decides.
     dice_confidence_floor: int = 90
     dice_watch: DiceWatchSettings = field(default_factory=DiceWatchSettings)
+    # The house's reading where approved text reads two ways (e.g. D2's twin_tiger_pair),
+    # as chosen in [table]; unset keys take the game's documented default.
+    readings: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -204,7 +209,25 @@ def _table_rules(c: _Checker, t: dict[str, Any], w: dict[str, Any],
     except DiceWatchError as exc:
         c.problems.append(f"dice_watch.{exc}")
         watch = DiceWatchSettings()
-    return TableRules(insurance is not False, floor, watch)
+    return TableRules(insurance is not False, floor, watch, _readings(c, t, game))
+
+
+def _readings(c: _Checker, t: dict[str, Any], game: GameRules[Any] | None) -> dict[str, str]:
+    chosen: dict[str, str] = {}
+    for key in sorted(SETTING_KEYS & set(t)):
+        value = t[key]
+        if not isinstance(value, str):
+            c.problems.append(f"table.{key}: {value!r} must be a string")
+            continue
+        if game is None:
+            continue
+        try:
+            game.configured({key: value})
+        except RulesError as exc:
+            c.problems.append(f"table.{key}: {exc}")
+        else:
+            chosen[key] = value
+    return chosen
 
 
 def _is_loopback(host: str) -> bool:

@@ -53,6 +53,8 @@ def _base(ctx: RoundContext, status: str, settled_at: float) -> dict[str, Any]:
         "layout": ctx.layout, "shoe_id": ctx.shoe_id, "shuffle_id": ctx.shuffle_id,
         "status": status, "opened_at": iso(ctx.opened_at), "closed_at": iso(ctx.closed_at),
         "settled_at": iso(settled_at),
+        # The table's reading of text that reads two ways (D2): a consumer can tell which.
+        "rules": ctx.game.readings(),
     }
 
 

@@ -122,7 +122,8 @@ class TableService:
     def __init__(self, cfg: TableConfig, *, clock: Any = time.time) -> None:
         self.cfg = cfg
         self.clock = clock
-        self.game = get_game(cfg.game)
+        # The game as this table plays it: its [table] readings (e.g. twin_tiger_pair).
+        self.game = get_game(cfg.game).configured(cfg.rules.readings)
         base = f"{cfg.topic_prefix}/{cfg.table_id}"
         self.topics = {name: f"{base}/{name}" for name in TOPICS}
         self.cmd_prefix = f"{base}/cmd/"

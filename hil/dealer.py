@@ -46,7 +46,7 @@ def prompt(t: str, b: dict[str, Any], *events: str) -> bool:
 
 
 COMMAND_FAULTS = ("void", "confirm_order", "reset_device", "squeeze", "throw_again",
-                  "void_settled")  # SimDealer.give
+                  "void_settled", "confirm_result")  # SimDealer.give
 # How the dealer files a correction (``type`` correction, on ``results``): not a result.
 CORRECTION = "results:correction"
 
@@ -171,20 +171,23 @@ class SimDealer:
             name, answer = "void_settled_round", await self.command(
                 "void_settled_round", round_id=str(f.args["round_id"]),
                 reason=str(f.args.get("reason", "scenario")), **named)
+        elif f.fault == "confirm_result":  # D23: a disputed result stands as published
+            name, answer = "confirm_result", await self.command(
+                "confirm_result", round_id=str(f.args["round_id"]))
         else:
             raise ValueError(f"{f.fault} is not a command fault")
         if not answer["ok"]:
             raise RuntimeError(f"{name} refused: {answer.get('error')}")
 
-    async def pit_decides(self, held: dict[str, Any]) -> None:
+    async def pit_decides(self, held: dict[str, Any], draws: list[int] | None = None) -> None:
         """The Pit's word on a held result (the simulated Pit sees the cards on the
         table): the order of a double draw as read (D17), or, for a draw without a
         trustworthy read, the deal reconstructed from the cards that left the shoe (D18).
         What the controller refuses (the cards on the table do not make a deal), the Pit
-        voids."""
+        voids. ``draws``: the draws the Pit puts in the deal, if not those held."""
         try:
             if held.get("reason") in ("reads", "pit"):
-                await self.reconstruct([int(n) for n, _ in held["reads"]],
+                await self.reconstruct(draws or [int(n) for n, _ in held["reads"]],
                                        held.get("round_id"), held)
                 return
             answer = await self.command("confirm_order", **self.answering(held))
@@ -223,13 +226,17 @@ class SimDealer:
     async def reconstruct(self, draws: list[int], round_id: str | None = None,
                           held: dict[str, Any] | None = None) -> None:
         """reconstruct_deal with the physical cards of these draws, in order."""
-        assert self.shoe is not None and self.shoe.shoe is not None
-        cards = " ".join(self.shoe.shoe.cards[n - 1] for n in draws)
+        cards = " ".join(self.card_of(n) for n in draws)
         args = {"cards": cards, **({"round_id": round_id} if round_id else {}),
                 **self.answering(held)}
         answer = await self.command("reconstruct_deal", **args)
         if not answer["ok"]:
             raise RuntimeError(f"reconstruct_deal refused: {answer.get('error')}")
+
+    def card_of(self, draw_no: int) -> str:
+        """What the Pit says of a draw: the card on the table (the Pit sees it)."""
+        assert self.shoe is not None and self.shoe.shoe is not None
+        return self.shoe.shoe.cards[draw_no - 1]
 
     def forget(self) -> None:
         """Drop whatever arrived and was not yet wanted: after an interrupted round, its

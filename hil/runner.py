@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from daemon.games import get_game
 from daemon.games.cards import parse_cards
 from daemon.games.settle import settle_cards
 from hil import qemu_rig
@@ -33,6 +32,7 @@ from hil.shuffler import fresh_decks
 from hil.tumbler import Throw
 
 NOT_FLAT_TILT = 120  # tenths of a degree: well past the flat limit
+LOST_READS = ("lost_read", "late_read")  # faults whose read never reaches the host in time
 
 
 @dataclass
@@ -92,6 +92,8 @@ class Report:
                  f"{'; clauses ' + ', '.join(s.clauses) if s.clauses else ''})"]
         lines += [r.line() for r in self.rounds]
         lines += [f"FAIL {p}" for p in self.problems]
+        if s.known_defect:
+            lines.append(f"known defect, expected to fail: {s.known_defect}")
         if self.not_run:
             return "\n".join(lines + [f"NOT RUN on this rig: {w}" for w in self.not_run]) + "\n"
         bad = sum(1 for r in self.rounds if r.mismatches) + len(self.problems)
@@ -141,6 +143,7 @@ def check(expect: dict[str, Any], result: dict[str, Any] | None, alerts: list[st
         "void_clause": (result.get("void_reason") or {}).get("clause"),
         "void_code": (result.get("void_reason") or {}).get("code"),
         "wins": sorted(b["bet"] for b in result["bets"] if b["result"] == "win"),
+        "rules": result.get("rules"),
     }
     for key, want in expect.items():
         if key in MESSAGE_KEYS:
@@ -193,13 +196,14 @@ class ScriptedDealer(SimDealer):
         self.forget()  # prompts of an earlier round must not drive this one
         self.owed = 0  # a card carried from the last round is dealt without a prompt
         self.round, self.drawn, self.round_draws = r, 0, []
+        self.notes, self.answered, self.late_sent, self.answered_again = [], {}, set(), 0
         try:
             if r.dice is not None:
                 await self._before_throw(r)
                 return await self.throw()  # the same steps, for dice
             return await self.deal()  # the dealer loop, this round's faults in its steps
         finally:
-            self.round = None
+            self.round_done, self.round = r, None
 
     async def deal_round(self) -> dict[str, Any]:
         """A round of a random shoe: the loop with the plain dealer's steps."""
@@ -209,6 +213,10 @@ class ScriptedDealer(SimDealer):
     round: Round | None = None  # the scripted round being dealt; None: a random one
     drawn: int  # its cards drawn so far
     round_draws: list[int]  # their draw numbers
+    notes: list[str]  # what the daemon did that the round's faults say it must not
+    answered: dict[str, list[int]]  # hold id -> the draws the Pit's accepted answer named
+    late_sent: set[int]  # late_read faults whose read was sent (by the round's card number)
+    answered_again: int  # answers to a hold already answered (answer_again), each refused
 
     async def open_round(self) -> bool:
         if self.round is None:
@@ -251,9 +259,96 @@ class ScriptedDealer(SimDealer):
         return self.take_result()  # after a fault it overtakes prompts sent before it
 
     async def held(self, body: dict[str, Any]) -> None:
-        if self.round is None or body.get("reason") == "reads":
-            await self.pit_decides(body)  # the Pit reconstructs the deal (D18)
-        # A double draw's order: the scenario says when (confirm_order).
+        r = self.round
+        if r is None:
+            return await self.pit_decides(body)
+        faults = {f.fault for f in r.faults_at("round")}
+        hold = str(body.get("hold_id", ""))
+        if hold and hold in self.answered:
+            # A copy of a hold already answered: result_held is delivered at least once.
+            if "answer_again" in faults:
+                await self._answer_again(body)
+            return None
+        if body.get("reason") != "reads":
+            return None  # a double draw's order: the scenario says when (confirm_order)
+        draws = [int(n) for n, _ in body["reads"]]
+        if "force_into_hold" in faults and len(self.round_draws) == self.drawn and \
+                not any(self.answered.values()):
+            await self._force_draw()  # past the locked gate: the Pit puts it in the deal
+            assert self.shoe and self.shoe.shoe
+            forced = self.shoe.shoe.drawn
+            self.round_draws.append(forced)
+            self.drawn += 1
+            await self._recorded(forced)
+            draws.append(forced)
+        await self._late_reads(body, draws)
+        await self.pit_decides(body, draws)  # the Pit reconstructs the deal (D18)
+        if hold:
+            self.answered[hold] = draws
+            if "answer_again" in faults:
+                await self._answer_again(body)
+        return None
+
+    def card_of(self, draw_no: int) -> str:
+        """The Pit knows which round each card was dealt in: a draw this round never
+        drew (a read lost in a round voided before it, issue 23) is "--" (D18)."""
+        if self.round is not None and draw_no not in self.round_draws:
+            return "--"
+        return super().card_of(draw_no)
+
+    async def _answer_again(self, body: dict[str, Any]) -> None:
+        """The Pit answers a hold it has answered: refused, or the round is noted."""
+        draws = self.answered[str(body["hold_id"])]
+        answer = await self.command(
+            "reconstruct_deal", cards=" ".join(self.card_of(n) for n in draws),
+            round_id=str(body.get("round_id")), **self.answering(body))
+        self.answered_again += 1
+        if answer["ok"]:
+            self.notes.append(f"a second answer to hold {body['hold_id']} was accepted")
+
+    async def _late_reads(self, body: dict[str, Any], draws: list[int]) -> None:
+        """A read lost on the line arrives late, once the round is held; the Pit's word
+        that contradicts it (pit_says) must be refused before the true reconstruction."""
+        assert self.round and self.shoe and self.shoe.shoe and self.shoe_port
+        for f in self.round.faults:
+            if f.fault != "late_read" or f.draw is None or f.draw in self.late_sent:
+                continue
+            self.late_sent.add(f.draw)
+            late = self.round_draws[f.draw - 1]
+            self.shoe.resend(late, self.shoe_port.now())
+            self.shoe_port.kick()
+            await asyncio.sleep(0.5)  # the late read reaches the daemon first
+            if "pit_says" not in f.args or late not in draws:
+                continue
+            cards = [str(f.args["pit_says"]) if n == late else self.card_of(n) for n in draws]
+            answer = await self.command("reconstruct_deal", cards=" ".join(cards),
+                                        round_id=str(body.get("round_id")),
+                                        **self.answering(body))
+            if answer["ok"]:
+                self.notes.append(f"a reconstruction with {f.args['pit_says']} at draw "
+                                  f"{late} was accepted against its late read")
+
+    async def dispute(self) -> None:
+        """The shoe re-sends a wrongly read draw with the true card once the result is out
+        (wrong_read): the next round must wait for the Pit (D23)."""
+        r = self.round_done
+        for f in r.faults if r else ():
+            if f.fault != "wrong_read" or f.draw is None:
+                continue
+            assert self.shoe and self.shoe_port
+            self.shoe.resend(self.round_draws[f.draw - 1], self.shoe_port.now())
+            self.shoe_port.kick()
+            await self._expect(lambda t, b: t == "events" and
+                               b.get("event") == "result_disputed")
+            opened = await self.command("open_betting")
+            if opened["ok"]:
+                self.notes.append("open_betting was accepted while the round's result was "
+                                  "disputed (D23)")
+            elif "confirm_result" not in str(opened.get("error")):
+                self.notes.append(f"open_betting was refused without saying what it waits "
+                                  f"for: {opened.get('error')}")
+
+    round_done: Round | None = None  # the scripted round last dealt
 
     async def offer_insurance(self, body: dict[str, Any]) -> bool:
         if self.round is None:
@@ -275,24 +370,33 @@ class ScriptedDealer(SimDealer):
         if draw_no is None:
             return  # a prompt from before a fault: the gate stays shut, wait on
         self.drawn += 1
-        while any(f.fault == "lost_read" for f in faults):
+        while True:
+            lost = any(f.fault in LOST_READS for f in faults)
+            if r.faults_at("after", self.drawn) and not lost:
+                # "after card n" means after the daemon has recorded it, not merely after
+                # it left the shoe: otherwise a kill could race the card's record. A card
+                # whose read was lost is never recorded: nothing to wait for (issue 23).
+                await self._recorded(draw_no)
+            restarted = any(f.fault == "kill_daemon" for f in r.faults_at("after", self.drawn))
+            self.drawn += await self._after(r, self.drawn)
+            if not lost or restarted:
+                return None  # after a restart the dealer follows the table's prompts again
             # Nobody heard that card, but the dealer goes on by the Table of Play: the
             # next card, unprompted; or, if it was the last, the Pit reconstructs.
             if self.drawn == len(r.cards):
+                if any(f.fault == "late_read" for f in faults):
+                    return None  # its read comes late: the daemon holds the deal itself
                 # The Pit sees the card the table never heard of: it holds the deal, then
                 # answers its own hold with the reconstruction.
                 held = await self.hold_round("the last card on the table was never read")
                 await self.reconstruct(self.round_draws, None, held)
-                break
+                return None
             faults = r.faults_at("draw", self.drawn + 1)
-            if await self._draw_with(faults) is None:
-                break
+            next_no = await self._draw_with(faults)
+            if next_no is None:
+                return None
+            draw_no = next_no
             self.drawn += 1
-        if r.faults_at("after", self.drawn):
-            # "after card n" means after the daemon has recorded it, not merely after
-            # it left the shoe: otherwise a kill could race the card's record.
-            await self._recorded(draw_no)
-        self.drawn += await self._after(r, self.drawn)
 
     async def _shoe_or_alert(self) -> bool:
         """A new shoe, or the alert that says why the daemon would not certify it."""
@@ -340,8 +444,12 @@ class ScriptedDealer(SimDealer):
                 kw[f.fault] = True
             elif f.fault == "unreadable":
                 kw["read_as"] = "??"
-            elif f.fault == "lost_read":
+            elif f.fault in LOST_READS:
                 kw["lost"] = True
+            elif f.fault == "wrong_read":
+                kw["read_as"] = str(f.args["read_as"])
+            elif f.fault == "draw_number":
+                kw["number"] = int(f.args["value"])
             elif f.fault == "low_confidence":
                 kw["confidence"] = int(f.args.get("confidence", 40))
             elif f.fault == "foreign_back" and self.shoe.shoe is not None:
@@ -602,9 +710,14 @@ async def _scripted_round(dealer: ScriptedDealer, sim: SimRig, i: int, r: Round,
     finally:
         for f in noise:
             sim.ports[f.args["device"]].faults_out = None
+    if result is not None:
+        async with asyncio.timeout(60):
+            await dealer.dispute()
     alerts = [b["code"] for t, b in dealer.seen[mark:] if t == "alerts"]
     rr = RoundReport(i, result, alerts, check(r.expect, result, alerts), mark, r.expect,
-                     windowed=True)
+                     windowed=True, extra=list(dealer.notes))
+    if any(f.fault == "answer_again" for f in r.faults) and not dealer.answered_again:
+        rr.extra.append("answer_again: no hold of the round was answered twice")
     carried = {"extra_draw", "draw_during_betting"}
     shifted = any(f.fault in carried for f in r.faults) or (
         i > 0 and any(f.fault in carried for f in report.scenario.rounds[i - 1].faults))
@@ -612,14 +725,15 @@ async def _scripted_round(dealer: ScriptedDealer, sim: SimRig, i: int, r: Round,
             and result["status"] == "valid" and len(result["cards"]) != len(r.cards):
         rr.extra.append(f"the scenario lists {len(r.cards)} cards, the daemon dealt "
                         f"{len(result['cards'])}: fix the scenario")
-        rr.mismatches += rr.extra
+    rr.mismatches += rr.extra
     report.rounds.append(rr)
     await correct_settled(dealer, r, i, report)
 
 
 async def correct_settled(dealer: SimDealer, r: Round, i: int, report: Report) -> None:
     """The faults after round ``i``'s result: the Pit voids a round already published
-    (Tai Sai 5.6), named by its number in the scenario; its correction comes next."""
+    (Tai Sai 5.6; a disputed baccarat result, D23), named by its number in the scenario,
+    and its correction comes next; or confirms a disputed result as published (D23)."""
     for f in r.faults_at("settled"):
         number = int(f.args.get("round", i + 1))
         voided = next((x.result for x in report.rounds if x.windowed and x.index + 1 ==
@@ -628,7 +742,8 @@ async def correct_settled(dealer: SimDealer, r: Round, i: int, report: Report) -
             raise RuntimeError(f"round {number} has no published result to void")
         rid = voided["round_id"]
         await dealer.give(Fault(f.fault, args={**f.args, "round_id": rid}))
-        await dealer._expect(_correction_of(rid))
+        if f.fault == "void_settled":
+            await dealer._expect(_correction_of(rid))
 
 
 def _correction_of(round_id: str) -> Callable[[str, dict[str, Any]], bool]:
@@ -660,7 +775,7 @@ async def _random_rounds(dealer: SimDealer, r: Round, report: Report, s: Scenari
     """Rounds from a random certified shoe (or dice thrown at random); each result is
     settled again independently from its cards and must match the published bets. The
     block's expectations hold over all its rounds: checked on the last, over the block."""
-    game = get_game(s.game)
+    game = s.rules()
     block = len(dealer.seen)
     for _ in range(r.random):
         mark = len(dealer.seen)

@@ -18,12 +18,19 @@ A scenario::
 ``cards`` lists every card that leaves the shoe in that round, extra draws included;
 the dealer draws only when the daemon asks, except where a fault says otherwise.
 
+"table" may also set the config's other [table] settings: "insurance",
+"dice_confidence_floor", and a game's reading of text that reads two ways
+("twin_tiger_pair": "rank", D2), which each result names in "rules" (expect "rules").
+
 A Tai Sai scenario may also set the config's ``"dice_watch"`` section and load one of the
 simulated tumbler's dice for the rounds thrown at random (``"tumbler": {"loaded": {"die":
 1, "face": 6, "probability": 0.5}}``); a block of random rounds may then expect alerts
 over all its rounds (``{"random": 120, "expect": {"alerts": ["dice_watch"]}}``). A Pit
 correction of a published round (fault ``void_settled``) is expected with
 ``"corrections"``; a correction no round expects is a mismatch.
+
+A scenario that shows a defect of the round core not yet fixed says so in words
+(``"known_defect": "..."``): it is expected to fail, and passing is news.
 
 A rig description names the real devices::
 
@@ -41,12 +48,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from daemon.config import SETTING_KEYS
 from daemon.device_url import DeviceUrlError, parse_device_url
 from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.cards import parse_card
 from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
+from daemon.games.model import GameRules
 
 # fault -> (where it applies, extra keys it takes)
 FAULTS: dict[str, tuple[str, frozenset[str]]] = {
@@ -60,6 +69,17 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "repeat_draw": ("draw", frozenset()),
     "lost_read": ("draw", frozenset()),
     "unreadable": ("draw", frozenset()),
+    # issue 23: draw n is read as "read_as" (a wrong read, full confidence); once the
+    # round's result is out the shoe re-sends it with the true card. The next open_betting
+    # must be refused until the Pit answers (a "settled" fault: void_settled or
+    # confirm_result, D23); the runner tries it and reports one accepted.
+    "wrong_read": ("draw", frozenset({"read_as"})),
+    # issue 23: draw n's message carries this draw number ("value": 0, out of range, D19)
+    "draw_number": ("draw", frozenset({"value"})),
+    # issue 23: draw n's read is lost, then arrives late (the true card, 99%) once the
+    # round is held; with "pit_says", the Pit first reconstructs with that card at draw
+    # n, which the late read contradicts: the runner reports it accepted (D18)
+    "late_read": ("draw", frozenset({"pit_says"})),
     # the tumbler reports a face out of range (e.g. 7): the Pit voids the round
     "bad_die": ("round", frozenset({"value"})),
     # after the round's n-th card ("after": 0 is just after "No more bets")
@@ -79,6 +99,14 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     "activate_early": ("betting", frozenset()),
     # the whole round
     "line_noise": ("round", frozenset({"device", "ber"})),
+    # issue 23: when the round is first held for its reads, the dealer forces the next
+    # card past the locked gate (RWS 5.8), and the Pit's reconstruction puts it in the
+    # held deal; it must not be carried into the next round as well
+    "force_into_hold": ("round", frozenset()),
+    # issue 23: the Pit answers every copy of a result_held (delivered at least once),
+    # and answers a hold once more after its answer was taken: each further answer must
+    # be refused (D18, hold_id); the runner reports one accepted
+    "answer_again": ("round", frozenset()),
     # Tai Sai: the tumbler reports its tumbles in one Tumble message with count n
     "tumble_count": ("round", frozenset({"count"})),
     # Tai Sai: the tumbler numbers its last tumble n (its own count disagrees: the Pit's)
@@ -102,6 +130,8 @@ FAULTS: dict[str, tuple[str, frozenset[str]]] = {
     # after the round's result: the Pit voids a published round (Tai Sai 5.6), "round"
     # its number in the scenario (this round unless given)
     "void_settled": ("settled", frozenset({"round", "irregularity", "reason"})),
+    # after the round's result: the Pit confirms a disputed result as published (D23)
+    "confirm_result": ("settled", frozenset({"round"})),
 }
 EXPECT_KEYS = {"status", "winner", "player_total", "banker_total", "natural", "total", "dice",
                "void_clause", "void_code", "wins", "alerts", "cards", "pays",
@@ -110,12 +140,16 @@ EXPECT_KEYS = {"status", "winner", "player_total", "banker_total", "natural", "t
                # {"round": n, "void_clause": ..., "void_code": ...} (exactly these);
                # {window: clause}: the insurance windows whose bets carry a payout cap
                # (IP 5.13.1), exactly these
-               "no_alerts", "alert_text", "corrections", "payout_cap"}
+               "no_alerts", "alert_text", "corrections", "payout_cap",
+               # the result's "rules": the table's readings (e.g. twin_tiger_pair, D2)
+               "rules"}
 # What a block of random rounds may expect, over all its rounds.
 RANDOM_EXPECT_KEYS = {"alerts", "no_alerts", "alert_text"}
 DEVICES = ("shoe", "shuffler", "tumbler")
-# A scenario's "table" may also set these, as the daemon's config does.
-TABLE_SETTINGS = {"insurance": bool, "dice_confidence_floor": int}
+# A scenario's "table" may also set these, as the daemon's config does: a game's readings
+# of text that reads two ways (e.g. "twin_tiger_pair": "rank", D2) among them.
+TABLE_SETTINGS: dict[str, type] = {"insurance": bool, "dice_confidence_floor": int,
+                                   **dict.fromkeys(SETTING_KEYS, str)}
 DICE_FAULTS = {"bad_die", "activate_early", "tumble_count", "device_count", "arm_unconfirmed",
                "dice_confidence", "throw_again", "no_activation", "arm_lost", "flat_flag",
                "activate_idle"}
@@ -172,10 +206,18 @@ class Scenario:
     # The simulated tumbler's dice: {"loaded": {"die": 1-3, "face": 1-6, "probability": p}}
     # makes that die show that face with probability p in the rounds it throws at random
     tumbler: dict[str, Any] = field(default_factory=dict)
+    # A defect of the round core this scenario shows, not yet fixed: the scenario is
+    # expected to fail, for this reason (tests/hil/test_scenarios.py: a strict xfail)
+    known_defect: str = ""
 
     @property
     def dice(self) -> bool:
         return GAMES[self.game].kind == "dice"
+
+    def rules(self) -> GameRules[Any]:
+        """The game as the scenario's table plays it (its readings, e.g. twin_tiger_pair)."""
+        return GAMES[self.game].configured({k: v for k, v in self.table_settings.items()
+                                            if k in SETTING_KEYS})
 
     def scripted_cards(self) -> list[str]:
         return [c for r in self.rounds for c in r.cards]
@@ -229,6 +271,15 @@ def _fault(raw: Any, where: str, problems: list[str], number: int = 1,
     if "round" in raw and (type(raw["round"]) is not int or not 1 <= raw["round"] <= number):
         problems.append(f"{where}: {name}'s 'round' is the number of a round already played "
                         f"(1-{number})")
+    for key in ("read_as", "pit_says"):  # read_as is required, pit_says optional
+        if key in extra and (key in raw or key == "read_as"):
+            try:
+                parse_card(str(raw.get(key)))
+            except (RulesError, TypeError, ValueError):
+                problems.append(f"{where}: {name}'s {key!r} is a card code like 7D")
+    if name == "draw_number" and not (type(raw.get("value")) is int and
+                                      0 <= raw["value"] <= 0xFFFF):
+        problems.append(f"{where}: draw_number needs 'value', 0-65535 (two bytes on the wire)")
     if name in DICE_FAULTS and not dice:
         problems.append(f"{where}: {name} is a fault of the dice tumbler; this game is "
                         "played with cards")
@@ -319,12 +370,29 @@ def _round(raw: Any, where: str, dice: bool, problems: list[str],
     return Round(cards=tuple(cards), faults=tuple(faults), expect=expect)
 
 
+def _table_settings(game: GameRules[Any], table: dict[str, Any], problems: list[str]
+                    ) -> dict[str, Any]:
+    """The config's [table] settings a scenario gives besides game, layout and decks."""
+    settings = {k: v for k, v in table.items() if k in TABLE_SETTINGS}
+    for key in sorted(set(table) - {"game", "layout", "decks", *TABLE_SETTINGS}):
+        problems.append(f"table.{key}: unknown key")
+    for key, kind in TABLE_SETTINGS.items():
+        if key in settings and type(settings[key]) is not kind:
+            problems.append(f"table.{key}: must be {kind.__name__}")
+        elif key in settings and key in SETTING_KEYS:
+            try:
+                game.configured({key: settings[key]})
+            except RulesError as exc:
+                problems.append(f"table.{key}: {exc}")
+    return settings
+
+
 def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     problems: list[str] = []
     if not isinstance(data, dict):
         raise ScenarioError(source, ["the file must hold a JSON object"])
     for key in sorted(set(data) - {"name", "table", "rounds", "shuffle", "clauses",
-                                   "dice_watch", "tumbler"}):
+                                   "dice_watch", "tumbler", "known_defect"}):
         problems.append(f"{key}: unknown key")
     table = data.get("table", {})
     game_id = table.get("game") if isinstance(table, dict) else None
@@ -336,12 +404,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         game.check_layout(layout)
     except RulesError as exc:
         problems.append(f"table.layout: {exc}")
-    settings = {k: v for k, v in table.items() if k in TABLE_SETTINGS}
-    for key in sorted(set(table) - {"game", "layout", "decks", *TABLE_SETTINGS}):
-        problems.append(f"table.{key}: unknown key")
-    for key, kind in TABLE_SETTINGS.items():
-        if key in settings and type(settings[key]) is not kind:
-            problems.append(f"table.{key}: must be {kind.__name__}")
+    settings = _table_settings(game, table, problems)
     decks = table.get("decks") if game.kind == "baccarat" else None
     if game.kind == "baccarat":
         try:
@@ -373,12 +436,15 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         problems.append(f"shuffle.cut_card: true, false or a card count, got {cut!r}")
     watch, tumbler = data.get("dice_watch", {}), data.get("tumbler", {})
     _check_dice_options(watch, tumbler, game.kind == "dice", problems)
+    defect = data.get("known_defect", "")
+    if not isinstance(defect, str) or ("known_defect" in data and not defect.strip()):
+        problems.append("known_defect: the core defect the scenario shows, in words")
     if problems:
         raise ScenarioError(source, problems)
     return Scenario(str(data.get("name", Path(source).stem)), game.id, layout, decks,
                     tuple(rounds), dict(shuffle),
                     tuple(data.get("clauses", [])), source, settings, dict(watch),
-                    dict(tumbler))
+                    dict(tumbler), str(defect))
 
 
 def _check_dice_options(watch: Any, tumbler: Any, dice: bool, problems: list[str]) -> None:

@@ -57,11 +57,12 @@ class ShoeSim(SimDevice):
         self.emit(proto.ShoeLoaded(len(cards), deck_set), now)
 
     def draw(self, now: float, *, double_draw: bool = False, face_up: bool = False,
-             confidence: int = 99, read_as: str | None = None, lost: bool = False
-             ) -> str | None:
+             confidence: int = 99, read_as: str | None = None, lost: bool = False,
+             number: int | None = None) -> str | None:
         """Draw the next card past the reader. Returns it, or None if the gate or shoe stops it.
         ``read_as``: what the reader reports instead ("??": unreadable); ``lost``: the card
-        leaves the shoe but its read never reaches the host (the next draw number skips)."""
+        leaves the shoe but its read never reaches the host (the next draw number skips);
+        ``number``: the draw number its message carries instead (0: out of range)."""
         s = self.shoe
         if s is None or self.gate_locked or s.drawn >= len(s.cards):
             return None
@@ -70,7 +71,8 @@ class ShoeSim(SimDevice):
             self.emit(proto.CutCard(s.drawn), now)
         card = s.cards[s.drawn]
         s.drawn += 1
-        self.last_drawn = proto.CardDrawn(s.drawn, read_as or card, confidence,
+        self.last_drawn = proto.CardDrawn(s.drawn if number is None else number,
+                                          read_as or card, confidence,
                                           s.backs.get(s.drawn, s.deck_set), double_draw,
                                           face_up)
         if not lost:

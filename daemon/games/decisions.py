@@ -20,7 +20,11 @@ PAIR_SAME_RANK = Decision(
     "twins that rank, and J-J, Q-Q and K-K (each card worth 0, 3.2.3) twin one another, while "
     "a pair of tens (each worth its face value 10, 3.2.2) twins only tens: house edge 14.52% "
     "at 8 decks (Twin in 0.0580% of rounds). MBS: the two pairs have the same rank, so face-"
-    "card pairs are a Twin only as the same face cards: house edge 16.12% (Twin in 0.0380%).",
+    "card pairs are a Twin only as the same face cards: house edge 16.12% (Twin in 0.0380%). "
+    "The RWS Twin is a table setting, [table] twin_tiger_pair: \"value\" (the reading above, "
+    "the default) or \"rank\" (as MBS: J-J twins only J-J, 16.12%); the par sheet gives "
+    "the house edge of each, and every result names the reading it was settled under "
+    "(rules).",
     "Pair: MBS itself says non-identical face cards (KQ, KJ, QJ) are no pair although they "
     "share the point value 0, and RWS's examples (10, 10 or K, K) pair by rank. Read "
     "literally, MBS 1.1.14 would also pair T-J, T-Q and T-K (same point value 0, not two face "
@@ -37,7 +41,13 @@ PAIR_SAME_RANK = Decision(
     "1.1.14 says face cards that share the value 0 but are not identical do not match; the "
     "pay table's example is four tens. Numbered cards of the same point value have the same "
     "rank, so the Twin is by rank. The point-value reading (10-10, J-J, Q-Q, K-K all alike) "
-    "would make 'or same face cards' say nothing, and gives 12.92%.",
+    "would make 'or same face cards' say nothing, and gives 12.92%. Why a setting (issue "
+    "23): two independent readings of RWS 1.33 with its pay table ('Player and Banker have "
+    "the same pair') came out by rank. Where approved text reads two ways and neither is "
+    "absurd, which one the operator's approval means is for the house and its regulator to "
+    "say, not for the controller to fix in code; what the controller owes is to settle "
+    "exactly by the reading configured and say which it was. MBS has no setting: its text "
+    "reads one way.",
 )
 WU_DALANG = Decision(
     "D3", "RWS Tiger Buffalo 1.36; Insurance Plus 1.30",
@@ -188,7 +198,21 @@ DEVICE_RESET = Decision(
     "(5.7, 5.8) and voids only when the order 'cannot be reconstructed' (5.2). The "
     "controller's draw record reconstructs the cards it read; whether the device's own order "
     "survived the reset, only the Pit can see. (This replaces an earlier reading that set the "
-    "drawn cards aside; a journal written under it is still read that way.)",
+    "drawn cards aside; a journal written under it is still read that way.) Re-read for "
+    "issue 23, betting reopened while drawn cards stay in the deal: it stands, and a card "
+    "exposed before the reset is the Pit's. A card drawn face down and unseen tells a new "
+    "wager nothing the shoe's next card would not, so reopening betting over it costs the "
+    "house nothing. A card exposed in error stays in play (5.7.1: 'the outcome shall "
+    "stand'; 5.2 'regardless of whether the cards have been exposed'), and a wager placed "
+    "knowing it is another game: at 8 decks, with one card of the deal known, some wager "
+    "the layout offers has the players' edge in 50 of the 52 cases (its place in the deal "
+    "by its rank); the Banker's first card a 6 gives Small Tiger a players' edge of "
+    "179.58%, the Player's first card a 9 gives Player 21.53%. No clause resolves a wager "
+    "on a card already exposed (5.9 only gives the opportunity to wager; 5.4 and 5.5 are "
+    "about wagers after \"No more bets\"), so it is the Gaming Shift Manager's (6.1): "
+    "the Pit, who sees what was exposed (D14), voids the round with void_round "
+    "(unresolved_irregularity) before the re-announced \"No more bets\". Setting the "
+    "cards aside instead is not open to the controller: 5.2 keeps them in play.",
 )
 
 DOUBLE_DRAW_HELD = Decision(

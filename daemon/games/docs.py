@@ -21,8 +21,29 @@ def _edges(game: GameRules[Any]) -> dict[str, str]:
         sheet = par_sheet(game, layout, PAR_DECKS if game.kind == "baccarat" else None)
         for b in sheet.bets:
             key = b.bet if b.window is None else f"{b.bet} {b.window}"
-            edges.setdefault(key, f"{float(b.house_edge) * 100:.4f}%")
+            edge = f"{float(b.house_edge) * 100:.4f}%"
+            if b.setting is not None:  # each reading of a table setting has its own edge
+                edges.setdefault(f"{b.bet} {b.setting[0]}={b.setting[1]}", edge)
+            if b.in_effect:
+                edges.setdefault(key, edge)
     return edges
+
+
+def _settings(game: GameRules[Any], edges: dict[str, str]) -> list[str]:
+    if not game.settings:
+        return []
+    out = ["", "### Table settings", "",
+           "Where approved text reads two ways and neither is absurd, the house's approved "
+           "reading is configuration, `[table] <setting>` in the table's config; every result "
+           "says the reading it was settled under (`rules`, docs/mqtt.md).", "",
+           "| setting | clause | bet | value | meaning | house edge (8 decks) |",
+           "|---|---|---|---|---|---|"]
+    for st in game.settings:
+        for value, (meaning, _) in st.readings.items():
+            default = f" (default, {st.decision})" if value == st.default else ""
+            out.append(f"| `{st.key}` | {st.clause} | `{st.bet}` | `\"{value}\"`{default} | "
+                       f"{meaning} | {edges.get(f'{st.bet} {st.key}={value}', '')} |")
+    return out
 
 
 def _offer_matrix(game: GameRules[Any]) -> list[str]:
@@ -96,6 +117,7 @@ def _game(game: GameRules[Any]) -> list[str]:
     out += _dice_pay_tables(game, edges) if game.kind == "dice" else _pay_tables(game, edges)
     if game.has_insurance:
         out += _insurance(edges)
+    out += _settings(game, edges)
     out += ["", "### Irregularities (section 5)", "",
             "| clause | code | consequence | seen by | what |", "|---|---|---|---|---|"]
     out += [f"| {i.clause} | `{i.code}` | {i.consequence} | {i.detected_by} | {i.summary} |"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Generic
 
@@ -44,6 +44,24 @@ class Decision:
     question: str
     decision: str
     reason: str
+
+
+@dataclass(frozen=True)
+class TableSetting(Generic[Outcome]):
+    """Where approved text reads two ways and neither is absurd, the house's approved
+    reading is configuration (``[table] <key>``), not ours to fix in code: each reading is
+    a predicate for one bet, and the default is the reading our decision records."""
+
+    key: str
+    clause: str
+    decision: str  # the Decision that weighs the readings
+    bet: str  # the bet whose winning condition the reading changes
+    # value -> (what it means, in one line; the bet's predicate under it)
+    readings: Mapping[str, tuple[str, Callable[[Outcome], Verdict]]]
+    default: str
+
+    def predicate(self, value: str | None = None) -> Callable[[Outcome], Verdict]:
+        return self.readings[self.default if value is None else value][1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +110,30 @@ class GameRules(Generic[Outcome]):
     decks_clause: str | None
     layouts_clause: str
     has_insurance: bool = False
+    # Readings the house chooses per table (TableSetting), and the ones this table chose.
+    settings: tuple[TableSetting[Outcome], ...] = ()
+    chosen: tuple[tuple[str, str], ...] = ()
+
+    def readings(self) -> dict[str, str]:
+        """Every table setting of the game with the reading in effect: what a result says."""
+        chosen = dict(self.chosen)
+        return {s.key: chosen.get(s.key, s.default) for s in self.settings}
+
+    def configured(self, choices: Mapping[str, str]) -> GameRules[Outcome]:
+        """The game as one table plays it: each chosen reading's predicate on its bet."""
+        known = {s.key: s for s in self.settings}
+        for key, value in choices.items():
+            if key not in known:
+                raise UnknownGameError(f"game {self.id!r} has no table setting {key!r}: its "
+                                       "text reads one way")
+            if value not in known[key].readings:
+                raise UnknownGameError(f"{key} is one of {', '.join(known[key].readings)}, "
+                                       f"not {value!r} (decision {known[key].decision})")
+        chosen = {**self.readings(), **choices}
+        by_bet = {s.bet: s.predicate(chosen[s.key]) for s in self.settings}
+        bets = tuple(replace(r, predicate=by_bet[r.bet]) if r.bet in by_bet else r
+                     for r in self.bets)
+        return replace(self, bets=bets, chosen=tuple(sorted(chosen.items())))
 
     def check_layout(self, layout: str) -> str:
         if layout not in self.layouts:

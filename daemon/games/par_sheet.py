@@ -27,7 +27,7 @@ from daemon.games import insurance_plus, table_of_play
 from daemon.games.baccarat import Coup, same_value_pairs
 from daemon.games.cards import POINT_VALUE, RANKS, RANKS_OF_VALUE
 from daemon.games.model import GameRules
-from daemon.games.outcome import BetResult, Result
+from daemon.games.outcome import BetResult, Result, settle_rule
 from daemon.games.settle import settle_coup, settle_throw
 from daemon.games.tai_sai import Throw
 
@@ -50,6 +50,10 @@ class BetPar:
     line_order: tuple[str, ...] = ()  # pay table rows as printed
     lines: dict[str, ParLine] = field(default_factory=dict)
     offered: int = 0  # weight of coups in which the bet was offered (insurance); else total
+    # A bet a table setting governs (TableSetting): the reading, and whether the sheet's
+    # game plays it; the sheet lists the bet once per reading.
+    setting: tuple[str, str] | None = None
+    in_effect: bool = True
 
     def add(self, r: BetResult, weight: int) -> None:
         # Integer counts only: the expectation is taken once, over the few distinct lines.
@@ -97,6 +101,9 @@ class ParSheet:
                 d["window"] = b.window
                 d["offered_count"] = b.offered
                 d["offered_probability"] = float(Fraction(b.offered, self.total))
+            if b.setting is not None:
+                d["setting"] = {b.setting[0]: b.setting[1]}
+                d["in_effect"] = b.in_effect
             return d
         return {"game": self.game, "title": self.title, "layout": self.layout,
                 "decks": self.decks, "total": self.total, "unit": self.unit,
@@ -190,9 +197,33 @@ def baccarat_par_sheet(game: GameRules[Any], layout: str, decks: int) -> ParShee
     if counted != total:  # the enumeration must account for every sequence exactly once
         raise AssertionError(f"par sheet weights sum to {counted}, expected {total}")
     bets = [b for b in pars.values() if b.window is None]
+    bets += _other_readings(game, layout, decks, pars)
     bets += _insurance_rows(game, layout, decks) if game.has_insurance else []
     return ParSheet(game.id, game.title, layout, decks, total,
                     f"ordered six-card sequences from {decks} decks", bets)
+
+
+def _other_readings(game: GameRules[Any], layout: str, decks: int,
+                    pars: dict[tuple[str, str | None], BetPar]) -> list[BetPar]:
+    """Each bet a table setting governs, under every reading the game does not play (D2):
+    the house chooses its reading knowing the edge of each."""
+    out: list[BetPar] = []
+    in_effect = game.readings()
+    for s in game.settings:
+        played = pars.get((s.bet, None))
+        if played is None:  # not offered on this layout
+            continue
+        played.setting = (s.key, in_effect[s.key])
+        for value in s.readings:
+            if value == in_effect[s.key]:
+                continue
+            rule = game.configured({s.key: value}).rule(s.bet, layout)
+            bp = BetPar(s.bet, rule.clause, None, played.line_order, setting=(s.key, value),
+                        in_effect=False)
+            for coup, weight in coup_weights(decks).items():
+                bp.add(settle_rule(rule, coup), weight)
+            out.append(bp)
+    return out
 
 
 def _insurance_rows(game: GameRules[Any], layout: str, decks: int) -> list[BetPar]:

@@ -13,6 +13,9 @@ def _pct(x: Fraction) -> str:
 
 def _bet_block(b: BetPar, total: int) -> list[str]:
     head = f"{b.bet} (clause {b.clause})"
+    if b.setting is not None:
+        which = "in effect" if b.in_effect else "another reading a table may set"
+        head += f" - {b.setting[0]} = \"{b.setting[1]}\" ({which})"
     out = []
     if b.window is not None:
         head += f" - {b.window}"

@@ -11,6 +11,7 @@ from daemon.games.baccarat import Coup
 from daemon.games.decisions import BACCARAT_DECISIONS
 from daemon.games.model import GameRules, Layout, appendices, bet_rule
 from daemon.games.rws_section5 import irregularities
+from daemon.games.table_settings import TWIN_TIGER_PAIR
 
 ALL = appendices("A-R")
 
@@ -66,7 +67,7 @@ BETS = (
         ("single", "Single Tiger Pair wins", "4 to 1"),
         ("double", "Double Tiger Pair wins", "20 to 1"),
         ("twin", "Twin Tiger Pair (Player and Banker have the same pair) wins", "100 to 1"),
-    ], p.tiger_pair_by_value),
+    ], TWIN_TIGER_PAIR.predicate()),  # the table's reading replaces it (GameRules.configured)
     bet_rule("tiger_tie", "4.1.10", appendices("O, Q and R"),
              [("win", "Tiger Tie wins", "35 to 1")], p.tiger_tie),
     bet_rule("wu_dalang", "4.1.11", appendices("C, F, H, I and P"),
@@ -106,4 +107,5 @@ GAME: GameRules[Coup] = GameRules(
     decks=(4, 10),
     decks_clause="2.2.1",
     layouts_clause="2.1.1",
+    settings=(TWIN_TIGER_PAIR,),
 )

@@ -55,3 +55,25 @@ def test_dice_settings_are_read() -> None:
                             dice_watch={"window": 5000, "false_alarm_rate": 1e-7}))
     assert cfg.rules.dice_confidence_floor == 80
     assert (cfg.rules.dice_watch.window, cfg.rules.dice_watch.false_alarm_rate) == (5000, 1e-7)
+
+
+def test_rws_1_33_twin_tiger_pair_is_read_from_table_and_defaults_to_the_decision() -> None:
+    """Issue 23, item 8 (D2): [table] twin_tiger_pair = "value" | "rank"."""
+    assert parse_config(good()).rules.readings == {}
+    data = good()
+    data["table"]["twin_tiger_pair"] = "rank"
+    assert parse_config(data).rules.readings == {"twin_tiger_pair": "rank"}
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    (dict(good(), table=dict(good()["table"], twin_tiger_pair="suit")),
+     "table.twin_tiger_pair: twin_tiger_pair is one of value, rank, not 'suit'"),
+    (dict(good(), table=dict(good()["table"], twin_tiger_pair=True)),
+     "table.twin_tiger_pair: True must be a string"),
+    (dict(good(), table=dict(good()["table"], game="tiger-baccarat", layout="A",
+                             twin_tiger_pair="rank")),
+     "table.twin_tiger_pair: game 'tiger-baccarat' has no table setting 'twin_tiger_pair'"),
+])
+def test_rws_1_33_a_twin_tiger_pair_setting_the_game_does_not_admit_is_named(
+        data: dict[str, Any], expected: str) -> None:
+    assert any(p.startswith(expected) for p in problems(data)), problems(data)

@@ -152,3 +152,32 @@ def test_rws_ip_5_13_1_payout_cap_is_published_and_matches_the_schema() -> None:
     bad["bets"] = [{**capped[0], "payout_cap": {"limit": "table_max", "clause": "5.13.1"}}]
     with pytest.raises(jsonschema.ValidationError):
         VALIDATOR.validate(bad)
+
+
+@pytest.mark.parametrize("reading", ["value", "rank"])
+def test_rws_1_33_every_result_names_the_tables_twin_tiger_pair_reading(reading: str) -> None:
+    """Issue 23, item 8 (D2): a consumer can tell which reading settled the Tiger Pair."""
+    from daemon.games.cards import parse_cards  # noqa: PLC0415
+
+    game = get_game("tiger-buffalo").configured({"twin_tiger_pair": reading})
+    table = RoundContext("bac-07", game, "P", "shoe-1", 1001, 1_764_000_000.0,
+                         1_764_000_030.0)
+    cards = deal(parse_cards(["JS", "KH", "JC", "KD", "5S", "4H"]))
+    valid = baccarat_result(table, cards, 1_764_000_031.0)
+    void = void_result(table, game.irregularity("card_not_of_set"), 1_764_000_031.0)
+    for payload in (valid, void):
+        VALIDATOR.validate(published(payload))
+        assert payload["rules"] == {"twin_tiger_pair": reading}
+    pays = {b["bet"]: b["pays"] for b in valid["bets"]}
+    assert pays["tiger_pair"] == {"value": "100:1", "rank": "20:1"}[reading]
+    # A game whose text reads one way says so with an empty object.
+    other = baccarat_result(ctx("tiger-baccarat", "A"), cards, 1_764_000_031.0)
+    assert other["rules"] == {}
+    VALIDATOR.validate(published(other))
+
+
+def test_the_schema_knows_every_table_setting_and_reading() -> None:
+    """The schema lists the readings the engine has, no more and no fewer."""
+    props = SCHEMA["properties"]["rules"]["properties"]
+    engine = {s.key: sorted(s.readings) for g in GAMES.values() for s in g.settings}
+    assert {k: sorted(v["enum"]) for k, v in props.items()} == engine

@@ -13,9 +13,15 @@ from itertools import product
 
 import pytest
 
-from daemon.games import get_game
+from daemon.games import RulesError, get_game
+from daemon.games.baccarat import Coup
+from daemon.games.cards import parse_cards
 from daemon.games.decisions import PAIR_SAME_RANK
+from daemon.games.docs import render_games_md
+from daemon.games.model import GameRules
 from daemon.games.par_sheet import par_sheet
+from daemon.games.par_text import render_par_sheet
+from daemon.games.settle import settle_cards
 from tests.unit.games.helpers import outcome, settle
 
 TB, MBS = "tiger-buffalo", "tiger-baccarat"
@@ -93,3 +99,65 @@ def test_d2_house_edges_as_decided_and_as_quoted() -> None:
     literal = _edge(8, "mbs_literal", "four_of_a_rank")
     assert literal < 0
     assert _pct(-literal) in text
+
+
+# Issue 23, item 8: where RWS 1.33 reads two ways, the house's reading is the table's.
+JJ_KK = "JS KH JC KD 5S 4H"  # Player J-J, Banker K-K: a Twin by value, a Double by rank
+
+
+def _settled(game: GameRules[Coup], cards: str) -> str:
+    results = settle_cards(game, "P", parse_cards(cards.split()))
+    return outcome(next(r for r in results if r.bet == "tiger_pair"))
+
+
+def test_rws_1_33_twin_tiger_pair_is_a_table_setting_value_by_default() -> None:
+    game = get_game(TB)
+    assert game.readings() == {"twin_tiger_pair": "value"}
+    assert _settled(game.configured({}), JJ_KK) == "win 100:1"
+    assert _settled(game.configured({"twin_tiger_pair": "value"}), JJ_KK) == "win 100:1"
+    ranked = game.configured({"twin_tiger_pair": "rank"})
+    assert ranked.readings() == {"twin_tiger_pair": "rank"}
+    assert _settled(ranked, JJ_KK) == "win 20:1"
+    assert _settled(ranked, "QS QH QC QD 5S 4H") == "win 100:1"
+    assert _settled(ranked, "TS KH TC KD 5S 4H") == "win 20:1"
+    # The game data itself is not changed by one table's reading.
+    assert _settled(get_game(TB), JJ_KK) == "win 100:1"
+
+
+@pytest.mark.parametrize(("game_id", "choice", "words"), [
+    (MBS, {"twin_tiger_pair": "rank"}, "has no table setting 'twin_tiger_pair'"),
+    (TB, {"twin_tiger_pair": "point_value"}, "twin_tiger_pair is one of value, rank"),
+    (TB, {"twin_tiger": "rank"}, "has no table setting 'twin_tiger'"),
+])
+def test_a_reading_the_text_does_not_admit_is_refused(game_id: str, choice: dict[str, str],
+                                                      words: str) -> None:
+    with pytest.raises(RulesError, match=words):
+        get_game(game_id).configured(choice)
+
+
+def test_d2_par_sheet_gives_the_house_edge_of_both_readings() -> None:
+    for chosen, other in (("value", "rank"), ("rank", "value")):
+        game = get_game(TB).configured({"twin_tiger_pair": chosen})
+        sheet = par_sheet(game, "P", 8)
+        rows = {b.setting: b for b in sheet.bets if b.bet == "tiger_pair"}
+        assert set(rows) == {("twin_tiger_pair", chosen), ("twin_tiger_pair", other)}
+        assert rows[("twin_tiger_pair", chosen)].in_effect
+        assert not rows[("twin_tiger_pair", other)].in_effect
+        by_reading = {b.setting[1]: b.house_edge for b in rows.values() if b.setting}
+        assert by_reading == {"value": _edge(8, "rank", "rws_value"),
+                              "rank": _edge(8, "rank", "rank")}
+        text = render_par_sheet(sheet)
+        assert f'twin_tiger_pair = "{chosen}" (in effect)' in text
+        assert f'twin_tiger_pair = "{other}" (another reading a table may set)' in text
+    # A game whose text reads one way lists its bet once, with no setting.
+    mbs = [b for b in par_sheet(get_game(MBS), "A", 8).bets if b.bet == "tiger_pair"]
+    assert [b.setting for b in mbs] == [None]
+
+
+def test_d2_docs_name_the_setting_with_both_edges() -> None:
+    text = render_games_md()
+    for value, twin in (("value", "rws_value"), ("rank", "rank")):
+        row = next(line for line in text.splitlines()
+                   if line.startswith('| `twin_tiger_pair` | ') and f'`"{value}"`' in line)
+        assert f"{float(_edge(8, 'rank', twin)) * 100:.4f}%" in row
+    assert "twin_tiger_pair" in PAIR_SAME_RANK.decision
