@@ -118,6 +118,7 @@ class TableView:
                 and int(body.get("session", 0)) < int(old.get("session", 0))):
             return False
         self.status = body
+        self.catchup.status(body.get("state"), body.get("session"))
         return True
 
     def _result(self, body: dict[str, Any]) -> bool:
@@ -316,6 +317,9 @@ class TableView:
             # Contract v2: messages missing by msg_seq (being fetched by replay), and
             # those the table no longer had (pruned) when asked.
             "msg_gaps": self.catchup.gaps(), "lost": self.catchup.lost(),
+            # Whether it can ask for them, and if not why (the table offline, or silent).
+            "catchup": {"asking": self.catchup.stalled() is None,
+                        "why": self.catchup.stalled()},
             "last_results": [_result_view(r) for r in results[-LAST_RESULTS:]][::-1],
             # The table's outbox backlog, as its status last said (absent: the will, or
             # a table from before contract v2 published it).
@@ -324,6 +328,8 @@ class TableView:
         }
         if game == "tai-sai-open-cover":
             out["dice"] = dice_stats(results)
+            # A display that joined late has only some of the throws: how many of how many.
+            out["dice"]["seen"] = self._seen(len(results) + len(fixes))
             # The table's own dice watch, where it has one (an alert `dice_watch`, no
             # clause): the latest, beside the display's test.
             out["dice"]["table_watch"] = next(
@@ -336,6 +342,29 @@ class TableView:
             out["shoe"] = self._shoe_view(shoe_id, in_shoe)
         return out
 
+    def _seen(self, held: int) -> dict[str, int]:
+        """Results of the current journal held, of those the table published (the newest
+        seq known, from a result or the snapshot), and how many of them are missing."""
+        newest = max((s for j, s in self.results if j == self.journal_id), default=0)
+        snap = self.snapshot or {}
+        if type(snap.get("last_result_seq")) is int and \
+                snap.get("journal_id") in (self.journal_id, None):
+            newest = max(newest, snap["last_result_seq"])
+        return {"results": held, "published": newest, "missing": max(newest - held, 0)}
+
+    def _not_fetched(self, shoe_id: Any, in_shoe: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The shoe's earlier results it wants but cannot ask for now: how many, and why."""
+        why = self.catchup.stalled()
+        if self.catchup.shoe_wanted is None or why is None:
+            return None
+        snap = self.snapshot or {}
+        shoe: dict[str, Any] = snap["shoe"] if isinstance(snap.get("shoe"), dict) else {}
+        hand, as_of = shoe.get("hand"), snap.get("as_of_msg_seq")
+        if shoe.get("shoe_id") != shoe_id or type(hand) is not int or type(as_of) is not int:
+            return {"results": None, "why": why}
+        held = sum(1 for r in in_shoe if type(r.get("msg_seq")) is int and r["msg_seq"] <= as_of)
+        return {"results": max(hand - held, 0), "why": why}
+
     def _shoe_view(self, shoe_id: Any, in_shoe: list[dict[str, Any]]) -> dict[str, Any]:
         cards, dealt = self.shoe.get("cards"), self.shoe.get("dealt")
         left = self.shoe.get("left")
@@ -344,12 +373,16 @@ class TableView:
         # The shoe's start was not seen (the display joined mid-shoe): its roads begin at
         # the first result seen, and the page must say so.
         joined = in_shoe[0]["seq"] if in_shoe and "cards" not in self.shoe else None
-        if self.catchup.shoe_wanted is not None:
+        not_fetched = self._not_fetched(shoe_id, in_shoe)
+        if not_fetched is not None:  # wanted, but nobody to ask: the roads start late
+            joined = in_shoe[0]["seq"] if in_shoe else None
+        elif self.catchup.shoe_wanted is not None:
             joined = None  # being fetched (contract v2): "catching_up" says so
         return {"shoe_id": shoe_id, "hands": len(in_shoe), "cards": cards, "dealt": dealt,
                 "left": left, "cut_card": self.shoe.get("cut_card", False),
                 "ended": self.shoe.get("ended"), "joined_at": joined,
-                "catching_up": self.catchup.shoe_wanted is not None}
+                "catching_up": self.catchup.shoe_wanted is not None and not_fetched is None,
+                "not_fetched": not_fetched}
 
     def _round_view(self) -> dict[str, Any]:
         r = dict(self.round)

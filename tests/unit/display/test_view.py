@@ -150,7 +150,7 @@ def test_the_round_in_progress_card_by_card_and_the_shoe_counters() -> None:
     assert (r["player_total"], r["banker_total"], r["phase"]) == (7, 0, "dealing")
     assert view["shoe"] == {"shoe_id": "shoe-1", "hands": 0, "cards": 416, "dealt": 3,
                             "left": 413, "cut_card": False, "ended": None, "joined_at": None,
-                            "catching_up": False}
+                            "catching_up": False, "not_fetched": None}
 
 
 def test_roads_of_a_shoe_joined_midway_say_where_they_start() -> None:
