@@ -439,13 +439,13 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     host, port, tls = broker_url(args.broker, tls_allowed=True)
     keys = []
     for k in args.key:
-        if not Path(k).exists() and ("/" in k or k.endswith((".pub", ".pem"))):
-            # A path, not base64 key text: say the file is missing, not "not base64".
-            raise UsageError(f"--key {k}: no such file")
         try:
             keys.append(load_public_key(Path(k)) if Path(k).exists() else parse_public_key(k))
         except KeyFileError as exc:
-            raise UsageError(f"--key {k}: {exc}") from None
+            # Not key text either. Base64 has "/" too, so only now is a "/" a path's:
+            # say the file is missing, not "not base64".
+            missing = "/" in k or k.endswith((".pub", ".pem"))
+            raise UsageError(f"--key {k}: {'no such file' if missing else exc}") from None
     for t in args.table or []:
         _check_table_id("--table", t)
     password = None
