@@ -92,6 +92,17 @@ class GameRules(Generic[Outcome]):
     decks_clause: str | None
     layouts_clause: str
     has_insurance: bool = False
+    # The clause of this game's own document on the cut card coming out during a round
+    # (MBS 3.22: the round is completed); None where the document has none (the RWS
+    # documents: the shoe ends after the round all the same, by the house's procedure).
+    cut_card_clause: str | None = None
+
+    def cut_card_text(self) -> str:
+        """Why a shoe ended after its cut card came out: a message of this table, so it
+        cites only this game's document (issue 26: an RWS table cited MBS 3.22)."""
+        if self.cut_card_clause is None:
+            return "the cut card came out"
+        return f"the cut card came out ({self.cut_card_clause})"
 
     def check_layout(self, layout: str) -> str:
         if layout not in self.layouts:
