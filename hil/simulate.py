@@ -38,6 +38,7 @@ from daemon.watch import WIDTH, Watcher, result_header, result_line
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.rig import TABLE_ID, SimRig
+from hil.table_log import TableLog, kept_apart
 from hil.watching import watch_lines
 
 RECONNECT_WITHIN = 300.0  # seconds a broker may be away before the run gives up
@@ -194,9 +195,10 @@ async def simulate(game: str, layout: str, decks: int | None, rounds: int, *,
     ``workdir`` the run's temporary folder is removed at the end."""
     work = workdir or Path(tempfile.mkdtemp(prefix="tabled-simulate-"))
     try:
-        return await _simulate(game, layout, decks, rounds, broker, speed, work, out, quiet,
-                               table, out.isatty() if live is None else live,
-                               private_work=workdir is None)
+        with kept_apart() as log:
+            return await _simulate(game, layout, decks, rounds, broker, speed, work, out,
+                                   quiet, table, out.isatty() if live is None else live, log,
+                                   private_work=workdir is None)
     finally:
         if workdir is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -204,8 +206,8 @@ async def simulate(game: str, layout: str, decks: int | None, rounds: int, *,
 
 async def _simulate(game: str, layout: str, decks: int | None, rounds: int,
                     broker: tuple[str, int] | None, speed: float, work: Path, out: TextIO,
-                    quiet: bool, table: str, live: bool, *, private_work: bool
-                    ) -> list[dict[str, Any]]:
+                    quiet: bool, table: str, live: bool, log: TableLog, *,
+                    private_work: bool) -> list[dict[str, Any]]:
     mosquitto = None
     if broker is None:
         mosquitto = Mosquitto(work)
@@ -241,7 +243,7 @@ async def _simulate(game: str, layout: str, decks: int | None, rounds: int,
                 break
             await asyncio.sleep(0.05)
         if not quiet:
-            _summary(view, results, outages, away, service.journal.pending_count())
+            _summary(view, results, outages, away, service.journal.pending_count(), log)
         return results
     finally:
         for t in tasks[1:]:
@@ -272,7 +274,7 @@ def _header(view: _View, cfg: Any, rounds: int, speed: float, broker: tuple[str,
 
 
 def _summary(view: _View, results: list[dict[str, Any]], outages: int, away: float,
-             pending: int) -> None:
+             pending: int, log: TableLog) -> None:
     valid = sum(r["status"] == "valid" for r in results)
     state = view.watcher.tables.get(view.table)
     view.say("")
@@ -286,6 +288,9 @@ def _summary(view: _View, results: list[dict[str, Any]], outages: int, away: flo
     if view.watcher.rejected:
         view.say(f"{view.watcher.rejected} payloads failed verification and were not shown "
                  f"(last: {view.watcher.last_rejection})")
+    if log.count:
+        view.say(f"the table logged {log.count} warning(s) or error(s), kept out of this "
+                 f"view; the last: {log.last[:300]}")
     if pending:
         view.say(f"outbox pending: {pending}: payloads recorded in the journal that the broker "
                  "had not acknowledged when the run stopped; a real table sends them on its "
