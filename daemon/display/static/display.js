@@ -115,7 +115,7 @@ function lastResults(t, limit) {
     else if (r.dice) what = `${r.dice.map((d) => `<span class="die small">${esc(d)}</span>`).join("")} <b>${esc(r.total)}</b>`;
     else what = `<span class="w ${esc(r.winner)}">${esc(own(LETTER, r.winner))}</span> P ${esc(r.player_total)} · B ${esc(r.banker_total)}`;
     return `<li data-seq="${esc(r.seq)}" data-status="${esc(r.status)}"><span class="seq">#${esc(r.seq)}</span> ${what}
-      ${r.replayed ? '<span class="tag">replayed</span>' : ""}<div class="wins">${wins}</div></li>`;
+<div class="wins">${wins}</div></li>`;
   }).join("");
   return `<div class="panel last"><h2>Last results</h2><ol class="results">${rows || '<li class="empty">none yet</li>'}</ol></div>`;
 }
@@ -150,7 +150,7 @@ function health(t) {
       <span class="sub">session ${esc(st.session)} · ${esc(st.version)}</span></div>
     <ul class="devices">${devs || '<li class="empty">no device reported</li>'}</ul>
     <div class="${t.backlog && t.backlog.messages ? "alert-line" : "sub"}" data-backlog="${t.backlog ? esc(t.backlog.messages) : ""}">${esc(t.backlog_text || "")}</div>
-    <div class="sub">results <b data-results="${esc(c.results ?? 0)}">${esc(c.results ?? 0)}</b> · duplicates dropped ${esc(c.duplicates ?? 0)} · replayed copies ${esc(c.replayed ?? 0)}</div>
+    <div class="sub">results <b data-results="${esc(c.results ?? 0)}">${esc(c.results ?? 0)}</b> · duplicates dropped ${esc(c.duplicates ?? 0)} · fetched by replay ${esc(c.fetched ?? 0)}</div>
     ${gaps ? `<div class="alert-line" data-gaps>missing results ${esc(gaps)}${t.msg_gaps === undefined || t.lost || !missing ? "" : " (being fetched)"}</div>` : ""}
     ${missing ? `<div class="sub" data-msg-gaps>${esc(missing)} messages missing, ${t.catchup && !t.catchup.asking ? "not asked for: " + esc(t.catchup.why) : "asked for by replay"}</div>` : ""}
     ${t.lost ? `<div class="alert-line" data-lost>${esc(t.lost)} messages the table no longer had when asked (pruned)</div>` : ""}
