@@ -31,7 +31,11 @@ PHASES = {"betting_opened": "betting open", "betting_reopened": "betting open",
           "betting_closed": "no more bets", "awaiting_tumble": "waiting for the tumble",
           "result_held": "held for the pit (double draw)",
           "insurance_offered": "insurance open", "insurance_closed": "dealing",
-          "next_card": "dealing", "card": "dealing", "tumble": "tumbling"}
+          "next_card": "dealing", "card": "dealing", "tumble": "tumbling",
+          # Between shoes: a shuffle takes 3 s to minutes, not "idle" (issue 26).
+          "shuffler_shuffle_started": "shuffling a new shoe",
+          "shuffle_certified": "shuffle certified: loading the shoe",
+          "shoe_loaded": "shoe loaded", "shoe_ended": "shoe ended: a new shoe is needed"}
 
 
 def card_text(code: str) -> str:

@@ -28,7 +28,7 @@ from daemon.mqtt.publisher import NODELAY
 from hil.ports import DevicePort
 from hil.scenario import Fault
 from hil.shoe import ShoeSim
-from hil.shuffler import ShufflerSim
+from hil.shuffler import SHUFFLE_SECONDS, ShufflerSim
 from hil.tumbler import TumblerSim
 
 CUT_CARD_FROM_END = 14
@@ -85,6 +85,10 @@ class SimDealer:
         self._id_prefix = f"dealer-{secrets.token_hex(3)}"
         self._client: aiomqtt.Client | None = None
         self.round_id: str | None = None  # the open round, as the last reply named it
+        # Whether the table has a shoe, as its snapshot and shoe events say (None: not
+        # heard yet): a dealer without one starts with new_shoe, not with an open_betting
+        # the table refuses (wrong_state, 5.5.5; issue 26).
+        self.shoe_in: bool | None = None
         self.hold: dict[str, Any] | None = None  # the last result_held seen
 
     async def _listen(self, client: aiomqtt.Client) -> None:
@@ -111,6 +115,10 @@ class SimDealer:
             self.seen.append((topic, body))
             if topic == "events" and body.get("event") == "result_held":
                 self.hold = body  # what the Pit owes: its answer names hold_id
+            if topic == "snapshot":
+                self.shoe_in = body.get("shoe") is not None
+            elif topic == "events" and body.get("event") in ("shoe_loaded", "shoe_ended"):
+                self.shoe_in = body["event"] == "shoe_loaded"
             if topic == "results":
                 self.results.append(body)
                 self.on_result(body)
@@ -264,13 +272,18 @@ class SimDealer:
         return answer
 
     async def _new_shoe(self) -> None:
+        assert self.shuffler is not None
+        # As long as the shuffle takes at the shuffler's speed, and then some: pressed
+        # again sooner, a shuffler still at work refuses (at --speed 0.1 a shuffle takes
+        # 30 s: device_command_failed, issue 26).
+        patience = SHUFFLE_SECONDS / self.shuffler.speed + 15.0
         for attempt in range(3):  # a shuffle lost to a device fault: press again
             answer = await self.command("new_shoe")
             if not answer["ok"]:
                 raise RuntimeError(f"new_shoe refused: {answer}")
             try:
                 await self._expect(lambda t, b: t == "events" and
-                                   b.get("event") == "shuffle_certified", 15.0)
+                                   b.get("event") == "shuffle_certified", patience)
                 break
             except TimeoutError:
                 if attempt == 2:
@@ -370,8 +383,14 @@ class SimDealer:
         """Anything done once the dice are at rest, before their result."""
 
     async def open_round(self) -> bool:
+        if self.tumbler is None:
+            if self.shoe_in is None:  # the retained snapshot says; it comes at once
+                with contextlib.suppress(TimeoutError):
+                    await self._expect(lambda t, b: t == "snapshot", 2.0)
+            if self.shoe_in is False:
+                await self._new_shoe()
         opened = await self.command("open_betting")
-        if not opened["ok"] and self.tumbler is None:  # a card game's shoe is out
+        if not opened["ok"] and self.tumbler is None:  # the shoe ran out meanwhile
             await self._new_shoe()
             opened = await self.command("open_betting")
         if not opened["ok"]:

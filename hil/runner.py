@@ -30,6 +30,7 @@ from hil.rig import SimRig
 from hil.scenario import Fault, Rig, Round, Scenario
 from hil.shuffler import fresh_decks
 from hil.tumbler import Throw
+from hil.watching import watch_lines
 
 NOT_FLAT_TILT = 120  # tenths of a degree: well past the flat limit
 LOST_READS = ("lost_read", "late_read")  # faults whose read never reaches the host in time
@@ -636,17 +637,10 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
                  table_settings=dict(s.table_settings),
                  sections={"dice_watch": dict(s.dice_watch)} if s.dice_watch else {})
     await sim.start()
-    loaded = s.tumbler.get("loaded")
-    if loaded:  # a die loaded for the rounds thrown at random
-        sim.sims["tumbler"].loaded = (int(loaded["die"]) - 1, int(loaded["face"]),
-                                      float(loaded["probability"]))
-    if not s.dice and s.scripted_cards():
-        sim.sims["shuffler"].script(shuffled_order(s, random.Random(seed)))
-    if not s.dice:
-        sim.sims["shuffler"].foreign_cards = int(s.shuffle.get("foreign", 0))
-        sim.sims["shuffler"].rng_ok = not s.shuffle.get("not_shuffled", False)
+    _set_up_devices(s, sim, seed)
     daemon = DaemonProcess(sim.config(), work)
     daemon.start()
+    _how_to_watch(s, sim, broker, mosquitto is not None, out)
     ctx = RunContext(daemon, mosquitto, sim)
     dealer = _scripted_dealer(s, sim, broker, ctx)
     try:
@@ -680,6 +674,30 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
         except ValueError as exc:
             report.problems.append(f"{signed['type']} seq {signed['seq']}: {exc}")
     return report
+
+
+def _set_up_devices(s: Scenario, sim: SimRig, seed: int) -> None:
+    """The simulated devices as the scenario wants them: a loaded die, a scripted shoe."""
+    loaded = s.tumbler.get("loaded")
+    if loaded:  # a die loaded for the rounds thrown at random
+        sim.sims["tumbler"].loaded = (int(loaded["die"]) - 1, int(loaded["face"]),
+                                      float(loaded["probability"]))
+    if not s.dice and s.scripted_cards():
+        sim.sims["shuffler"].script(shuffled_order(s, random.Random(seed)))
+    if not s.dice:
+        sim.sims["shuffler"].foreign_cards = int(s.shuffle.get("foreign", 0))
+        sim.sims["shuffler"].rng_ok = not s.shuffle.get("not_shuffled", False)
+
+
+def _how_to_watch(s: Scenario, sim: SimRig, broker: tuple[str, int], private: bool,
+                  out: TextIO) -> None:
+    """So a scenario can be watched as it plays: the key is this run's own."""
+    where = "a private Mosquitto, gone at the end" if private else "given by --broker"
+    print(f"tabled hil run: {s.name}, table {sim.table_id}, broker {broker[0]}:{broker[1]} "
+          f"({where})", file=out)
+    for line in watch_lines(broker, sim.table_id, sim.table_key.public_key()):
+        print(line, file=out)
+    out.flush()
 
 
 def _scripted_dealer(s: Scenario, sim: SimRig, broker: tuple[str, int], ctx: RunContext

@@ -33,11 +33,13 @@ import aiomqtt
 from daemon.config import parse_config
 from daemon.errors import TabledError
 from daemon.service import TableService
-from daemon.signing import Keyring, key_id, public_key_text
+from daemon.signing import Keyring, public_key_text
 from daemon.watch import WIDTH, Watcher, result_header, result_line
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.rig import TABLE_ID, SimRig
+from hil.table_log import TableLog, kept_apart
+from hil.watching import watch_lines
 
 RECONNECT_WITHIN = 300.0  # seconds a broker may be away before the run gives up
 DRAIN_SECONDS = 3.0  # at the end, how long the outbox gets to be acknowledged
@@ -193,9 +195,10 @@ async def simulate(game: str, layout: str, decks: int | None, rounds: int, *,
     ``workdir`` the run's temporary folder is removed at the end."""
     work = workdir or Path(tempfile.mkdtemp(prefix="tabled-simulate-"))
     try:
-        return await _simulate(game, layout, decks, rounds, broker, speed, work, out, quiet,
-                               table, out.isatty() if live is None else live,
-                               private_work=workdir is None)
+        with kept_apart() as log:
+            return await _simulate(game, layout, decks, rounds, broker, speed, work, out,
+                                   quiet, table, out.isatty() if live is None else live, log,
+                                   private_work=workdir is None)
     finally:
         if workdir is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -203,8 +206,8 @@ async def simulate(game: str, layout: str, decks: int | None, rounds: int, *,
 
 async def _simulate(game: str, layout: str, decks: int | None, rounds: int,
                     broker: tuple[str, int] | None, speed: float, work: Path, out: TextIO,
-                    quiet: bool, table: str, live: bool, *, private_work: bool
-                    ) -> list[dict[str, Any]]:
+                    quiet: bool, table: str, live: bool, log: TableLog, *,
+                    private_work: bool) -> list[dict[str, Any]]:
     mosquitto = None
     if broker is None:
         mosquitto = Mosquitto(work)
@@ -240,7 +243,7 @@ async def _simulate(game: str, layout: str, decks: int | None, rounds: int,
                 break
             await asyncio.sleep(0.05)
         if not quiet:
-            _summary(view, results, outages, away, service.journal.pending_count())
+            _summary(view, results, outages, away, service.journal.pending_count(), log)
         return results
     finally:
         for t in tasks[1:]:
@@ -260,35 +263,18 @@ def _header(view: _View, cfg: Any, rounds: int, speed: float, broker: tuple[str,
             private_broker: bool, work: Path, private_work: bool, rig: SimRig) -> None:
     shoe = f", {cfg.decks} decks" if cfg.decks else ""
     where = "a private Mosquitto, gone at the end" if private_broker else "given by --broker"
-    public = rig.table_key.public_key()
     view.say(f"tabled simulate: table {cfg.table_id}, {cfg.game} layout {cfg.layout}{shoe}; "
              f"{rounds} rounds at {speed:g}x")
     view.say(f"broker {broker[0]}:{broker[1]} ({where}); journal {cfg.journal_path}"
              + (" (removed at the end)" if private_work else ""))
-    view.say(f"the table signs with key {key_id(public)}: {public_key_text(public)}")
-    # Pasted into another terminal, this must work: tabled by a path that exists (set-up
-    # does not put it on PATH), and the key as text, since the folder goes at the end.
-    view.say(f"watch it: {tabled_command()} watch --broker mqtt://{broker[0]}:{broker[1]} "
-             f"--table {cfg.table_id} \\")
-    view.say(f"              --key {public_key_text(public)}")
-    view.say(f"      or: mosquitto_sub -h {broker[0]} -p {broker[1]} -v "
-             f"-t 'tables/{cfg.table_id}/#'")
+    for line in watch_lines(broker, cfg.table_id, rig.table_key.public_key()):
+        view.say(line)
     view.say("")
     view.say(result_header(rig.dice))
 
 
-def tabled_command() -> str:
-    """How to run tabled from any folder: the executable this run was started as, or the
-    one beside this interpreter (.venv/bin/tabled), or `tabled` when it is on PATH."""
-    started = Path(sys.argv[0])
-    for candidate in (started, Path(sys.executable).parent / "tabled"):
-        if candidate.name == "tabled" and candidate.is_file():
-            return str(candidate.absolute())
-    return shutil.which("tabled") or f"{sys.executable} -m daemon"
-
-
 def _summary(view: _View, results: list[dict[str, Any]], outages: int, away: float,
-             pending: int) -> None:
+             pending: int, log: TableLog) -> None:
     valid = sum(r["status"] == "valid" for r in results)
     state = view.watcher.tables.get(view.table)
     view.say("")
@@ -302,6 +288,9 @@ def _summary(view: _View, results: list[dict[str, Any]], outages: int, away: flo
     if view.watcher.rejected:
         view.say(f"{view.watcher.rejected} payloads failed verification and were not shown "
                  f"(last: {view.watcher.last_rejection})")
+    if log.count:
+        view.say(f"the table logged {log.count} warning(s) or error(s), kept out of this "
+                 f"view; the last: {log.last[:300]}")
     if pending:
         view.say(f"outbox pending: {pending}: payloads recorded in the journal that the broker "
                  "had not acknowledged when the run stopped; a real table sends them on its "

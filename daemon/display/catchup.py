@@ -16,6 +16,13 @@ to the newest known, that is none of these. Two kinds of request:
 One request at a time per table, asked again after ``RETRY`` seconds without an answer;
 an answer's marker moves a ``shoe`` request on (``next_msg_seq``) and settles a ``gap``
 request (what it did not bring is lost).
+
+Bounded (issue 26: a display started after its table stopped asked every 3 s for ever):
+nothing is asked while the table's status says it is offline, nobody being there to
+answer; and after ``MAX_ASKS`` requests in a row without an answer (a table killed whose
+will the broker has not sent yet, a broker that denies the table its replay topics) it
+stops. Either way ``stalled`` says why, and it asks again when the table comes back (a
+status "online" of a new session, or after "offline").
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from typing import Any
 RETRY = 3.0  # seconds without a marker before a request is asked again
 MAX_SPAN = 5000  # numbers looked through per gap search: a bound on the work per message
 MAX_SEEN = 200_000  # message numbers kept per journal for de-duplication
+MAX_ASKS = 4  # requests in a row without an answer before it stops asking
 
 
 @dataclass
@@ -56,6 +64,29 @@ class CatchUp:
     shoe_wanted: tuple[int, int] | None = None  # (from, to) msg_seq of a shoe's results
     pending: dict[str, tuple[str, int, int, float]] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=itertools.count)
+    offline: bool = False  # the table's status says offline: no one to answer
+    session: int | None = None  # of the table's last status
+    unanswered: int = 0  # requests in a row that got no answer
+
+    def status(self, state: object, session: object) -> None:
+        """The table's status: while offline nothing is asked; back online (after
+        "offline", or a new session) it asks again from scratch."""
+        was_offline, self.offline = self.offline, state == "offline"
+        new_session = isinstance(session, int) and session != self.session
+        if isinstance(session, int):
+            self.session = session
+        if self.offline:
+            self.pending.clear()  # nobody will answer them
+        elif was_offline or new_session:
+            self.unanswered = 0
+
+    def stalled(self) -> str | None:
+        """Why it does not ask for what it lacks, or None while it can ask."""
+        if self.offline:
+            return "the table is offline"
+        if self.unanswered >= MAX_ASKS:
+            return f"the table answered none of {MAX_ASKS} replay requests"
+        return None
 
     def journal(self, jid: str) -> Journal:
         if jid not in self.journals:
@@ -108,8 +139,9 @@ class CatchUp:
             if now - sent < RETRY:
                 return None  # one at a time
             del self.pending[rid]
+            self.unanswered += 1
         jid = self.current
-        if jid is None:
+        if jid is None or self.stalled():
             return None
         if self.shoe_wanted is not None:
             kind, (low, high), topics = "shoe", self.shoe_wanted, ["results"]
@@ -132,6 +164,7 @@ class CatchUp:
         if not isinstance(rid, str) or rid not in self.pending:
             return  # another consumer's answer, or one already given up on
         kind, low, high, _ = self.pending.pop(rid)
+        self.unanswered = 0
         nxt = marker.get("next_msg_seq")
         error = marker.get("error")
         jid = self.current

@@ -49,8 +49,8 @@ class DisplayCollector(Collector):
         yield CounterMetricFamily("tabled_display_replay_requests", "Replay requests sent "
                                   "to the tables.", value=s.replay_requests)
         families: dict[str, CounterMetricFamily | GaugeMetricFamily] = {
-            "replayed": CounterMetricFamily("tabled_display_replayed", "Messages caught up "
-                                            "by replay.", labels=["table"]),
+            "replayed": CounterMetricFamily("tabled_display_replayed", "New messages "
+                                            "that came in replay answers.", labels=["table"]),
             "duplicates": CounterMetricFamily("tabled_display_duplicates", "Messages "
                                               "received again and ignored.",
                                               labels=["table"]),
@@ -62,7 +62,7 @@ class DisplayCollector(Collector):
                                       labels=["table"]),
         }
         for table, view in sorted(d.tables.items()):
-            values = {"replayed": view.replayed, "duplicates": view.duplicates,
+            values = {"replayed": view.fetched, "duplicates": view.duplicates,
                       "missing": sum(b - a + 1 for a, b in view.catchup.gaps()),
                       "lost": view.catchup.lost()}
             for key, family in families.items():

@@ -71,10 +71,10 @@ def now_text() -> str:
 
 @dataclass
 class StateFile:
-    """The display's own memory across its restarts (contract v1 has no replay): every
-    message it accepted, as (topic, payload) lines. Read back through ``receive``, so
-    each is verified again; compacted at start to results, alerts, retained topics and
-    the events of the current shoe."""
+    """The display's own memory across its restarts, so it need not ask the table by
+    replay for what it had: every message it accepted, as (topic, payload) lines. Read
+    back through ``receive``, so each is verified again; compacted at start to results,
+    alerts, retained topics and the events of the current shoe."""
 
     path: Path
 
@@ -190,8 +190,8 @@ class DisplayServer:
 
     async def run_replays(self, client: aiomqtt.Client) -> None:
         """Contract v2: asks each table for what the display lacks (``view.catchup``),
-        at most REPLAY_RATE requests a second for all tables together (the table serves
-        2 a second, bursts of 5, to all its consumers)."""
+        at most REPLAY_RATE requests a second for all tables together (a table serves
+        each requester 1 a second, bursts of 5: docs/mqtt.md, "Replay requests")."""
         loop = asyncio.get_running_loop()
         while True:
             for table, view in list(self.display.tables.items()):

@@ -6,16 +6,14 @@ the table of its topic (docs/mqtt.md, "Signatures"; ``daemon.consumer.accept``);
 else is refused, kept in ``refused`` with the reason, and shown on the page. Nothing
 here does I/O: the server feeds it.
 
-De-duplication. Results are applied once per (journal, seq): contract v1 results carry
-``seq``; contract v2 adds ``journal_id`` and ``msg_seq`` to every payload, and when
-they are present a message already applied is dropped by (journal_id, msg_seq) as well.
-A replayed event in v1 carries no number; the events the page uses are idempotent (a
-card is placed at its hand and position, a draw count is a maximum), so a replayed copy
-changes nothing.
+De-duplication. Results are applied once per (journal_id, seq), and every numbered
+message once per (journal_id, msg_seq): a copy sent again is byte-identical (contract
+v2). The events the page uses are idempotent besides (a card is placed at its hand and
+position, a draw count is a maximum), so a late copy changes nothing.
 
 Catch-up (docs/display.md, "Catch-up"): gaps in result ``seq`` are listed in ``gaps``;
-``snapshot`` and the replay request of contract v2 plug in at ``apply_snapshot`` and
-``Display.wanted_replays``.
+the retained snapshot is taken at ``apply_snapshot``, and ``catchup`` asks the table
+by replay for what is missing; ``fetched`` counts what the answers brought.
 """
 
 from __future__ import annotations
@@ -73,7 +71,7 @@ class TableView:
     round: dict[str, Any] = field(default_factory=dict)
     shoe: dict[str, Any] = field(default_factory=dict)
     duplicates: int = 0
-    replayed: int = 0
+    fetched: int = 0  # new messages that came in replay answers
     catchup: CatchUp = field(init=False)
     snapshot: dict[str, Any] | None = None
     round_msg: int = 0  # msg_seq of the newest event applied to the round view
@@ -91,8 +89,6 @@ class TableView:
                 not self.catchup.saw(jid, msg):
             self.duplicates += 1
             return False
-        if body.get("replayed"):
-            self.replayed += 1
         if kind == "status":
             return self._status(body)
         if kind == "devices":
@@ -118,6 +114,7 @@ class TableView:
                 and int(body.get("session", 0)) < int(old.get("session", 0))):
             return False
         self.status = body
+        self.catchup.status(body.get("state"), body.get("session"))
         return True
 
     def _result(self, body: dict[str, Any]) -> bool:
@@ -312,10 +309,13 @@ class TableView:
             "round": self._round_view(), "gaps": self.gaps(),
             "corrections": [_correction_view(c) for c in fixes[-LAST_RESULTS:]][::-1],
             "counters": {"results": len(results) + len(fixes), "duplicates": self.duplicates,
-                         "replayed": self.replayed},
+                         "fetched": self.fetched},
             # Contract v2: messages missing by msg_seq (being fetched by replay), and
             # those the table no longer had (pruned) when asked.
             "msg_gaps": self.catchup.gaps(), "lost": self.catchup.lost(),
+            # Whether it can ask for them, and if not why (the table offline, or silent).
+            "catchup": {"asking": self.catchup.stalled() is None,
+                        "why": self.catchup.stalled()},
             "last_results": [_result_view(r) for r in results[-LAST_RESULTS:]][::-1],
             # The table's outbox backlog, as its status last said (absent: the will, or
             # a table from before contract v2 published it).
@@ -324,6 +324,8 @@ class TableView:
         }
         if game == "tai-sai-open-cover":
             out["dice"] = dice_stats(results)
+            # A display that joined late has only some of the throws: how many of how many.
+            out["dice"]["seen"] = self._seen(len(results) + len(fixes))
             # The table's own dice watch, where it has one (an alert `dice_watch`, no
             # clause): the latest, beside the display's test.
             out["dice"]["table_watch"] = next(
@@ -336,6 +338,41 @@ class TableView:
             out["shoe"] = self._shoe_view(shoe_id, in_shoe)
         return out
 
+    def _seen(self, held: int) -> dict[str, int]:
+        """Results of the current journal held, of those the table published (the newest
+        seq known, from a result or the snapshot), and how many of them are missing."""
+        newest = max((s for j, s in self.results if j == self.journal_id), default=0)
+        snap = self.snapshot or {}
+        if type(snap.get("last_result_seq")) is int and \
+                snap.get("journal_id") in (self.journal_id, None):
+            newest = max(newest, snap["last_result_seq"])
+        return {"results": held, "published": newest, "missing": max(newest - held, 0)}
+
+    def _hands(self, shoe_id: Any, in_shoe: list[dict[str, Any]]) -> int:
+        """The shoe's results so far: those held, or, when the display joined by a
+        snapshot and lacks earlier ones, the snapshot's count and those after it."""
+        snap = self.snapshot or {}
+        shoe = snap.get("shoe") if isinstance(snap.get("shoe"), dict) else None
+        as_of = snap.get("as_of_msg_seq")
+        if shoe is None or shoe.get("shoe_id") != shoe_id or type(shoe.get("hand")) is not int \
+                or type(as_of) is not int:
+            return len(in_shoe)
+        after = sum(1 for r in in_shoe if type(r.get("msg_seq")) is int and r["msg_seq"] > as_of)
+        return max(len(in_shoe), int(shoe["hand"]) + after)
+
+    def _not_fetched(self, shoe_id: Any, in_shoe: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The shoe's earlier results it wants but cannot ask for now: how many, and why."""
+        why = self.catchup.stalled()
+        if self.catchup.shoe_wanted is None or why is None:
+            return None
+        snap = self.snapshot or {}
+        shoe: dict[str, Any] = snap["shoe"] if isinstance(snap.get("shoe"), dict) else {}
+        hand, as_of = shoe.get("hand"), snap.get("as_of_msg_seq")
+        if shoe.get("shoe_id") != shoe_id or type(hand) is not int or type(as_of) is not int:
+            return {"results": None, "why": why}
+        held = sum(1 for r in in_shoe if type(r.get("msg_seq")) is int and r["msg_seq"] <= as_of)
+        return {"results": max(hand - held, 0), "why": why}
+
     def _shoe_view(self, shoe_id: Any, in_shoe: list[dict[str, Any]]) -> dict[str, Any]:
         cards, dealt = self.shoe.get("cards"), self.shoe.get("dealt")
         left = self.shoe.get("left")
@@ -344,12 +381,17 @@ class TableView:
         # The shoe's start was not seen (the display joined mid-shoe): its roads begin at
         # the first result seen, and the page must say so.
         joined = in_shoe[0]["seq"] if in_shoe and "cards" not in self.shoe else None
-        if self.catchup.shoe_wanted is not None:
+        not_fetched = self._not_fetched(shoe_id, in_shoe)
+        if not_fetched is not None:  # wanted, but nobody to ask: the roads start late
+            joined = in_shoe[0]["seq"] if in_shoe else None
+        elif self.catchup.shoe_wanted is not None:
             joined = None  # being fetched (contract v2): "catching_up" says so
-        return {"shoe_id": shoe_id, "hands": len(in_shoe), "cards": cards, "dealt": dealt,
+        return {"shoe_id": shoe_id, "hands": self._hands(shoe_id, in_shoe), "cards": cards,
+                "dealt": dealt,
                 "left": left, "cut_card": self.shoe.get("cut_card", False),
                 "ended": self.shoe.get("ended"), "joined_at": joined,
-                "catching_up": self.catchup.shoe_wanted is not None}
+                "catching_up": self.catchup.shoe_wanted is not None and not_fetched is None,
+                "not_fetched": not_fetched}
 
     def _round_view(self) -> dict[str, Any]:
         r = dict(self.round)
@@ -370,7 +412,7 @@ def _correction_view(c: Mapping[str, Any]) -> dict[str, Any]:
 
 def _result_view(r: Mapping[str, Any]) -> dict[str, Any]:
     keep = ("seq", "round_id", "status", "winner", "player_total", "banker_total", "natural",
-            "dice", "total", "shoe_id", "settled_at", "replayed")
+            "dice", "total", "shoe_id", "settled_at")
     out = {k: r[k] for k in keep if k in r}
     out["cards"] = [_card_view(c) for c in r.get("cards") or []]
     out["wins"] = [{"bet": b["bet"], "pays": b.get("pays")} for b in r.get("bets") or []
@@ -489,6 +531,7 @@ class Display:
             return ""
         self.verified += 1
         name = "/".join(rest)
+        topic_kind = kind
         if kind == "replay":
             # A replay answer: stored messages exactly as first published, then a marker.
             if body.get("type") == "replay":
@@ -505,7 +548,11 @@ class Display:
             self._refuse(at, topic, f"signed but malformed: {bad}")
             return ""
         view = self.tables.setdefault(table, TableView(table))
-        return table if view.apply(kind, name, body) else None
+        if not view.apply(kind, name, body):
+            return None
+        if topic_kind == "replay":
+            view.fetched += 1
+        return table
 
     def refused_view(self) -> dict[str, Any]:
         return {"total": self.refused_total, "last": [r.as_dict() for r in self.refused]}

@@ -113,6 +113,10 @@ class GameRules(Generic[Outcome]):
     # Readings the house chooses per table (TableSetting), and the ones this table chose.
     settings: tuple[TableSetting[Outcome], ...] = ()
     chosen: tuple[tuple[str, str], ...] = ()
+    # The clause of this game's own document on the cut card coming out during a round
+    # (MBS 3.22: the round is completed); None where the document has none (the RWS
+    # documents: the shoe ends after the round all the same, by the house's procedure).
+    cut_card_clause: str | None = None
 
     def readings(self) -> dict[str, str]:
         """Every table setting of the game with the reading in effect: what a result says."""
@@ -134,6 +138,13 @@ class GameRules(Generic[Outcome]):
         bets = tuple(replace(r, predicate=by_bet[r.bet]) if r.bet in by_bet else r
                      for r in self.bets)
         return replace(self, bets=bets, chosen=tuple(sorted(chosen.items())))
+
+    def cut_card_text(self) -> str:
+        """Why a shoe ended after its cut card came out: a message of this table, so it
+        cites only this game's document (issue 26: an RWS table cited MBS 3.22)."""
+        if self.cut_card_clause is None:
+            return "the cut card came out"
+        return f"the cut card came out ({self.cut_card_clause})"
 
     def check_layout(self, layout: str) -> str:
         if layout not in self.layouts:

@@ -121,4 +121,5 @@ GAME: GameRules[Coup] = GameRules(
     decks=(4, 10),
     decks_clause="2.1",
     layouts_clause="2.2",
+    cut_card_clause="3.22",
 )

@@ -1035,7 +1035,7 @@ class BaccaratTable(RoundLifecycle):
         out: list[Effect] = [self._result(rid, payload),
                              DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
         if self.shoe_ending:
-            out += self._end_shoe("the cut card came out (MBS 3.22)")
+            out += self._end_shoe(self.game.cut_card_text())
         return out
 
     def cut_card(self, msg: shoe_proto.CutCard) -> list[Effect]:

@@ -3,11 +3,12 @@ protocol): a simulated table plays, the daemon and the display run as their own
 processes, and the page's roads and round view are compared cell by cell with what an
 independent subscriber saw on the broker.
 
-Catch-up covered here (contract v1): the daemon SIGKILLed and restarted (its outbox
-re-sends; the display drops the copies); the display SIGKILLed while rounds are
-published and restarted (its state file gives back what it had, its persistent MQTT
-session what it missed). Not covered until contract v2's replay: a display that never
-saw the start of the shoe, or whose session the broker lost.
+Catch-up covered here: the daemon SIGKILLed and restarted (its outbox re-sends; the
+display drops the copies); the display SIGKILLed while rounds are published and
+restarted (its state file gives back what it had, its persistent MQTT session what it
+missed); a display with no memory started mid-shoe (the retained snapshot and a replay
+of the shoe's results: the same roads). A display started after its table stopped is
+tested in tests/integration/test_display_late_join.py.
 
 TABLED_DISPLAY_ROUNDS sets the rounds (default: a few); TABLED_SCREENSHOTS=docs writes
 the page's screenshots there (docs/display-*.png are made so).
@@ -291,9 +292,8 @@ async def test_baccarat_page_matches_the_broker_through_kills(tmp_path: Path) ->
         check_round_view(page, results[-1])
         check_health(page, t)
 
-        # A new display, with no memory, started mid-shoe. Contract v2: it catches up from
-        # the retained snapshot and a replay, to the same roads. Contract v1 (no snapshot
-        # on the broker): it says it joined mid-shoe and draws from the next result on.
+        # A new display, with no memory, started mid-shoe: it catches up from the
+        # retained snapshot and a replay of the shoe's results, to the same roads.
         fresh = DisplayProcess(tmp_path, t.broker.port, tmp_path / "table.pub",
                                remembers=False)
         await fresh.start()
@@ -301,16 +301,9 @@ async def test_baccarat_page_matches_the_broker_through_kills(tmp_path: Path) ->
             await browser.send("Page.navigate", {"url": fresh.url})
             await browser.until("document.querySelector('[data-link=connected]')")
             await browser.evaluate(WATCH_ROUND)
-            if t.observer.of("snapshot"):
-                page = await settled(browser, t)
-                check_baccarat_page(page, ordered(t))
-            else:
-                await browser.until("document.querySelector('[data-table]')")
-                await play(t, 1)
-                await browser.until("document.querySelector('[data-joined-at]')")
-                page = await browser.evaluate(READ)
-                assert [int(c["seq"]) for c in page["roads"]["bead_plate"]] == \
-                    [ordered(t)[-1]["seq"]]
+            assert t.observer.of("snapshot"), "the table published no snapshot"
+            page = await settled(browser, t)
+            check_baccarat_page(page, ordered(t))
             await browser.send("Page.navigate", {"url": display.url})
             await browser.until("document.querySelector('[data-link=connected]')")
         finally:
@@ -350,3 +343,32 @@ async def test_tai_sai_page_matches_the_broker(tmp_path: Path) -> None:
             "[...document.querySelectorAll('.round [data-die]')].map(e => +e.dataset.die)")
         assert dice == results[-1]["dice"]
         await shot(browser, "tai-sai", tmp_path)
+
+
+async def test_a_page_started_after_its_table_stopped_says_what_it_could_not_fetch(
+        tmp_path: Path) -> None:
+    """Issue 26: it said "catching up: fetching the shoe's earlier results" for ever."""
+    async with sim_table(tmp_path, "tiger-buffalo", "P", 8, speed=100) as t:
+        await play(t, 3)
+        assert t.daemon.stop() == 0  # the retained status: offline
+        key = tmp_path / "table.pub"
+        key.write_text(public_key_text(t.rig.table_key.public_key()))
+        display = DisplayProcess(tmp_path, t.broker.port, key, remembers=False)
+        await display.start()
+        try:
+            async with chromium() as browser:
+                await browser.open(display.url)
+                line = await browser.until(
+                    "(document.querySelector('[data-not-fetched]') || {}).textContent")
+                await asyncio.sleep(0.5)
+                assert not await browser.evaluate(
+                    "!!document.querySelector('[data-catching-up]')")
+                hands = await browser.evaluate(
+                    "document.querySelector('[data-hands]').textContent")
+                await shot(browser, "table-offline", tmp_path)
+        finally:
+            display.kill()
+    said = " ".join(line.split())
+    assert said == ("the table is offline: the shoe's 3 earlier results could not be "
+                    "fetched (asked again when the table is back)"), said
+    assert hands == "3", "the shoe's hand count, from the snapshot"

@@ -115,7 +115,7 @@ function lastResults(t, limit) {
     else if (r.dice) what = `${r.dice.map((d) => `<span class="die small">${esc(d)}</span>`).join("")} <b>${esc(r.total)}</b>`;
     else what = `<span class="w ${esc(r.winner)}">${esc(own(LETTER, r.winner))}</span> P ${esc(r.player_total)} · B ${esc(r.banker_total)}`;
     return `<li data-seq="${esc(r.seq)}" data-status="${esc(r.status)}"><span class="seq">#${esc(r.seq)}</span> ${what}
-      ${r.replayed ? '<span class="tag">replayed</span>' : ""}<div class="wins">${wins}</div></li>`;
+<div class="wins">${wins}</div></li>`;
   }).join("");
   return `<div class="panel last"><h2>Last results</h2><ol class="results">${rows || '<li class="empty">none yet</li>'}</ol></div>`;
 }
@@ -128,6 +128,7 @@ function shoeView(t) {
     <span>dealt <b data-dealt>${v(s.dealt)}</b></span><span>left <b data-left>${v(s.left)}</b></span>
     ${s.cut_card ? '<span class="tag warn">cut card</span>' : ""}${s.ended ? '<span class="tag">shoe ended</span>' : ""}</div>
     ${s.catching_up ? '<div class="alert-line" data-catching-up>catching up: fetching the shoe\'s earlier results from the table…</div>' : ""}
+    ${s.not_fetched ? `<div class="alert-line" data-not-fetched="${esc(s.not_fetched.results)}">${esc(s.not_fetched.why)}: the shoe's ${s.not_fetched.results === null ? "" : esc(s.not_fetched.results) + " "}earlier results could not be fetched (asked again when the table is back)</div>` : ""}
     ${s.joined_at ? `<div class="alert-line" data-joined-at="${esc(s.joined_at)}">joined mid-shoe: the roads start at result #${esc(s.joined_at)}, not at the shoe's first hand</div>` : ""}`;
 }
 
@@ -149,9 +150,9 @@ function health(t) {
       <span class="sub">session ${esc(st.session)} · ${esc(st.version)}</span></div>
     <ul class="devices">${devs || '<li class="empty">no device reported</li>'}</ul>
     <div class="${t.backlog && t.backlog.messages ? "alert-line" : "sub"}" data-backlog="${t.backlog ? esc(t.backlog.messages) : ""}">${esc(t.backlog_text || "")}</div>
-    <div class="sub">results <b data-results="${esc(c.results ?? 0)}">${esc(c.results ?? 0)}</b> · duplicates dropped ${esc(c.duplicates ?? 0)} · replayed copies ${esc(c.replayed ?? 0)}</div>
+    <div class="sub">results <b data-results="${esc(c.results ?? 0)}">${esc(c.results ?? 0)}</b> · duplicates dropped ${esc(c.duplicates ?? 0)} · fetched by replay ${esc(c.fetched ?? 0)}</div>
     ${gaps ? `<div class="alert-line" data-gaps>missing results ${esc(gaps)}${t.msg_gaps === undefined || t.lost || !missing ? "" : " (being fetched)"}</div>` : ""}
-    ${missing ? `<div class="sub" data-msg-gaps>${esc(missing)} messages missing, asked for by replay</div>` : ""}
+    ${missing ? `<div class="sub" data-msg-gaps>${esc(missing)} messages missing, ${t.catchup && !t.catchup.asking ? "not asked for: " + esc(t.catchup.why) : "asked for by replay"}</div>` : ""}
     ${t.lost ? `<div class="alert-line" data-lost>${esc(t.lost)} messages the table no longer had when asked (pruned)</div>` : ""}
     ${(t.corrections || []).length ? `<h3>Corrections</h3><ul class="alerts">${t.corrections.map((c) =>
       `<li data-correction="${esc(c.corrects)}"><b>#${esc(c.seq)} voids ${esc(c.corrects)}</b> (${esc(c.clause)} ${esc(c.code)}) <span class="sub">by ${esc(c.by)}</span></li>`).join("")}</ul>` : ""}
@@ -185,9 +186,11 @@ function taiSai(t) {
   const faces = Object.entries(d.faces).map(([k, v]) =>
     `<span class="face${d.hot.includes(+k) ? " hot" : ""}${d.cold.includes(+k) ? " cold" : ""}" data-face="${esc(k)}"><span class="die">${esc(k)}</span>${esc(v)}</span>`).join("");
   const w = d.watch || {};
+  const seen = d.seen || {};
   return `<div class="layout taisai">
     <div class="col-left">${roundView(t)}<div class="panel throws"><h2>Last throws</h2><ol class="throws">${last || '<li class="empty">none yet</li>'}</ol></div></div>
     <div class="col-right"><div class="panel stats"><h2>Statistics <span class="sub">${esc(n)} throws</span></h2>
+      ${seen.missing ? `<div class="alert-line" data-seen="${esc(seen.results)}" data-published="${esc(seen.published)}">joined late: over ${esc(seen.results)} of the table's ${esc(seen.published)} results; ${esc(seen.missing)} not seen</div>` : ""}
       ${bar("big", "small")}${bar("odd", "even")}<div class="sub">triples ${esc(d.counts.triple || 0)}</div>
       <h3>Totals</h3><div class="totals">${totals}</div>
       <h3>Hot and cold numbers <span class="legend hot">hot</span> <span class="legend cold">cold</span></h3><div class="faces">${faces}</div>

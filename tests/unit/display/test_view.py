@@ -150,7 +150,7 @@ def test_the_round_in_progress_card_by_card_and_the_shoe_counters() -> None:
     assert (r["player_total"], r["banker_total"], r["phase"]) == (7, 0, "dealing")
     assert view["shoe"] == {"shoe_id": "shoe-1", "hands": 0, "cards": 416, "dealt": 3,
                             "left": 413, "cut_card": False, "ended": None, "joined_at": None,
-                            "catching_up": False}
+                            "catching_up": False, "not_fetched": None}
 
 
 def test_roads_of_a_shoe_joined_midway_say_where_they_start() -> None:
@@ -451,3 +451,16 @@ def test_tai_sai_5_14_a_held_throw_is_shown_held_until_thrown_again() -> None:
     d.receive("tables/t1/events", wire(event("throw_again", "r1", by="sup",
                                              hold="r1/hold-1")), AT)
     assert d.view()["tables"]["t1"]["round"]["phase"] == "awaiting tumble"
+
+
+def test_v2_the_page_counts_what_replay_answers_brought_not_a_replayed_flag() -> None:
+    # Contract v2 has no `replayed` field: a copy sent again is byte-identical and dropped
+    # as a duplicate. What the health panel counts is what came by replay (issue 26).
+    d = display()
+    d.receive("tables/t1/results", wire(v2(result(1), 10)), AT)
+    d.receive("tables/t1/replay/to/display-1", wire(v2(result(1), 10)), AT)  # a copy
+    d.receive("tables/t1/replay/to/display-1", wire(v2(result(2, "player"), 20)), AT)
+    d.receive("tables/t1/results", wire(v2(result(3), 30)), AT)
+    view = d.view()["tables"]["t1"]
+    assert view["counters"] == {"results": 3, "duplicates": 1, "fetched": 1}
+    assert all("replayed" not in r for r in view["last_results"])

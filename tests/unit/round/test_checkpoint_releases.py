@@ -145,6 +145,18 @@ def write_missing() -> list[Path]:
 
 
 FILES = sorted(HERE.glob("format*-*.json"))
+# Texts of records re-worded since a file was written, by design: (game, old) -> new.
+# Issue 26: an RWS table's shoe_ended cited MBS 3.22, another operator's document.
+REWORDED = {("tiger-buffalo", "the cut card came out (MBS 3.22)"): "the cut card came out"}
+
+
+def _reworded(game: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the writing release's table did next, in this release's words."""
+    text = json.dumps(records)
+    for (g, old), new in REWORDED.items():
+        if g == game:
+            text = text.replace(json.dumps(old), json.dumps(new))
+    return json.loads(text)  # type: ignore[no-any-return]
 # What the comparison is for, a renamed or retyped attribute, is also checked directly
 # for every file (_attributes_exist).
 
@@ -192,7 +204,8 @@ def test_a_checkpoint_an_earlier_release_wrote_rebuilds_a_table_that_does_the_sa
         return r
 
     if stored["checkpoint"]["format"] == checkpoint.FORMAT:
-        assert _steps(game, stored["seed"], table, rng(), cards, NEXT) == stored["next"]
+        assert _steps(game, stored["seed"], table, rng(), cards, NEXT) == \
+            _reworded(game, stored["next"])
         return
     # An earlier format was written by a release that behaved otherwise by design (format
     # 1: Pit answers taken without naming their hold, issue 23), so what it did next is
