@@ -17,6 +17,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from daemon.errors import TabledError
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "device" / "board" / "lm3s6965" / "build.sh"
 # device/board/lm3s6965/lm3s6965.ld puts the boot record first in SRAM (and asserts it).
@@ -24,7 +26,7 @@ BOOT_SEED_ADDRESS = 0x20000000
 PTY_LINE = re.compile(rb"char device redirected to (\S+) \(label line\)")
 
 
-class QemuMissingError(RuntimeError):
+class QemuMissingError(TabledError, RuntimeError):
     """QEMU or the Arm toolchain is not installed (scripts/setup.sh dev installs them)."""
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from daemon.errors import TabledError
 from firmware_protocols import shoe as shoe_proto
 from firmware_protocols.common import DeviceKind
 from firmware_protocols.wire import Message
@@ -42,7 +43,7 @@ SIM_ONLY_FAULTS = {
 }
 
 
-class SimOnlyError(RuntimeError):
+class SimOnlyError(TabledError, RuntimeError):
     """The scenario asks for something only a simulator does."""
 
 
