@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the reference device's tests and emulator into OUT (default device/build):
-#   bash device/build.sh [OUT] && OUT/test_vectors firmware_protocols/vectors.txt
+#   bash device/build.sh [OUT] && OUT/test_vectors firmware_protocols/vectors.txt \
+#       firmware_protocols/vectors_v3.txt
 # The tests (tests/device/) build it this way, so scripts/test.sh covers it.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

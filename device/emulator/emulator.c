@@ -4,7 +4,7 @@
  * exactly as it opens a real device (a shuffler's serial port, here, rather than its USB).
  * A test drives the "hardware" with lines on stdin and reads what happened on stdout.
  *
- *   emulator shoe|shuffler|tumbler LINK [--serial S] [--version 1|2] [--seed N] [--speed X]
+ *   emulator shoe|shuffler|tumbler LINK [--serial S] [--version 1|2|3] [--seed N] [--speed X]
  *
  * stdin:  load CARD...   (shoe) a new shoe       draw     (shoe) the next card
  *         cut            (shoe) the cut card     throw D1 D2 D3 T1 T2 T3  (tumbler) next dice
@@ -16,6 +16,8 @@
  *         button         the dealer's button     reboot   firmware reboot
  *         noise BER      flip bits on the line out (0 stops)    quit
  * stdout: pty PATH, session V BOOT, rx NAME, drew CARD, locked, armed 0|1, settled D D D,
+ *         sent NUM NAME (the link took an event: NUM its event number within ORIGIN),
+ *         origin ORIGIN (at each boot),
  *         full (a draw refused: the link holds all it can), held NAME (an event waits),
  *         shuffled ID CARD... (the cards as they leave the shuffler), taken ID,
  *         refused ID WHY (a request_order), revealed ID
@@ -82,6 +84,8 @@ typedef struct {
     char mode[16];
     int revealing, reveal_slot, reveal_pass, reveal_again;
     uint16_t reveal_off;
+    uint32_t reveal_re;  /* the request_order's command number: the chunks answer it */
+    uint32_t command_num;  /* the command being handled (version 3), for its answers */
 } emu;
 
 static int is_tumbler(const emu *e)
@@ -128,17 +132,30 @@ static void line_write(void *ctx, const uint8_t *bytes, size_t len)
     }
 }
 
+/* The link took o: say so for an event, with its number, so a test can count every
+ * event the device sent against what the host recorded. */
+static int offer(emu *e, td_out *o)
+{
+    if (td_link_send_out(&e->link, o, now_us()) != 0)
+        return -1;
+    if (td_msg_is_event(o->msg)) {
+        fprintf(stdout, "sent %lu %s\n", (unsigned long)o->num, td_msgdef_find(o->msg)->name);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 static void flush_held(emu *e)
 {
     int taken = 0;
-    while (taken < e->n_held && td_link_send(&e->link, e->held[taken].msg, e->held[taken].payload,
-                                             e->held[taken].len, now_us()) == 0)
+    while (taken < e->n_held && offer(e, &e->held[taken]) == 0)
         taken++;
     memmove(e->held, e->held + taken, (size_t)(e->n_held - taken) * sizeof e->held[0]);
     e->n_held -= taken;
 }
 
-static void send(emu *e, td_msg *m)
+/* Send m, the answer to the host's command numbered re (0: not an answer). */
+static void send_re(emu *e, td_msg *m, uint32_t re)
 {
     td_out o;
     int n = td_msg_encode(m, o.payload, sizeof o.payload);
@@ -148,8 +165,9 @@ static void send(emu *e, td_msg *m)
     }
     o.msg = m->def->id;
     o.len = (uint8_t)n;
+    o.re = re;
     flush_held(e);
-    if (e->n_held == 0 && td_link_send(&e->link, o.msg, o.payload, o.len, now_us()) == 0)
+    if (e->n_held == 0 && offer(e, &o) == 0)
         return;
     if (e->n_held == HELD) {  /* the actions that make events wait for room: not reached */
         fprintf(stdout, "dropped %s\n", m->def->name);
@@ -157,6 +175,11 @@ static void send(emu *e, td_msg *m)
     }
     e->held[e->n_held++] = o;
     fprintf(stdout, "held %s\n", m->def->name);
+}
+
+static void send(emu *e, td_msg *m)
+{
+    send_re(e, m, 0);
 }
 
 /* Room for an action's events (a card and shoe_empty): the sensor loop waits otherwise. */
@@ -179,7 +202,7 @@ static void result(emu *e, uint8_t tag, uint8_t code, const char *detail)
     m.v[0].u = tag;
     m.v[1].u = code;
     set_str(&m.v[2], detail);
-    send(e, &m);
+    send_re(e, &m, e->command_num);
 }
 
 static void activate(emu *e, uint8_t source)
@@ -308,6 +331,7 @@ static void request_order(emu *e, uint8_t tag, uint32_t id)
     if (e->revealing && e->reveal_slot == slot)
         return;  /* asked again while revealing it: the reveal under way answers */
     e->revealing = 1;
+    e->reveal_re = e->command_num;
     e->reveal_slot = slot;
     e->reveal_off = 0;
     e->reveal_pass = 0;
@@ -342,9 +366,9 @@ static void reveal_step(emu *e)
             memcpy(m.v[4].bytes + 2 * i + 2, t, 2);
         }
     }
-    send(e, &m);
+    send_re(e, &m, e->reveal_re);
     if (repeat)
-        send(e, &m);
+        send_re(e, &m, e->reveal_re);
     e->reveal_off = (uint16_t)(e->reveal_off + n);
     if (e->reveal_off < total)
         return;
@@ -368,6 +392,7 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
         return;
     }
     fprintf(stdout, "rx %s\n", def->name);
+    e->command_num = e->link.rx_num;
     if (strcmp(def->name, "identify") == 0) {
         td_msg_init(&out, td_msgdef_named("identify_reply"));
         out.v[0].u = in.v[0].u;
@@ -376,13 +401,13 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
         set_str(&out.v[3], "c99-1.0");
         out.v[4].u = e->version;
         set_str(&out.v[5], e->serial);
-        send(e, &out);
+        send_re(e, &out, e->command_num);
     } else if (strcmp(def->name, "status") == 0) {
         td_msg_init(&out, td_msgdef_named("status_reply"));
         out.v[0].u = in.v[0].u;
         out.v[1].u = (uint64_t)busy(e);
         set_str(&out.v[3], busy(e) ? "busy" : "ready");
-        send(e, &out);
+        send_re(e, &out, e->command_num);
     } else if (e->shoe && strcmp(def->name, "lock_gate") == 0) {
         e->gate_locked = (int)in.v[1].u;
         result(e, (uint8_t)in.v[0].u, 0, "");
@@ -403,7 +428,7 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
         out.v[1].len = 52;
         for (i = 0; sh->state == IN_SHUFFLER && i < sh->total; i++)
             out.v[1].bytes[inventory_index(sh->order[i])]++;
-        send(e, &out);
+        send_re(e, &out, e->command_num);
     } else if (is_tumbler(e) && strcmp(def->name, "arm") == 0) {
         e->armed = (int)in.v[1].u;
         result(e, (uint8_t)in.v[0].u, 0, "");
@@ -436,6 +461,7 @@ static void boot(emu *e)
     e->booted_us = now_us();
     td_link_init(&e->link, rand32(e), e->version, 115200, line_write, on_message, e);
     e->link.on_session = on_session;
+    fprintf(stdout, "origin %lu\n", (unsigned long)e->link.origin);
     e->gate_locked = 1;
     e->armed = e->busy = 0;
     e->n_held = 0;  /* a reboot keeps nothing but the shuffles (the shuffler's own record) */
@@ -602,7 +628,7 @@ int main(int argc, char **argv)
     int i;
     if (argc < 3 || (strcmp(argv[1], "shoe") && strcmp(argv[1], "shuffler") &&
                      strcmp(argv[1], "tumbler"))) {
-        fprintf(stderr, "usage: %s shoe|shuffler|tumbler LINK [--serial S] [--version 1|2] "
+        fprintf(stderr, "usage: %s shoe|shuffler|tumbler LINK [--serial S] [--version 1|2|3] "
                         "[--seed N] [--speed X]\n", argv[0]);
         return 2;
     }

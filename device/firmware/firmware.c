@@ -68,15 +68,15 @@ static void line_write(void *ctx, const uint8_t *bytes, size_t len)
 static void flush_held(fw_app *a, uint32_t now_us)
 {
     int taken = 0;
-    while (taken < a->n_held && td_link_send(&a->link, a->held[taken].msg, a->held[taken].payload,
-                                             a->held[taken].len, now_us) == 0)
+    while (taken < a->n_held && td_link_send_out(&a->link, &a->held[taken], now_us) == 0)
         taken++;
     memmove(a->held, a->held + taken, (size_t)(a->n_held - taken) * sizeof a->held[0]);
     a->n_held -= taken;
 }
 
-/* An event is never dropped while there is room to hold it: it waits for the link. */
-void fw_send(fw_app *a, td_msg *m, uint32_t now_us)
+/* An event is never dropped while there is room to hold it: it waits for the link. An
+ * answer names the command it answers (re: its number, version 3). */
+static void send_re(fw_app *a, td_msg *m, uint32_t re, uint32_t now_us)
 {
     td_out o;
     int n = td_msg_encode(m, o.payload, sizeof o.payload);
@@ -86,8 +86,9 @@ void fw_send(fw_app *a, td_msg *m, uint32_t now_us)
     }
     o.msg = m->def->id;
     o.len = (uint8_t)n;
+    o.re = re;
     flush_held(a, now_us);
-    if (a->n_held == 0 && td_link_send(&a->link, o.msg, o.payload, o.len, now_us) == 0)
+    if (a->n_held == 0 && td_link_send_out(&a->link, &o, now_us) == 0)
         return;
     if (a->n_held == FW_HELD) {
         report2(a, "dropped", m->def->name);
@@ -95,6 +96,17 @@ void fw_send(fw_app *a, td_msg *m, uint32_t now_us)
     }
     a->held[a->n_held++] = o;
     report2(a, "held", m->def->name);
+}
+
+void fw_send(fw_app *a, td_msg *m, uint32_t now_us)
+{
+    send_re(a, m, 0, now_us);
+}
+
+/* Answers are sent while their command is delivered: rx_num is its number. */
+static void answer(fw_app *a, td_msg *m, uint32_t now_us)
+{
+    send_re(a, m, a->link.rx_num, now_us);
 }
 
 int fw_room(fw_app *a, uint32_t now_us)
@@ -117,7 +129,7 @@ void fw_result(fw_app *a, uint8_t tag, uint8_t code, const char *detail, uint32_
     m.v[0].u = tag;
     m.v[1].u = code;
     fw_set_str(&m.v[2], detail);
-    fw_send(a, &m, now_us);
+    answer(a, &m, now_us);
 }
 
 char *fw_word(char **cursor)
@@ -176,13 +188,13 @@ static void deliver(void *ctx, uint8_t id, const uint8_t *payload, size_t len)
         fw_set_str(&out.v[3], a->firmware);
         out.v[4].u = a->link.newest_version;
         fw_set_str(&out.v[5], a->serial);
-        fw_send(a, &out, now);
+        answer(a, &out, now);
     } else if (strcmp(def->name, "status") == 0) {
         td_msg_init(&out, td_msgdef_named("status_reply"));
         out.v[0].u = in.v[0].u;
         out.v[1].u = busy(a) ? 1u : 0u;
         fw_set_str(&out.v[3], busy(a) ? "busy" : "ready");
-        fw_send(a, &out, now);
+        answer(a, &out, now);
     } else if (!(a->kind == FW_SHOE ? fw_shoe_command(a, &in, now)
                                     : fw_tumbler_command(a, &in, now))) {
         fw_result(a, in.def->nfields ? (uint8_t)in.v[0].u : 0u, 1, "not supported", now);
@@ -192,7 +204,8 @@ static void deliver(void *ctx, uint8_t id, const uint8_t *payload, size_t len)
 static void on_session(void *ctx, int version, uint32_t peer)
 {
     fw_app *a = (fw_app *)ctx;
-    fw_report_num(a, version == 1 ? "session 1" : "session 2", peer);
+    fw_report_num(a, version == 1 ? "session 1" : version == 2 ? "session 2" : "session 3",
+                  peer);
     a->next_heartbeat_us = a->link.heard_us + HEARTBEAT_US;
 }
 

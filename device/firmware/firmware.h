@@ -74,6 +74,7 @@ void fw_poll(fw_app *a, uint32_t now_us);
 
 /* For the kind-specific halves (shoe.c, tumbler.c). */
 void fw_send(fw_app *a, td_msg *m, uint32_t now_us);
+/* The result of the command being delivered (it answers that command: version 3's RE). */
 void fw_result(fw_app *a, uint8_t tag, uint8_t code, const char *detail, uint32_t now_us);
 int fw_room(fw_app *a, uint32_t now_us);
 void fw_report_num(fw_app *a, const char *word, uint32_t n);

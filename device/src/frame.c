@@ -31,8 +31,10 @@ uint32_t td_crc32(const uint8_t *data, size_t len)
     return c ^ 0xFFFFFFFFu;
 }
 
-static size_t extra_of(uint8_t version) { return version == 2 ? 1u : 0u; }
-static size_t crc_of(uint8_t version) { return version == 2 ? 4u : 2u; }
+/* Versions 2 and 3 share a layout (SESS, CRC-32); version 3 differs in its payload only. */
+static int known(uint8_t version) { return version >= 1 && version <= TD_NEWEST_VERSION; }
+static size_t extra_of(uint8_t version) { return version >= 2 ? 1u : 0u; }
+static size_t crc_of(uint8_t version) { return version >= 2 ? 4u : 2u; }
 
 static size_t total_of(uint8_t version, uint8_t len)
 {
@@ -42,7 +44,7 @@ static size_t total_of(uint8_t version, uint8_t len)
 size_t td_frame_encode(const td_frame *f, uint8_t *out)
 {
     size_t n, body;
-    if (f->version != 1 && f->version != 2)
+    if (!known(f->version))
         return 0;
     out[0] = TD_SOF;
     out[1] = f->version;
@@ -53,12 +55,12 @@ size_t td_frame_encode(const td_frame *f, uint8_t *out)
     out[6] = f->len;
     out[7] = (uint8_t)(td_crc16(out + 1, 6) & 0xFFu);
     n = TD_HEADER;
-    if (f->version == 2)
+    if (f->version >= 2)
         out[n++] = f->sess;
     memcpy(out + n, f->payload, f->len);
     n += f->len;
     body = n - 1;
-    if (f->version == 2) {
+    if (f->version >= 2) {
         uint32_t c = td_crc32(out + 1, body);
         out[n++] = (uint8_t)(c >> 24);
         out[n++] = (uint8_t)(c >> 16);
@@ -91,13 +93,13 @@ static long check(const td_decoder *d, size_t pos)
     if ((td_crc16(p + 1, 6) & 0xFFu) != p[7] || p[6] > TD_MAX_PAYLOAD)
         return BAD;
     version = p[1];
-    if (version != 1 && version != 2)
+    if (!known(version))
         return OTHER_VERSION;
     total = total_of(version, p[6]);
     if (have < total)
         return NEED_MORE;
     crcn = crc_of(version);
-    if (version == 2) {
+    if (version >= 2) {
         uint32_t c = td_crc32(p + 1, total - 1 - crcn);
         const uint8_t *t = p + total - 4;
         uint32_t got = ((uint32_t)t[0] << 24) | ((uint32_t)t[1] << 16) |
@@ -125,7 +127,7 @@ static void drop(td_decoder *d, size_t k)
 static uint32_t line_time_us(const td_decoder *d)
 {
     size_t total = TD_MAX_FRAME;
-    if (d->n >= TD_HEADER && (d->buf[1] == 1 || d->buf[1] == 2))
+    if (d->n >= TD_HEADER && known(d->buf[1]))
         total = total_of(d->buf[1], d->buf[6]);
     return (uint32_t)total * d->byte_us + STALL_MARGIN_US;
 }
@@ -145,7 +147,7 @@ static void emit(td_decoder *d, size_t total, td_frame_fn fn, void *ctx)
     f.ack = p[4];
     f.msg = p[5];
     f.len = p[6];
-    f.sess = p[1] == 2 ? p[8] : 0;
+    f.sess = p[1] >= 2 ? p[8] : 0;
     memcpy(f.payload, p + start, f.len);
     (void)total;
     d->frames++;

@@ -17,8 +17,13 @@
 #define TD_SOF 0x7Eu
 #define TD_HEADER 8u          /* SOF VER KIND SEQ ACK MSG LEN HCHK, in every version */
 #define TD_MAX_PAYLOAD 250u
-#define TD_MAX_FRAME 263u     /* version 2: header, SESS, 250 payload, CRC-32 */
-#define TD_NEWEST_VERSION 2u
+#define TD_MAX_FRAME 263u     /* versions 2 and 3: header, SESS, 250 payload, CRC-32 */
+#define TD_NEWEST_VERSION 3u
+/* Version 3 (spec: "Event identity"): every DATA payload starts with a stamp, ORIGIN NUM
+ * RE (u32 each, big-endian), so a message's own bytes are 238 at most, in every version. */
+#define TD_STAMPED_FROM 3u
+#define TD_STAMP 12u
+#define TD_MAX_MESSAGE (TD_MAX_PAYLOAD - TD_STAMP)
 
 enum td_kind { TD_DATA = 0, TD_ACK = 1, TD_NAK = 2, TD_RST = 3, TD_RSTACK = 4 };
 
@@ -32,7 +37,7 @@ typedef struct {
 } td_frame;
 
 /* Encode into out (at least TD_MAX_FRAME bytes); returns the frame's length, 0 if the
- * version is neither 1 nor 2. */
+ * version is not 1 to TD_NEWEST_VERSION. */
 size_t td_frame_encode(const td_frame *f, uint8_t *out);
 
 typedef void (*td_frame_fn)(void *ctx, const td_frame *f);
@@ -89,6 +94,9 @@ typedef struct {
 
 const td_msgdef *td_msgdef_find(uint8_t id);  /* every message of every device */
 const td_msgdef *td_msgdef_named(const char *name);
+/* Version 3: whether a device's message is an event, which takes the next event number;
+ * heartbeat and the four direct answers carry the last number given instead. */
+int td_msg_is_event(uint8_t id);
 void td_msg_init(td_msg *m, const td_msgdef *def);
 /* Encode; returns the payload length, or -1 naming no reason (a value out of its type). */
 int td_msg_encode(const td_msg *m, uint8_t *out, size_t cap);
@@ -104,7 +112,9 @@ int td_msg_decode(td_msg *m, const td_msgdef *def, const uint8_t *payload, size_
 
 typedef struct {
     uint8_t msg, len;
-    uint8_t payload[TD_MAX_PAYLOAD];
+    uint32_t num;  /* version 3: given when the link accepts it, kept when it is re-sent */
+    uint32_t re;   /* version 3: the NUM of the host's command this answers, else 0 */
+    uint8_t payload[TD_MAX_MESSAGE];
 } td_out;
 
 typedef struct {
@@ -122,7 +132,7 @@ typedef void (*td_session_fn)(void *ctx, int version, uint32_t peer_boot);
 
 typedef struct {
     /* configuration */
-    uint8_t newest_version;  /* 1 or 2 */
+    uint8_t newest_version;  /* 1 to TD_NEWEST_VERSION */
     uint32_t byte_us;
     td_write_fn write;
     td_deliver_fn deliver;
@@ -151,8 +161,12 @@ typedef struct {
     int answered_prev;  /* what our last RSTACK named, to repeat it for a duplicate RST */
     uint32_t answered_own, answered_peer;
     uint8_t answered_rx_next;
+    /* version 3 (spec: "Event identity"): ORIGIN is the boot id this link started with,
+     * kept after a link failure; events counts the event numbers given, across sessions */
+    uint32_t origin, events;
+    uint32_t rx_num;  /* the NUM of the last message delivered (version 3), else 0 */
     /* counters */
-    uint32_t retransmitted, timeouts, stale, failures, confirmed, refused;
+    uint32_t retransmitted, timeouts, stale, failures, confirmed, refused, unstamped;
     td_decoder decoder;
 } td_link;
 
@@ -161,15 +175,21 @@ void td_link_init(td_link *l, uint32_t boot_id, uint8_t newest_version, uint32_t
 void td_link_connect(td_link *l, uint32_t now_us);
 /* Queue a message; 0, or -1 at once when the device already holds TD_QUEUE messages
  * not yet acknowledged (the message is not taken: the caller keeps it and tries again
- * once td_link_room says there is room). A message taken is never dropped. */
+ * once td_link_room says there is room) or it is longer than TD_MAX_MESSAGE. A message
+ * taken is never dropped. Taking it gives it its number (td_msg_is_event). */
 int td_link_send(td_link *l, uint8_t msg, const uint8_t *payload, size_t len, uint32_t now_us);
+/* The same for a message that answers the host's command numbered o->re (version 3: the
+ * RE of its stamp; read it from rx_num while the command is delivered); o->num is set. */
+int td_link_send_out(td_link *l, td_out *o, uint32_t now_us);
 void td_link_receive(td_link *l, const uint8_t *bytes, size_t len, uint32_t now_us);
 /* How many more messages td_link_send would take now. */
 int td_link_room(const td_link *l);
 /* Timers: call at least every few milliseconds. After a failure it starts a new session
- * under new_boot_id (the caller's random number). */
+ * under new_boot_id (the caller's random number); ORIGIN and event numbers stay. */
 void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id);
 int td_link_send_msg(td_link *l, const td_msg *m, uint32_t now_us);
+/* The stamp's twelve bytes (spec: "Event identity"). */
+void td_stamp_encode(uint32_t origin, uint32_t num, uint32_t re, uint8_t out[TD_STAMP]);
 
 /* -- SHA-256 (FIPS 180-4) and the shuffler's commitment (spec: shuffle_complete) ----- */
 

@@ -473,6 +473,303 @@ static void named_session_test(void)
           own, peer, ack);
 }
 
+
+/* -- version 3 (vectors_v3.txt): the stamp, and each rule of "Questions the earlier text
+ * left open" as it binds a device ------------------------------------------------------ */
+
+static uint32_t u32_at(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint8_t last_rx[TD_MAX_PAYLOAD];
+static size_t last_rx_len;
+static int n_rx;
+
+static void keep_rx(void *ctx, uint8_t msg, const uint8_t *p, size_t n)
+{
+    (void)ctx;
+    (void)msg;
+    memcpy(last_rx, p, n);
+    last_rx_len = n;
+    n_rx++;
+}
+
+static void feed(td_link *l, const td_frame *f, uint32_t now)
+{
+    uint8_t raw[TD_MAX_FRAME];
+    td_link_receive(l, raw, td_frame_encode(f, raw), now);
+}
+
+/* A device link (boot `own`, offering `version`) whose RST the host `peer` answers. */
+static void up(td_link *l, uint32_t own, uint8_t version, uint32_t peer, uint32_t now)
+{
+    td_frame f;
+    td_link_init(l, own, version, 115200, capture, keep_rx, NULL);
+    td_link_connect(l, now);
+    memset(&f, 0, sizeof f);
+    f.version = 1;
+    f.kind = TD_RSTACK;
+    f.len = 9;
+    td_stamp_encode(own, peer, 0, f.payload);  /* acked boot id, the host's: 8 bytes */
+    f.payload[8] = version;
+    feed(l, &f, now);
+}
+
+static void check_stamp(void)
+{
+    uint8_t out[TD_STAMP], want[TD_STAMP];
+    td_stamp_encode((uint32_t)strtoul(tokens[1], NULL, 10), (uint32_t)strtoul(tokens[2], NULL, 10),
+                    (uint32_t)strtoul(tokens[3], NULL, 10), out);
+    CHECK(unhex(tokens[4], want, sizeof want) == TD_STAMP && memcmp(out, want, TD_STAMP) == 0,
+          "stamp %s: encodes differently", tokens[4]);
+}
+
+/* msg3: a device link in a version 3 session (SESS 5a: the host's boot id ends in b4)
+ * stamps the message exactly so, its event number given when taken and RE the command's;
+ * and delivers such a frame without its stamp, the command's number in rx_num. */
+static void check_msg3(void)
+{
+    static td_link l;
+    uint8_t want[TD_MAX_FRAME];
+    size_t wn = unhex(tokens[7], want, sizeof want);
+    uint32_t origin = (uint32_t)strtoul(tokens[4], NULL, 10);
+    uint32_t num = (uint32_t)strtoul(tokens[5], NULL, 10);
+    const td_msgdef *def = td_msgdef_find((uint8_t)strtoul(tokens[2], NULL, 16));
+    td_out o;
+    td_msg m;
+    CHECK(def && strcmp(def->name, tokens[3]) == 0, "msg3 %s: unknown", tokens[3]);
+    CHECK(decode_all(want, wn) == 1 && got[0].version == 3 && got[0].len >= TD_STAMP,
+          "msg3 %s: not a version 3 frame", tokens[3]);
+    if (!def || n_got != 1)
+        return;
+    CHECK(td_msg_decode(&m, def, got[0].payload + TD_STAMP, got[0].len - TD_STAMP) == 0,
+          "msg3 %s: the fields after the stamp do not decode", tokens[3]);
+    up(&l, origin, 3, 0x100u | ((origin ^ 0x5Au) & 0xFFu), 0);
+    CHECK(l.state == TD_ESTABLISHED && l.version == 3 && l.sess == 0x5A, "msg3: no session");
+    l.events = num - (td_msg_is_event(def->id) ? 1u : 0u);
+    o.msg = def->id;
+    o.len = (uint8_t)(got[0].len - TD_STAMP);
+    o.re = (uint32_t)strtoul(tokens[6], NULL, 10);
+    memcpy(o.payload, got[0].payload + TD_STAMP, o.len);
+    n_captured = 0;
+    CHECK(td_link_send_out(&l, &o, 0) == 0 && o.num == num, "msg3 %s: numbered %lu",
+          tokens[3], (unsigned long)o.num);
+    CHECK(n_captured == wn && memcmp(captured, want, wn) == 0, "msg3 %s: sent differently",
+          tokens[3]);
+    n_rx = 0;
+    td_link_receive(&l, want, wn, 0);
+    CHECK(n_rx == 1 && last_rx_len == o.len && memcmp(last_rx, o.payload, o.len) == 0 &&
+          l.rx_num == num, "msg3 %s: delivered wrong", tokens[3]);
+}
+
+/* resume_chain: the session that carried DATA (own/peer, 17 frames), then one under a new
+ * boot id that carried nothing; the next RST still names the first. Both end by the
+ * link's own failure (a dead line), as in the issue's outage. */
+static void fail_link(td_link *l, uint32_t *now, uint32_t new_boot)
+{
+    uint8_t b = 1;
+    int i;
+    td_link_send(l, 0x24, &b, 1, *now);
+    for (i = 0; i < 20000 && l->boot_id != new_boot; i++) {
+        *now += 1000;
+        td_link_poll(l, *now, new_boot);
+    }
+}
+
+static void check_resume_chain(void)
+{
+    static td_link l;
+    td_frame f;
+    uint8_t want[TD_MAX_FRAME], raw[TD_MAX_FRAME];
+    size_t wn = unhex(tokens[4], want, sizeof want), n;
+    uint32_t own = (uint32_t)strtoul(tokens[1], NULL, 10), peer = (uint32_t)strtoul(tokens[2], NULL, 10);
+    uint32_t now = 0;
+    int seqs = atoi(tokens[3]), i, rst = -1;
+    up(&l, own, 3, peer, now);
+    memset(&f, 0, sizeof f);
+    f.version = 3;
+    f.kind = TD_DATA;
+    f.sess = (uint8_t)(own ^ peer);
+    f.len = TD_STAMP;
+    for (i = 0; i < seqs; i++) {
+        f.seq = (uint8_t)i;
+        feed(&l, &f, now);
+    }
+    fail_link(&l, &now, 0x41);
+    f.version = 1;
+    f.kind = TD_RSTACK;
+    f.len = 9;
+    f.ack = 0;
+    td_stamp_encode(0x41, 0xD2, 0, f.payload);
+    f.payload[8] = 3;
+    feed(&l, &f, now);
+    CHECK(l.state == TD_ESTABLISHED && l.peer_boot == 0xD2, "resume_chain: no second session");
+    fail_link(&l, &now, 0x42);
+    n_captured = 0;
+    now += 1;
+    td_link_connect(&l, now);  /* the RST it sends */
+    decode_all(captured, n_captured);
+    for (i = 0; i < n_got; i++)
+        if (got[i].kind == TD_RST)
+            rst = i;
+    CHECK(rst >= 0, "resume_chain: no RST");
+    if (rst < 0)
+        return;
+    n = td_frame_encode(&got[rst], raw);
+    CHECK(n == wn && memcmp(raw, want, n) == 0, "resume_chain: another RST");
+}
+
+static void check_full_queue(void)
+{
+    static td_link l;
+    int offered = atoi(tokens[2]), accepted = 0, i;
+    uint8_t b = 1;
+    td_link_init(&l, 1, 3, 115200, capture, keep_rx, NULL);
+    for (i = 0; i < offered; i++)
+        accepted += td_link_send(&l, 0x24, &b, 1, 0) == 0;
+    CHECK(atoi(tokens[1]) == TD_QUEUE && accepted == atoi(tokens[3]),
+          "full_queue: %d of %d accepted", accepted, offered);
+}
+
+/* repeat: the device sends the chunk as event 12; a new session (the host named none)
+ * re-sends it, and the frame is the same bytes, stamp included: the host can tell. */
+static void check_repeat(void)
+{
+    static td_link l;
+    uint8_t want[TD_MAX_FRAME];
+    size_t wn = unhex(tokens[1], want, sizeof want);
+    td_out o;
+    td_frame f;
+    uint32_t origin;
+    int i, resent = 0;
+    CHECK(decode_all(want, wn) == 1 && got[0].len >= TD_STAMP, "repeat: not a frame");
+    if (n_got != 1)
+        return;
+    origin = u32_at(got[0].payload);
+    up(&l, origin, 3, 0x100u | ((origin ^ 0x5Au) & 0xFFu), 0);
+    l.events = u32_at(got[0].payload + 4) - 1u;
+    o.msg = got[0].msg;
+    o.len = (uint8_t)(got[0].len - TD_STAMP);
+    o.re = u32_at(got[0].payload + 8);
+    memcpy(o.payload, got[0].payload + TD_STAMP, o.len);
+    n_captured = 0;
+    td_link_send_out(&l, &o, 0);
+    CHECK(n_captured == wn && memcmp(captured, want, wn) == 0, "repeat: sent differently");
+    memset(&f, 0, sizeof f);
+    f.version = 1;
+    f.kind = TD_RST;
+    f.len = 5;
+    td_stamp_encode(0x200u | ((origin ^ 0x5Au) & 0xFFu), 3, 0, f.payload);
+    f.payload[4] = 3;
+    n_captured = 0;
+    feed(&l, &f, 1000);
+    decode_all(captured, n_captured);
+    for (i = 0; i < n_got; i++) {
+        uint8_t raw[TD_MAX_FRAME];
+        size_t n = td_frame_encode(&got[i], raw);
+        resent += got[i].kind == TD_DATA && n == wn && memcmp(raw, want, n) == 0;
+    }
+    CHECK(resent == 1, "repeat: re-sent %d times as the same frame", resent);
+}
+
+static void check_card(void)
+{
+    uint8_t raw[TD_MAX_FRAME];
+    td_msg m;
+    size_t n = unhex(tokens[1], raw, sizeof raw);
+    CHECK(decode_all(raw, n) == 1 &&
+          td_msg_decode(&m, td_msgdef_named("card_drawn"), got[0].payload + TD_STAMP,
+                        got[0].len - TD_STAMP) == 0 &&
+          memcmp(m.v[1].bytes, tokens[2], 2) == 0, "card %s: not carried", tokens[2]);
+}
+
+static int same_list(const char *list, const unsigned *got_ms, int n)
+{
+    char copy[256];
+    char *t;
+    int i = 0;
+    snprintf(copy, sizeof copy, "%s", list);
+    for (t = strtok(copy, ","); t; t = strtok(NULL, ","), i++)
+        if (i >= n || (unsigned)(strtod(t, NULL) * 10.0 + 0.5) != got_ms[i])
+            return 0;
+    return i == n;
+}
+
+static void check_rst_times(void)
+{
+    static td_link l;
+    unsigned times[16];
+    int n = 0, tick;
+    char list[256];
+    snprintf(list, sizeof list, "%s", tokens[1]);
+    td_link_init(&l, 1, 3, 115200, capture, keep_rx, NULL);
+    n_captured = 0;
+    td_link_connect(&l, 0);
+    times[n++] = 0;
+    for (tick = 1; tick <= 1200 && n < 16; tick++) {
+        n_captured = 0;
+        td_link_poll(&l, (uint32_t)tick * 1000u, 7);
+        if (n_captured)
+            times[n++] = (unsigned)tick * 10u;
+    }
+    CHECK(same_list(list, times, n), "rst_times: not %s", list);
+}
+
+static void check_rto(void)
+{
+    static td_link l;
+    unsigned rtos[8];
+    int n = 0;
+    uint8_t b = 1;
+    uint32_t now = 0;
+    char list[256];
+    snprintf(list, sizeof list, "%s", tokens[1]);
+    up(&l, 1, 3, 2, 0);
+    td_link_send(&l, 0x24, &b, 1, 0);
+    rtos[n++] = (l.rto_us + 50u) / 100u;
+    while (n < 7) {
+        now = l.unacked[0].sent_us + l.rto_us;
+        td_link_poll(&l, now, 9);
+        rtos[n++] = (l.rto_us + 50u) / 100u;
+    }
+    CHECK(same_list(list, rtos, n), "rto: not %s (%u %u)", list, rtos[0], rtos[1]);
+}
+
+static void check_rstack_version(void)
+{
+    static td_link l;
+    uint8_t raw[TD_MAX_FRAME];
+    size_t n = unhex(tokens[2], raw, sizeof raw);
+    td_link_init(&l, 1, (uint8_t)atoi(tokens[1]), 115200, capture, keep_rx, NULL);
+    td_link_connect(&l, 0);
+    td_link_receive(&l, raw, n, 0);
+    CHECK(l.state == TD_CONNECTING, "rstack_version: taken");
+}
+
+static void check_invalid(void)
+{
+    uint8_t payload[TD_MAX_PAYLOAD];
+    td_msg m;
+    size_t n = unhex(tokens[3], payload, sizeof payload);
+    const td_msgdef *def = td_msgdef_find((uint8_t)strtoul(tokens[2], NULL, 16));
+    CHECK(def && td_msg_decode(&m, def, payload, n) != 0, "invalid %s: decoded", tokens[3]);
+}
+
+static void check_sess(void)
+{
+    static td_link l;
+    uint32_t v[4];
+    int i;
+    for (i = 0; i < 4; i++)
+        v[i] = (uint32_t)strtoul(tokens[1 + i], NULL, 10);
+    for (i = 0; i < 4; i += 2) {
+        up(&l, v[i], 3, v[i + 1], 0);
+        CHECK(l.state == TD_ESTABLISHED && l.sess == strtoul(tokens[5], NULL, 16),
+              "sess %08lx/%08lx: %02x", (unsigned long)v[i], (unsigned long)v[i + 1], l.sess);
+    }
+}
+
 /* commit / commit3 records: the shuffler's commitment (spec: shuffle_complete). */
 static void check_commit(uint8_t version)
 {
@@ -525,41 +822,71 @@ int main(int argc, char **argv)
 {
     static char line[8192];
     FILE *fp;
-    int counts[6] = {0};
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s vectors.txt\n", argv[0]);
+    int counts[6] = {0}, v3[12] = {0}, a, i;
+    static const char *V3[12] = {"stamp", "msg3", "resume_chain", "full_queue", "repeat",
+                                 "card", "rst_times", "rto", "rstack_version", "invalid",
+                                 "sess", "v3 frame"};
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s vectors.txt [vectors_v3.txt]\n", argv[0]);
         return 2;
     }
-    fp = fopen(argv[1], "r");
-    if (!fp) {
-        perror(argv[1]);
-        return 2;
+    for (a = 1; a < argc; a++) {
+        fp = fopen(argv[a], "r");
+        if (!fp) {
+            perror(argv[a]);
+            return 2;
+        }
+        while (fgets(line, sizeof line, fp)) {
+            int n;
+            if (line[0] == '#' || line[0] == '\n')
+                continue;
+            n = split(line);
+            if (n == 0) continue;
+            if (strcmp(tokens[0], "crc") == 0) { check_crc(); counts[0]++; }
+            else if (strcmp(tokens[0], "frame") == 0) {
+                v3[11] += strcmp(tokens[1], "3") == 0;
+                check_frame();
+                counts[1]++;
+            }
+            else if (strcmp(tokens[0], "msg") == 0) { check_msg(n); counts[2]++; }
+            else if (strcmp(tokens[0], "stream") == 0) { check_stream(); counts[3]++; }
+            else if (strcmp(tokens[0], "commit") == 0) { check_commit(2); counts[4]++; }
+            else if (strcmp(tokens[0], "commit3") == 0) { check_commit(3); counts[4]++; }
+            else if (strcmp(tokens[0], "sha256") == 0) { check_sha256(); counts[5]++; }
+            else if (strcmp(tokens[0], "stamp") == 0) { check_stamp(); v3[0]++; }
+            else if (strcmp(tokens[0], "msg3") == 0) { check_msg3(); v3[1]++; }
+            else if (strcmp(tokens[0], "resume_chain") == 0) { check_resume_chain(); v3[2]++; }
+            else if (strcmp(tokens[0], "full_queue") == 0) { check_full_queue(); v3[3]++; }
+            else if (strcmp(tokens[0], "repeat") == 0) { check_repeat(); v3[4]++; }
+            else if (strcmp(tokens[0], "card") == 0) { check_card(); v3[5]++; }
+            else if (strcmp(tokens[0], "rst_times") == 0) { check_rst_times(); v3[6]++; }
+            else if (strcmp(tokens[0], "rto") == 0) { check_rto(); v3[7]++; }
+            else if (strcmp(tokens[0], "rstack_version") == 0) { check_rstack_version(); v3[8]++; }
+            else if (strcmp(tokens[0], "invalid") == 0) { check_invalid(); v3[9]++; }
+            else if (strcmp(tokens[0], "sess") == 0) { check_sess(); v3[10]++; }
+            else { CHECK(0, "unknown record %s", tokens[0]); }
+        }
+        fclose(fp);
     }
-    while (fgets(line, sizeof line, fp)) {
-        int n;
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        n = split(line);
-        if (n == 0) continue;
-        if (strcmp(tokens[0], "crc") == 0) { check_crc(); counts[0]++; }
-        else if (strcmp(tokens[0], "frame") == 0) { check_frame(); counts[1]++; }
-        else if (strcmp(tokens[0], "msg") == 0) { check_msg(n); counts[2]++; }
-        else if (strcmp(tokens[0], "stream") == 0) { check_stream(); counts[3]++; }
-        else if (strcmp(tokens[0], "commit") == 0) { check_commit(2); counts[4]++; }
-        else if (strcmp(tokens[0], "commit3") == 0) { check_commit(3); counts[4]++; }
-        else if (strcmp(tokens[0], "sha256") == 0) { check_sha256(); counts[5]++; }
-        else { CHECK(0, "unknown record %s", tokens[0]); }
-    }
-    fclose(fp);
     printf("vectors: %d crc, %d frame, %d msg, %d stream, %d commit, %d sha256\n", counts[0],
            counts[1], counts[2], counts[3], counts[4], counts[5]);
     CHECK(counts[2] >= 30, "only %d message vectors", counts[2]);
     CHECK(counts[4] >= 3 && counts[5] >= 4, "only %d commitment and %d SHA-256 vectors",
           counts[4], counts[5]);
+    if (argc > 2) {  /* every kind of version 3 record was read and checked */
+        printf("version 3:");
+        for (i = 0; i < 12; i++) {
+            printf(" %d %s%s", v3[i], V3[i], i < 11 ? "," : "\n");
+            CHECK(v3[i] > 0, "no %s record", V3[i]);
+        }
+    }
     link_test(0.0, 0.0, 2, 2, 0);
     link_test(0.01, 0.001, 2, 2, 0);
+    link_test(0.01, 0.001, 3, 3, 0);
+    link_test(0.01, 0.001, 3, 2, 0);
     link_test(0.01, 0.001, 2, 1, 3845000000u);  /* 64 minutes after boot */
     link_test(0.02, 0.002, 1, 1, 0xFFFF0000u);  /* the clock wraps during the test */
+    link_test(0.02, 0.002, 3, 3, 0xFFFF0000u);
     full_queue_test();
     named_session_test();
     printf("%d checks, %d failed\n", checks, failures);

@@ -40,12 +40,16 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_c_library_passes_the_shared_vectors(built: Path) -> None:
+    """Both files: version 3's stamps (every example message sent and received as a
+    version 3 frame by a C link) and each rule of its open questions, as a device keeps it."""
     done = subprocess.run([str(built / "test_vectors"),
-                           str(ROOT / "firmware_protocols" / "vectors.txt")],
+                           str(ROOT / "firmware_protocols" / "vectors.txt"),
+                           str(ROOT / "firmware_protocols" / "vectors_v3.txt")],
                           capture_output=True, text=True, timeout=120, check=False)
     print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "30 msg" in done.stdout and ", 0 failed" in done.stdout
+    assert "version 3: 2 stamp, 30 msg3, 1 resume_chain," in done.stdout
     # SHA-256 against FIPS 180-4's examples, and the shuffler's v2 and v3 commitments.
     assert "3 commit, 4 sha256" in done.stdout
 
@@ -109,13 +113,32 @@ def cards_of(got: list[Message]) -> list[tuple[int, str]]:
     return [(m.draw_no, m.card) for m in got if isinstance(m, shoe.CardDrawn)]
 
 
-@pytest.mark.parametrize("version", [1, 2])
+def sent_events(dev: CDevice) -> list[tuple[int, int, str]]:
+    """(ORIGIN, NUM, name) of every event the emulator's link took, in order."""
+    out, origin = [], 0
+    for line in dev.lines:
+        word, *rest = line.split()
+        if word == "origin":
+            origin = int(rest[0])
+        elif word == "sent":
+            out.append((origin, int(rest[0]), rest[1]))
+    return out
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
 async def test_c_shoe_with_the_daemon_driver(built: Path, tmp_path: Path, version: int) -> None:
     got: list[Message] = []
+    stamped: list[tuple[int, int, str]] = []  # version 3: each event as the driver got it
+
+    def take(m: Message) -> None:
+        got.append(m)
+        if driver.stamp is not None and m.EVENT:
+            stamped.append((driver.stamp.origin, driver.stamp.number, m.NAME))
+
     async with emulator(built, "shoe", tmp_path / "shoe", "--version", str(version),
                         "--serial", "C-SHOE-7") as dev:
         driver = DeviceDriver("shoe", SerialUrl(str(tmp_path / "shoe")), shoe.CATALOGUE,
-                              DeviceKind.SHOE, on_message=got.append, backoff_initial=0.05,
+                              DeviceKind.SHOE, on_message=take, backoff_initial=0.05,
                               backoff_max=0.3)
         async with running(driver):
             await driver.wait_ready(10)
@@ -148,6 +171,12 @@ async def test_c_shoe_with_the_daemon_driver(built: Path, tmp_path: Path, versio
             await dev.do("noise 0")
             drawn = cards_of(got)[3:]
             assert drawn == [(i + 1, ["QS", "3H"][i % 2]) for i in range(40)]
+            if version == 3:  # every event the device numbered arrived once, in order
+                await until(lambda: len(stamped) >= len(sent_events(dev)), timeout=10)
+                assert stamped == sent_events(dev) and len(stamped) > 43
+                assert len({origin for origin, _, _ in stamped}) == 2  # the reboot
+            else:
+                assert not stamped
             print(f"decode errors under noise: {driver.status.decode_errors}")
 
 
@@ -173,7 +202,7 @@ async def test_c_tumbler_plays_tai_sai_with_the_real_daemon(built: Path, tmp_pat
             await until(lambda: any(d["state"] == "ready" for d in observer.of(
                 "devices/tumbler")), timeout=30)
             ready = next(d for d in observer.of("devices/tumbler") if d["state"] == "ready")
-            assert (ready["model"], ready["protocol_version"]) == ("REF-TUMBLER", 2)
+            assert (ready["model"], ready["protocol_version"]) == ("REF-TUMBLER", 3)
             dealer = rig.dealer(reply_timeout=15)
             async with dealer.session():
                 throws = [(3, 3, 5), (1, 2, 6), (6, 6, 6)]
@@ -256,7 +285,10 @@ async def test_c_shuffler_over_a_serial_line_is_told_apart_when_it_cheats(
 
             await until(lambda: ready("shoe") and ready("shuffler"), timeout=30)
             up = next(d for d in observer.of("devices/shuffler") if d["state"] == "ready")
-            assert (up["model"], up["serial"]) == ("REF-SHUFFLER", "C-SF-1")
+            # Version 3: the commitment binds the decks and the total (spec: shuffle_complete).
+            assert (up["model"], up["serial"], up["protocol_version"]) == (
+                "REF-SHUFFLER", "C-SF-1", 3)
+            assert any(line.startswith("session 3 ") for line in shuffler.lines)
             dealer = rig.dealer(reply_timeout=15)
             async with dealer.session():
                 assert (await dealer.command("new_shoe"))["ok"]
