@@ -53,6 +53,10 @@ class Credential:
     def id_text(self) -> str:
         return bytes_to_base64url(self.credential_id)
 
+    @property
+    def key_text(self) -> str:
+        return bytes_to_base64url(self.public_key)
+
 
 @dataclass(frozen=True)
 class RelyingParty:

@@ -67,6 +67,19 @@ class SoftKey:
                 "authenticator_data": b64url(auth), "client_data": b64url(client),
                 "signature": b64url(signature)}
 
+    def registration(self, expected: bytes, *, rp_id: str = RP_ID,
+                     origin: str = ORIGIN) -> dict[str, Any]:
+        """What ``navigator.credentials.create`` gives as JSON (attestation "none")."""
+        auth = hashlib.sha256(rp_id.encode()).digest() + bytes([0x41]) + \
+            struct.pack(">I", 0) + bytes(16) + struct.pack(">H", len(self.credential_id)) + \
+            self.credential_id + self.cose()
+        client = json.dumps({"type": "webauthn.create", "challenge": b64url(expected),
+                             "origin": origin}).encode()
+        cid = b64url(self.credential_id)
+        return {"id": cid, "rawId": cid, "type": "public-key",
+                "response": {"clientDataJSON": b64url(client), "attestationObject": b64url(
+                    cbor2.dumps({"fmt": "none", "attStmt": {}, "authData": auth}))}}
+
     def sign(self, table: str, name: str, body: dict[str, Any], **how: Any) -> bytes:
         sig = self.assertion(challenge(COMMAND, command_prefix(table, name), body), **how)
         return json.dumps({**body, "sig": sig}).encode()
