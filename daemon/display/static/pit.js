@@ -64,7 +64,8 @@ async function sign(table, name, body) {
 
 async function act(table, hold, name) {
   const d = draft(hold);
-  const body = { id: newId(), issued_at: new Date().toISOString(), round_id: hold.round_id };
+  const body = { id: newId(), issued_at: new Date().toISOString() };
+  if (name !== "status") body.round_id = hold.round_id; // status names no round
   if (hold.hold) body.hold = hold.hold;
   if (name === "reconstruct_deal") body.cards = d.cards.join(" ");
   if (name === "confirm_order" && d.swap.trim()) body.swap = d.swap.trim();
@@ -73,7 +74,8 @@ async function act(table, hold, name) {
     if (d.irregularity.trim()) body.irregularity = d.irregularity.trim();
   }
   if (TABLE_SCOPED.has(name)) delete body.hold;
-  const note = document.querySelector(`[data-note="${CSS.escape(key(hold))}"]`);
+  const note = hold.hold || hold.round_id
+    ? document.querySelector(`[data-note="${CSS.escape(key(hold))}"]`) : null;
   try {
     const signed = await sign(table, name, body);
     const payload = JSON.stringify(signed);
@@ -85,8 +87,10 @@ async function act(table, hold, name) {
     if (note) note.textContent = res.ok ? "sent: waiting for the table…" : `not relayed (${res.status})`;
     d.last = body.id;
     render(true);
+    return body.id;
   } catch (e) {
     if (note) note.textContent = `not signed: ${e.message}`;
+    return null;
   }
 }
 
@@ -184,8 +188,19 @@ function holdView(table, h) {
 function tableView(t) {
   const holds = (t.pit && t.pit.holds) || [];
   const round = t.round && t.round.round_id ? ` · round ${esc(t.round.round_id)} (${esc(t.round.phase)})` : "";
-  return `<section class="pit-table" data-pit-table="${esc(t.table)}"><h2>${esc(t.table)} <small>${esc(t.game)}${round}</small></h2>${
+  return `<section class="pit-table" data-pit-table="${esc(t.table)}"><h2>${esc(t.table)} <small>${esc(t.game)}${round}</small>
+    <button type="button" data-test-key="${esc(t.table)}" title="signs a status command: the table's reply says whether it knows your key">Test my key</button>
+    <span data-key-reply="${esc(t.table)}">${keyReply(t.table)}</span></h2>${
     holds.length ? holds.map((h) => holdView(t.table, h)).join("") : '<p class="empty" data-nothing>Nothing waits for the Pit.</p>'}</section>`;
+}
+
+// "Test my key": a status command, signed like any other; the table's reply shows.
+const tested = {}; // table -> command id
+function keyReply(table) {
+  const r = tested[table] && state.replies[tested[table]];
+  if (!r) return "";
+  return r.ok ? '<span class="reply ok">the table knows your key</span>'
+    : `<span class="reply bad">refused: ${esc(r.error ? r.error.message : "")}</span>`;
 }
 
 function render(force) {
@@ -212,6 +227,11 @@ function holdOf(el) {
 
 document.getElementById("pit").addEventListener("click", (e) => {
   const el = e.target.closest("button");
+  if (el && el.dataset.testKey) {
+    const table = el.dataset.testKey;
+    act(table, { hold: null, round_id: null }, "status").then((id) => { tested[table] = id; render(true); });
+    return;
+  }
   const at = el && holdOf(el);
   if (!at) return;
   const d = draft(at.hold);
