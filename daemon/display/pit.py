@@ -85,9 +85,10 @@ class PitWaits:
         return False
 
     def result(self, body: dict[str, Any]) -> bool:
-        """A round's result (or a correction) clears what was held in that round."""
-        rid = body.get("round_id")
-        return self._drop(lambda h: h["round_id"] == rid)
+        """A round's result clears what was held in that round; a correction, the dispute
+        of the round it corrects."""
+        rounds = {body.get("round_id"), body.get("corrects")} - {None}
+        return self._drop(lambda h: h["round_id"] in rounds)
 
     def reply(self, body: dict[str, Any]) -> bool:
         cid = body.get("id")

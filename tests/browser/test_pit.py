@@ -31,8 +31,15 @@ from daemon.signing import public_key_text
 from hil.broker import Mosquitto
 from hil.process import DaemonProcess
 from hil.rig import SimRig
-from hil.runner import RunContext, ScriptedDealer, _scripted_dealer, _set_up_devices
-from hil.scenario import Scenario, load_scenario
+from hil.runner import (
+    Report,
+    RunContext,
+    ScriptedDealer,
+    _scripted_dealer,
+    _scripted_round,
+    _set_up_devices,
+)
+from hil.scenario import Fault, Scenario, load_scenario
 from tests.browser.cdp import Browser, chromium
 from tests.browser.test_display import DisplayProcess
 
@@ -43,12 +50,25 @@ AUTHENTICATOR = {"protocol": "ctap2", "transport": "usb", "hasResidentKey": True
                  "automaticPresenceSimulation": True}
 
 
+# The Pit's word a scenario gives as a command, and the table's event once it is taken.
+PIT_EVENTS = {"confirm_order": "order_confirmed", "throw_again": "throw_again",
+              "confirm_result": "result_confirmed"}
+
+
 class PageDealer(ScriptedDealer):
-    """The scenario's dealer, who leaves the Pit's word to the page: the dealer waits for
-    what the table does once the page has answered."""
+    """The scenario's dealer, who leaves the Pit's word to the page: where the scenario
+    has the Pit answer, the dealer waits for the table to say the page's answer was
+    taken, then deals on as the scenario says."""
 
     async def held(self, body: dict[str, Any]) -> None:
         return None
+
+    async def give(self, f: Fault) -> None:
+        if f.fault in PIT_EVENTS:
+            await self._expect(lambda t, b: t == "events" and
+                               b.get("event") == PIT_EVENTS[f.fault], 60)
+        elif f.fault != "void_settled":  # its correction is awaited by the runner
+            await super().give(f)
 
 
 @dataclasses.dataclass
@@ -66,6 +86,16 @@ class Pit:
     async def round(self, i: int) -> asyncio.Task[dict[str, Any] | None]:
         """The scenario's round i, dealt in the background up to the Pit's word."""
         return asyncio.create_task(self.dealer.play(self.scenario.rounds[i]))
+
+    def scripted(self, i: int, report: Report, *, without: tuple[str, ...] = ()
+                 ) -> asyncio.Task[None]:
+        """The scenario's round i as the HIL runner plays it (its dispute and corrections
+        too), less the faults ``without``, in the background; the Pit's word is the
+        page's."""
+        r = self.scenario.rounds[i]
+        r = dataclasses.replace(r, faults=tuple(f for f in r.faults if f.fault not in without))
+        return asyncio.create_task(_scripted_round(self.dealer, self.dealer.run_ctx.rig, i,
+                                                   r, report))
 
     async def hold(self, kind: str) -> str:
         """The hold the page shows (its data-hold key), once it shows one of this kind."""
@@ -103,8 +133,11 @@ async def enrol(browser: Browser, name: str) -> dict[str, Any]:
     await browser.evaluate(f"document.getElementById('enrol-name').value = '{name}'")
     await browser.evaluate("delete document.getElementById('enrol-out').dataset.ready; "
                            "document.getElementById('enrol-go').click()")
-    await browser.until("document.getElementById('enrol-out').dataset.ready")
+    # Ready, or what went wrong (the page says it in the same box).
+    await browser.until("document.getElementById('enrol-out').dataset.ready || "
+                        "document.getElementById('enrol-out').value.startsWith('not')")
     text = await browser.evaluate("document.getElementById('enrol-out').value")
+    assert not text.startswith("not"), text
     return dict(json.loads(text))
 
 
@@ -145,7 +178,7 @@ async def pit_table(work: Path, scenario: str) -> AsyncIterator[Pit]:
             await browser.send("WebAuthn.enable", {"enableUI": False})
             auth = await browser.send("WebAuthn.addVirtualAuthenticator",
                                       {"options": AUTHENTICATOR})
-            await browser.until("document.getElementById('enrol-go')")
+            await browser.until("Array.isArray(window.pitSent)")  # the page's script is running
             add_principal(work, daemon.config_path, await enrol(browser, "alice"))
             daemon.start()
             dealer = _scripted_dealer(s, sim, ("127.0.0.1", broker.port),
@@ -159,6 +192,64 @@ async def pit_table(work: Path, scenario: str) -> AsyncIterator[Pit]:
         daemon.stop()
         await sim.stop()
         broker.cleanup()
+
+
+async def fill(pit: Pit, hold: str, **fields: str) -> None:
+    for name, value in fields.items():
+        await pit.browser.evaluate(
+            f"(() => {{ const e = document.querySelector('[data-hold=\"{hold}\"] "
+            f"[data-field={name}]'); e.value = {json.dumps(value)}; "
+            "e.dispatchEvent(new Event('input', {bubbles: true})); })()")
+
+
+async def test_a_double_draw_is_ordered_from_the_page(tmp_path: Path) -> None:
+    async with pit_table(tmp_path, "tiger-buffalo-double-draw") as pit:
+        report = Report(pit.scenario)
+        dealt = pit.scripted(0, report)
+        hold = await pit.hold("simultaneous_draw")
+        await pit.shot("double-draw")
+        answer = await pit.act(hold, "confirm_order")
+        assert answer["ok"], answer
+        await asyncio.wait_for(dealt, 60)
+        (rr,) = report.rounds
+        assert not rr.mismatches, rr.mismatches  # banker 6 over player 5, as the scenario
+        await pit.browser.until("document.querySelector('[data-nothing]')")
+
+
+async def test_a_tai_sai_held_throw_is_thrown_again_from_the_page(tmp_path: Path) -> None:
+    async with pit_table(tmp_path, "tai-sai-held-throw-restart") as pit:
+        report = Report(pit.scenario)
+        thrown = pit.scripted(0, report, without=("kill_daemon",))
+        hold = await pit.hold("throw")
+        await pit.shot("throw-held")
+        answer = await pit.act(hold, "throw_again")
+        assert answer["ok"], answer
+        await asyncio.wait_for(thrown, 60)
+        result = report.rounds[0].result
+        assert result is not None and (result["status"], result["dice"]) == ("valid",
+                                                                             [2, 4, 6])
+
+
+async def test_disputed_results_are_corrected_or_confirmed_from_the_page(
+        tmp_path: Path) -> None:
+    async with pit_table(tmp_path, "tiger-buffalo-wrong-read-last-card") as pit:
+        report = Report(pit.scenario)
+        first = pit.scripted(0, report)
+        hold = await pit.hold("disputed")
+        await pit.shot("disputed")
+        await fill(pit, hold, reason="draw 4 was KD on the table, not 7D",
+                   irregularity="unresolved_irregularity")
+        voided = await pit.act(hold, "void_settled_round")
+        assert voided["ok"], voided
+        await asyncio.wait_for(first, 60)
+        assert not report.rounds[0].mismatches, report.rounds[0].mismatches  # corrected
+        await pit.browser.until("document.querySelector('[data-nothing]')")
+        second = pit.scripted(1, report)
+        hold = await pit.hold("disputed")
+        stands = await pit.act(hold, "confirm_result")
+        assert stands["ok"], stands
+        await asyncio.wait_for(second, 60)
+        assert not report.rounds[1].mismatches, report.rounds[1].mismatches
 
 
 async def tap(pit: Pit, hold: str, cards: list[str]) -> None:

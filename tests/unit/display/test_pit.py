@@ -37,6 +37,14 @@ def test_each_kind_of_hold_offers_what_the_table_takes() -> None:
     assert [h["kind"] for h in pit.view()["holds"]] == ["throw"]
 
 
+def test_a_correction_clears_the_dispute_of_the_round_it_corrects() -> None:
+    pit = PitWaits()
+    pit.event({"event": "result_disputed", "round_id": "r0", "draw_no": 4, "first": "7D",
+               "again": "KD", "clause": "5.18"})
+    assert pit.result({"type": "correction", "corrects": "r0", "seq": 2, "status": "void"})
+    assert pit.view()["holds"] == []
+
+
 def test_replies_are_kept_by_id_for_the_page() -> None:
     pit = PitWaits()
     pit.reply({"id": "pit-1", "command": "void_round", "ok": False,
