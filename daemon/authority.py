@@ -10,7 +10,9 @@ A command is accepted when:
 
 - its ``sig`` verifies with the key of a configured principal, over the table id, the
   command name and the payload (so it cannot be replayed at another table or as another
-  command);
+  command): an Ed25519 signature, or a WebAuthn assertion whose challenge is the SHA-256
+  of those same bytes, from an enrolled security key with its sign count gone up
+  (``daemon/passkeys.py``);
 - that principal is allowed this command;
 - its ``issued_at`` is within ``max_age`` seconds of the table's clock, either way;
 - its ``id`` has not been used before (a replay): every command that passes the checks
@@ -33,10 +35,12 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from daemon import passkeys
 from daemon.commands import Command, CommandError
 from daemon.config import Principal
+from daemon.passkeys import RelyingParty
 from daemon.results import iso
-from daemon.signing import COMMAND, Keyring, SignatureError, Signer, key_id
+from daemon.signing import COMMAND, Keyring, SignatureError, Signer, key_id, shown
 from daemon.store.journal import JournalRecord
 
 # Journal kinds of a command that passed authentication: carried out, or refused.
@@ -49,20 +53,29 @@ def command_prefix(table_id: str, name: str) -> bytes:
 
 class CommandAuthority:
     def __init__(self, table_id: str, principals: Mapping[str, Principal], max_age: float,
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float], webauthn: RelyingParty | None = None) -> None:
         self.table_id = table_id
         self.clock = clock
-        self.reconfigure(principals, max_age)
+        # credential id (base64url) -> the highest sign count its authenticator gave, so
+        # a cloned authenticator is refused (the count must go up); kept across a
+        # restart by the journal (``trail``, ``remember_journal``)
+        self._sign_counts: dict[str, int] = {}
+        self.reconfigure(principals, max_age, webauthn)
         # command id -> (issued_at, what became of it), for replay checks
         self._seen: dict[str, tuple[float, str]] = {}
         self._swept = float("-inf")
 
-    def reconfigure(self, principals: Mapping[str, Principal], max_age: float) -> None:
+    def reconfigure(self, principals: Mapping[str, Principal], max_age: float,
+                    webauthn: RelyingParty | None = None) -> None:
         """A reload: these principals from the next command on (a revoked key is refused
         at once); the ids already used stay used."""
         self.max_age = max_age
-        self._by_kid = {key_id(p.key): p for p in principals.values()}
-        self._keyring = Keyring({kid: p.key for kid, p in self._by_kid.items()})
+        self.webauthn = webauthn
+        self._by_kid = {key_id(p.key): p for p in principals.values() if p.key is not None}
+        self._keyring = Keyring({kid: p.key for kid, p in self._by_kid.items()
+                                 if p.key is not None})
+        self._by_credential = {p.credential.id_text: p for p in principals.values()
+                               if p.credential is not None}
 
     def remember(self, ids: Iterable[tuple[str, float, str]]) -> None:
         """Command ids used before a restart (id, issued_at, outcome), so a replay across
@@ -76,6 +89,23 @@ class CommandAuthority:
             (r.body["id"], parse_time(r.body.get("issued_at")) or r.at,
              "accepted" if r.kind == ACCEPTED else f"refused ({r.body.get('code', '?')})")
             for r in records if r.kind in (ACCEPTED, REFUSED))
+        for r in records:
+            cred, count = r.body.get("credential"), r.body.get("sign_count")
+            if r.kind in (ACCEPTED, REFUSED) and isinstance(cred, str) and \
+                    isinstance(count, int):
+                self._sign_counts[cred] = max(count, self._sign_counts.get(cred, 0))
+
+    def trail(self, cmd: Command) -> dict[str, Any]:
+        """What the journal keeps of how a command was signed, beyond who: a WebAuthn
+        credential and its sign count (so a restart still refuses a count that did not
+        go up); nothing for Ed25519."""
+        sig = cmd.body.get("sig")
+        if not isinstance(sig, dict) or sig.get("alg") != passkeys.ALG:
+            return {}
+        cred = sig.get("cred")
+        if not isinstance(cred, str) or cred not in self._sign_counts:
+            return {}
+        return {"credential": cred, "sign_count": self._sign_counts[cred]}
 
     def settle(self, cid: str, outcome: str) -> None:
         """What became of an authenticated command: 'accepted' or 'refused (code)'."""
@@ -94,15 +124,19 @@ class CommandAuthority:
         def deny(why: str) -> CommandError:
             return CommandError("denied", why, cmd.id, cmd.name)
 
-        if not self._by_kid:
+        if not self._by_kid and not self._by_credential:
             raise deny("no principals are configured for this table, so it takes no "
                        "commands ([commands.principals] in its config)")
+        sig = cmd.body.get("sig")
+        counted: tuple[str, int] | None = None
         try:
-            kid = self._keyring.verify(cmd.body, domain=COMMAND,
-                                       prefix=command_prefix(self.table_id, cmd.name))
+            if isinstance(sig, dict) and sig.get("alg") == passkeys.ALG:
+                who, counted = self._assertion(cmd, sig)
+            else:
+                who = self._by_kid[self._keyring.verify(
+                    cmd.body, domain=COMMAND, prefix=command_prefix(self.table_id, cmd.name))]
         except SignatureError as exc:
             raise deny(f"signature rejected: {exc}") from None
-        who = self._by_kid[kid]
         issued = parse_time(cmd.body.get("issued_at"))
         if issued is None:
             raise deny("'issued_at' must be an ISO 8601 time with a zone, e.g. "
@@ -119,7 +153,22 @@ class CommandAuthority:
             raise deny(f"command id {cmd.id!r} was already used (it was "
                        f"{self._seen[cmd.id][1]}): a replay; every command needs a new id")
         self._seen[cmd.id] = (issued, "received")
+        if counted is not None:  # journalled with the command (``trail``)
+            self._sign_counts[counted[0]] = counted[1]
         return who
+
+    def _assertion(self, cmd: Command, sig: Mapping[str, Any]) -> tuple[Principal, tuple[str, int]]:
+        """The principal whose enrolled credential made this WebAuthn assertion over the
+        command's bytes, and its new sign count; SignatureError otherwise."""
+        cred = passkeys.credential_of(sig)
+        who = self._by_credential.get(cred)
+        if who is None or who.credential is None or self.webauthn is None:
+            raise SignatureError(f"signed by an unknown credential {shown(cred)}")
+        expected = passkeys.challenge(COMMAND, command_prefix(self.table_id, cmd.name),
+                                      cmd.body)
+        count = passkeys.verify(sig, expected, who.credential, self.webauthn,
+                                self._sign_counts.get(cred, 0))
+        return who, (cred, count)
 
     def permit(self, cmd: Command, who: Principal) -> None:
         """CommandError("denied") if this principal may not send this command."""

@@ -724,6 +724,7 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("shell", choices=("bash",), help="the shell")
     comp.set_defaults(func=_cmd_completion)
     _add_display_command(sub)
+    _add_principals_command(sub)
 
     config = sub.add_parser("config", help="the table config")
     csub = config.add_subparsers(dest="config_command", required=True)
@@ -789,6 +790,12 @@ def _add_simulate_command(sub: Any) -> None:
     sim.set_defaults(func=_cmd_simulate)
 def _add_display_command(sub: Any) -> None:
     from daemon.display.command import add_parser  # noqa: PLC0415 - aiomqtt, only for it
+
+    add_parser(sub)
+
+
+def _add_principals_command(sub: Any) -> None:
+    from daemon.principals import add_parser  # noqa: PLC0415 - webauthn, only for it
 
     add_parser(sub)
 

@@ -26,6 +26,7 @@ from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
 from daemon.logs import LEVELS
+from daemon.passkeys import Credential, RelyingParty, parse_credential, parse_relying_party
 from daemon.published_keys import published
 from daemon.signing import KeyFileError, Signer, load_private_key, parse_public_key
 
@@ -34,11 +35,14 @@ CREDENTIAL = "credential:"
 
 @dataclass(frozen=True)
 class Principal:
-    """Someone allowed to command this table: their Ed25519 public key, and which commands."""
+    """Someone allowed to command this table, and which commands: by an Ed25519 public key
+    (scripts, ``tabled command sign``) or by an enrolled WebAuthn credential (a
+    supervisor's security key at the Pit page, ``daemon/passkeys.py``); exactly one."""
 
     name: str
-    key: Ed25519PublicKey
+    key: Ed25519PublicKey | None
     allow: frozenset[str]
+    credential: Credential | None = None
 
 DEVICES_NEEDED = {"baccarat": ("shoe", "shuffler"), "dice": ("tumbler",)}
 # A game's table settings (daemon/games/table_settings.py) are [table] keys of their own.
@@ -52,12 +56,13 @@ SECTIONS = {
     "journal": {"path", "accept_new", "keep_days", "keep_rounds"},
     "mqtt": {"topic_prefix"},
     "signing": {"key_file"},
-    "commands": {"principals", "max_age_seconds"},
+    "commands": {"principals", "max_age_seconds", "webauthn"},
     "dice_watch": {"window", "false_alarm_rate"},
     "metrics": {"listen"},
     "log": {"level"},
 }
-PRINCIPAL_KEYS = {"key", "allow"}
+PRINCIPAL_KEYS = {"key", "allow", "credential_id", "public_key"}
+WEBAUTHN_KEYS = {"rp_id", "origins"}
 MAKE_KEY = ("make the principal's own key pair on its machine with 'tabled keys generate "
             "--out {name}' and put the contents of {name}.pub here")
 
@@ -159,6 +164,8 @@ class TableConfig:
     metrics_listen: tuple[str, int] | None = None
     # [log] level: None leaves it to the command line's --log-level (a reload can change it).
     log_level: str | None = None
+    # [commands.webauthn]: where the Pit page is served; None when no principal uses WebAuthn.
+    webauthn: RelyingParty | None = None
 
 
 def _metrics(c: _Checker, m: dict[str, Any]) -> tuple[str, int] | None:
@@ -310,16 +317,18 @@ def _signing(c: _Checker, s: dict[str, Any]) -> Signer | None:
     return signer
 
 
-def _commands(c: _Checker, s: dict[str, Any]) -> tuple[dict[str, Principal], float]:
+def _commands(c: _Checker, s: dict[str, Any]
+              ) -> tuple[dict[str, Principal], float, RelyingParty | None]:
     max_age = s.get("max_age_seconds", 120)
     if isinstance(max_age, bool) or not isinstance(max_age, int | float) or not \
             5 <= max_age <= 3600:
         c.problems.append(f"commands.max_age_seconds: {max_age!r} must be a number in 5-3600")
         max_age = 120
+    rp = _webauthn(c, s.get("webauthn"))
     raw = s.get("principals", {})
     if not isinstance(raw, dict):
         c.problems.append("commands.principals: must be a table of [commands.principals.NAME]")
-        return {}, float(max_age)
+        return {}, float(max_age), rp
     principals: dict[str, Principal] = {}
     for name, p in raw.items():
         where = f"commands.principals.{name}"
@@ -327,7 +336,8 @@ def _commands(c: _Checker, s: dict[str, Any]) -> tuple[dict[str, Principal], flo
             c.problems.append(f"{where}: must be a table with 'key' (and 'allow')")
             continue
         for key in sorted(set(p) - PRINCIPAL_KEYS):
-            c.problems.append(f"{where}.{key}: unknown key (known: allow, key)")
+            c.problems.append(f"{where}.{key}: unknown key (known: "
+                              f"{', '.join(sorted(PRINCIPAL_KEYS))})")
         allow = p.get("allow", sorted(COMMANDS))
         if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
             c.problems.append(f"{where}.allow: must be a list of command names")
@@ -336,20 +346,63 @@ def _commands(c: _Checker, s: dict[str, Any]) -> tuple[dict[str, Principal], flo
             if a not in COMMANDS:
                 c.problems.append(f"{where}.allow: unknown command {a!r} (known: "
                                   f"{', '.join(COMMANDS)})")
-        text = str(p.get("key", ""))
-        try:
-            key = parse_public_key(text)
-        except KeyFileError as exc:
-            what = "the example's placeholder, not a key" if text.startswith("REPLACE-ME") \
-                else str(exc)
-            c.problems.append(f"{where}.key: {what}; {MAKE_KEY.format(name=name)}")
-            continue
-        if (source := published(key)) is not None:
-            c.problems.append(f"{where}.key: its private half is published ({source}), so "
-                              f"anyone can sign commands with it; {MAKE_KEY.format(name=name)}")
-            continue
-        principals[name] = Principal(name, key, frozenset(allow))
-    return principals, float(max_age)
+        if "credential_id" in p or "public_key" in p:
+            principal = _webauthn_principal(c, where, name, p, frozenset(allow), rp)
+        else:
+            principal = _ed25519_principal(c, where, name, p, frozenset(allow))
+        if principal is not None:
+            principals[name] = principal
+    return principals, float(max_age), rp
+
+
+def _ed25519_principal(c: _Checker, where: str, name: str, p: dict[str, Any],
+                       allow: frozenset[str]) -> Principal | None:
+    text = str(p.get("key", ""))
+    try:
+        key = parse_public_key(text)
+    except KeyFileError as exc:
+        what = "the example's placeholder, not a key" if text.startswith("REPLACE-ME") \
+            else str(exc)
+        c.problems.append(f"{where}.key: {what}; {MAKE_KEY.format(name=name)}")
+        return None
+    if (source := published(key)) is not None:
+        c.problems.append(f"{where}.key: its private half is published ({source}), so "
+                          f"anyone can sign commands with it; {MAKE_KEY.format(name=name)}")
+        return None
+    return Principal(name, key, allow)
+
+
+def _webauthn_principal(c: _Checker, where: str, name: str, p: dict[str, Any],
+                        allow: frozenset[str], rp: RelyingParty | None) -> Principal | None:
+    if "key" in p:
+        c.problems.append(f"{where}: either 'key' (Ed25519) or 'credential_id' and "
+                          "'public_key' (WebAuthn), not both")
+        return None
+    if rp is None:
+        c.problems.append(f"{where}: a WebAuthn credential needs [commands.webauthn] rp_id "
+                          "and origins (where the Pit page is served)")
+    try:
+        credential = parse_credential(p.get("credential_id"), p.get("public_key"))
+    except ValueError as exc:
+        c.problems.append(f"{where}: {exc}; enrol with the Pit page and 'tabled principals "
+                          "add' (docs/pit.md)")
+        return None
+    return Principal(name, None, allow, credential)
+
+
+def _webauthn(c: _Checker, w: object) -> RelyingParty | None:
+    if w is None:
+        return None
+    if not isinstance(w, dict):
+        c.problems.append("commands.webauthn: must be a table with rp_id and origins")
+        return None
+    for key in sorted(set(w) - WEBAUTHN_KEYS):
+        c.problems.append(f"commands.webauthn.{key}: unknown key (known: origins, rp_id)")
+    try:
+        return parse_relying_party(w.get("rp_id"), w.get("origins"))
+    except ValueError as exc:
+        c.problems.append(f"commands.webauthn: {exc}")
+        return None
 
 
 def _devices(c: _Checker, d: dict[str, Any], game: GameRules[Any] | None
@@ -494,7 +547,7 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
         c.problems.append(f"{key}: unknown section (known: {', '.join(sorted(SECTIONS))})")
     t, d, b, j, m = (c.section(n) for n in ("table", "devices", "broker", "journal", "mqtt"))
     signer = _signing(c, c.section("signing"))
-    principals, max_age = _commands(c, c.section("commands"))
+    principals, max_age, rp = _commands(c, c.section("commands"))
     table_id = c.string(t, "table", "id")
     if table_id and (problem := table_id_problem(table_id)) is not None:
         c.problems.append(f"table.id: {table_id!r} may use {problem}")
@@ -543,7 +596,8 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
                        prefix.rstrip("/"), signer, principals, max_age,
                        card_confidence_floor=floor, serials=serials, rules=rules,
                        journal_policy=policy, metrics_listen=metrics,
-                       log_level=None if level is None else str(level).upper())
+                       log_level=None if level is None else str(level).upper(),
+                       webauthn=rp)
 
 
 def _confidence_floor(c: _Checker, t: dict[str, Any]) -> int:

@@ -447,7 +447,7 @@ def check_trusted_keys(cfg: TableConfig) -> Finding:
         bad.append(f"the signing key (signing.key_file) is one whose private half is "
                    f"public ({signer}): anyone can forge this table's results")
     for name, p in cfg.principals.items():
-        where = published(p.key)
+        where = published(p.key) if p.key is not None else None
         if where is not None:
             bad.append(f"commands.principals.{name} trusts a key whose private half is "
                        f"public ({where})")

@@ -23,6 +23,9 @@ from daemon.games.dice_watch import DiceWatch, DiceWatchSettings
 
 
 def _key(p: Principal) -> bytes:
+    if p.credential is not None:  # a WebAuthn credential: its id and key, both
+        return p.credential.credential_id + p.credential.public_key
+    assert p.key is not None
     return p.key.public_bytes(Encoding.Raw, PublicFormat.Raw)
 
 
@@ -73,6 +76,7 @@ FIXED: tuple[tuple[str, Callable[[TableConfig], Any], str], ...] = (
 CHANGEABLE: tuple[tuple[str, Callable[[TableConfig], Any]], ...] = (
     ("commands.principals", _principals),
     ("commands.max_age_seconds", lambda c: c.command_max_age),
+    ("commands.webauthn", lambda c: c.webauthn),
     ("log.level", lambda c: c.log_level),
     # The dice watch's alert threshold (false_alarm_rate) and window: it only alerts.
     ("dice_watch", lambda c: c.rules.dice_watch),

@@ -162,7 +162,7 @@ class TableService:
             on_delivered=self.metrics.delivered)
         self.session_watch = SessionWatch(clock, b.client_id)
         self.authority = CommandAuthority(cfg.table_id, cfg.principals, cfg.command_max_age,
-                                          clock)
+                                          clock, cfg.webauthn)
         self.untrusted = Untrusted(clock)
         self.drivers = {
             name: DeviceDriver(name, url, *DEVICES[name],
@@ -836,7 +836,8 @@ class TableService:
                 with self.journal.batch():
                     self.journal.append(ACCEPTED, {"name": cmd.name, "id": cmd.id,
                                                     "by": who, "issued_at":
-                                                    cmd.body["issued_at"], **cmd.args})
+                                                    cmd.body["issued_at"], **cmd.args,
+                                                    **self.authority.trail(cmd)})
                     commands = self._record(effects)
                     answer = reply(cmd.id, cmd.name, ok=True, state=t.state,
                                    round_id=self._open_round())
@@ -872,7 +873,7 @@ class TableService:
             self._storage_failed(exc)
             return self.refuse_reload([f"the journal cannot be written ({exc}): nothing is "
                                        "changed that it cannot record"], by)
-        self.authority.reconfigure(new.principals, new.command_max_age)
+        self.authority.reconfigure(new.principals, new.command_max_age, new.webauthn)
         if isinstance(self.table, TaiSaiTable):
             self.table.watch = reload.rewatch(self.table.watch, new.rules.dice_watch)
         b = new.broker  # used from the next connection on
@@ -909,7 +910,8 @@ class TableService:
         self.authority.settle(cmd.id, f"refused ({exc.code})")
         self.metrics.refused.labels(exc.code).inc()
         record = {"name": cmd.name, "id": cmd.id, "by": who,
-                  "issued_at": cmd.body["issued_at"], "code": exc.code, **cmd.args}
+                  "issued_at": cmd.body["issued_at"], "code": exc.code, **cmd.args,
+                  **self.authority.trail(cmd)}
         try:
             if self.storage_error is not None:
                 raise JournalError(self.storage_error)

@@ -700,13 +700,15 @@ def _how_to_watch(s: Scenario, sim: SimRig, broker: tuple[str, int], private: bo
     out.flush()
 
 
-def _scripted_dealer(s: Scenario, sim: SimRig, broker: tuple[str, int], ctx: RunContext
-                     ) -> ScriptedDealer:
+def _scripted_dealer(s: Scenario, sim: SimRig, broker: tuple[str, int], ctx: RunContext,
+                     kind: type[ScriptedDealer] = ScriptedDealer) -> ScriptedDealer:
+    """``kind``: another dealer of the scenario (the Pit page's tests leave the Pit's
+    word to the page)."""
     devices: dict[str, Any] = dict(sim.sims)
     for name, port in sim.ports.items():
         if name in ("shoe", "tumbler"):
             devices[f"{name}_port"] = port
-    dealer = ScriptedDealer(broker[0], broker[1], sim.base, sim.dealer_key,
+    dealer = kind(broker[0], broker[1], sim.base, sim.dealer_key,
                             reply_timeout=15.0, **devices)
     dealer.run_ctx, dealer.owed = ctx, 0
     dealer.swaps = {int(k): v for k, v in s.shuffle.get("switch", {}).items()}

@@ -5,6 +5,13 @@ server-sent events. Standard library HTTP on asyncio, aiomqtt for the broker.
 Routes: ``/`` the page, ``/display.js`` and ``/display.css`` its parts (shipped in the
 package: nothing is fetched from outside), ``/events`` the event stream, ``/state`` the
 whole view as JSON once (for scripts and tests; the page itself never polls it).
+
+The Pit page (docs/pit.md): ``/pit`` and ``/pit.js``, ``/pit/table-of-play`` (the rule
+as data, for the page's check of a reconstruction) and ``POST /pit/command``, which
+publishes a command the supervisor's security key signed in the browser, byte for byte,
+on the table's command topic. The server holds no key: the table verifies the
+assertion itself (``daemon/passkeys.py``), so a relay that changes a byte gets the
+command refused.
 """
 
 from __future__ import annotations
@@ -30,14 +37,20 @@ from typing import Any
 import aiomqtt
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from daemon.commands import COMMANDS, MAX_PAYLOAD
 from daemon.display import metrics
+from daemon.display.pit import table_of_play
 from daemon.display.view import Display
 
 log = logging.getLogger(__name__)
 
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"),
           "/display.js": ("display.js", "text/javascript; charset=utf-8"),
-          "/display.css": ("display.css", "text/css; charset=utf-8")}
+          "/display.css": ("display.css", "text/css; charset=utf-8"),
+          "/pit": ("pit.html", "text/html; charset=utf-8"),
+          "/pit.js": ("pit.js", "text/javascript; charset=utf-8"),
+          "/pit.css": ("pit.css", "text/css; charset=utf-8")}
+MAX_POST = MAX_PAYLOAD + 1024  # a command, and the table and name it goes to
 # Nothing from outside the table's network: the page may load only its own parts.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; "
        # the roads place cells by inline grid positions, written by the page's own script
@@ -130,6 +143,33 @@ class DisplayServer:
 
     def __post_init__(self) -> None:
         self.metrics = metrics.registry(self)
+        self._client: aiomqtt.Client | None = None  # while connected: relays the Pit's
+        self.relayed = 0
+
+    async def relay(self, body: bytes) -> tuple[int, dict[str, Any]]:
+        """``POST /pit/command``: ``{"table", "name", "payload"}``, the payload the text the
+        browser signed. Published as it came; what the table says comes on its replies."""
+        try:
+            req = json.loads(body)
+            table, name, payload = req["table"], req["name"], req["payload"]
+        except (ValueError, TypeError, KeyError):
+            return 400, {"error": "expected {table, name, payload}"}
+        if not isinstance(table, str) or table not in self.display.tables or \
+                (self.tables and table not in self.tables):
+            return 404, {"error": "not a table this display shows"}
+        if not isinstance(name, str) or name not in COMMANDS:
+            return 400, {"error": "not a command"}
+        if not isinstance(payload, str) or len(payload.encode("utf-8")) > MAX_PAYLOAD:
+            return 400, {"error": "the payload must be text of at most "
+                                  f"{MAX_PAYLOAD} bytes"}
+        client = self._client
+        if client is None:
+            return 503, {"error": "the broker is not connected"}
+        await client.publish(f"{self.display.prefix}/{table}/cmd/{name}",
+                             payload.encode("utf-8"), qos=1)
+        self.relayed += 1
+        log.info("relayed %s to %s", name, table)
+        return 202, {"relayed": True}
 
     # ---- the broker side ----
 
@@ -169,6 +209,7 @@ class DisplayServer:
                                           password=self.password) as client:
                     for topic in self.topics():
                         await client.subscribe(topic, qos=1)
+                    self._client = client
                     self._broker(True, None)
                     replays = asyncio.create_task(self.run_replays(client))
                     try:
@@ -177,6 +218,7 @@ class DisplayServer:
                                 str(m.payload).encode("utf-8")
                             self.on_message(str(m.topic), raw)
                     finally:
+                        self._client = None
                         replays.cancel()
             except aiomqtt.MqttError as exc:
                 self._broker(False, str(exc))
@@ -256,30 +298,20 @@ class DisplayServer:
         try:
             async with asyncio.timeout(REQUEST_DEADLINE):
                 request = await reader.readline()
+                length = 0
                 for _ in range(MAX_HEADER_LINES):
-                    if await reader.readline() in (b"\r\n", b"\n", b""):
+                    line = await reader.readline()
+                    if line in (b"\r\n", b"\n", b""):
                         break
+                    head, _, value = line.decode("latin-1").partition(":")
+                    if head.strip().lower() == "content-length" and value.strip().isdigit():
+                        length = int(value.strip())
                 else:
                     await _respond(writer, 431, "text/plain", b"too many header lines\n")
                     return
                 method, path, *_ = [*request.decode("latin-1").split(), "", ""]
                 path = path.split("?", 1)[0]
-                if method not in ("GET", "HEAD"):
-                    await _respond(writer, 405, "text/plain", b"only GET\n")
-                elif path == "/events":
-                    pass  # streamed below, past the deadline
-                elif path == "/metrics":  # for Prometheus (daemon/display/metrics.py)
-                    await _respond(writer, 200, CONTENT_TYPE_LATEST,
-                                   generate_latest(self.metrics))
-                elif path == "/state":
-                    body = json.dumps(self.full_state()).encode("utf-8")
-                    await _respond(writer, 200, "application/json", body)
-                elif path in STATIC:
-                    name, ctype = STATIC[path]
-                    data = (files("daemon.display") / "static" / name).read_bytes()
-                    await _respond(writer, 200, ctype, data)
-                else:
-                    await _respond(writer, 404, "text/plain", b"not found\n")
+                await self._answer(reader, writer, method, path, length)
             if method in ("GET", "HEAD") and path == "/events":
                 if self.streams[address] >= STREAMS_PER_ADDRESS:
                     await asyncio.wait_for(_respond(
@@ -301,6 +333,36 @@ class DisplayServer:
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      method: str, path: str, length: int) -> None:
+        """Every route but the event stream, which is served past the request deadline."""
+        if method == "POST" and path == "/pit/command":
+            if length > MAX_POST:
+                await _respond(writer, 413, "text/plain", b"too large\n")
+                return
+            code, answer = await self.relay(await reader.readexactly(length))
+            await _respond(writer, code, "application/json",
+                           json.dumps(answer).encode())
+        elif method not in ("GET", "HEAD"):
+            await _respond(writer, 405, "text/plain", b"only GET\n")
+        elif path == "/pit/table-of-play":
+            await _respond(writer, 200, "application/json",
+                           json.dumps(table_of_play()).encode())
+        elif path == "/events":
+            pass  # streamed below, past the deadline
+        elif path == "/metrics":  # for Prometheus (daemon/display/metrics.py)
+            await _respond(writer, 200, CONTENT_TYPE_LATEST,
+                           generate_latest(self.metrics))
+        elif path == "/state":
+            body = json.dumps(self.full_state()).encode("utf-8")
+            await _respond(writer, 200, "application/json", body)
+        elif path in STATIC:
+            name, ctype = STATIC[path]
+            data = (files("daemon.display") / "static" / name).read_bytes()
+            await _respond(writer, 200, ctype, data)
+        else:
+            await _respond(writer, 404, "text/plain", b"not found\n")
 
     async def _stream(self, writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
@@ -328,7 +390,9 @@ def _sse(event: str, data: Any) -> bytes:
 
 
 async def _respond(writer: asyncio.StreamWriter, code: int, ctype: str, body: bytes) -> None:
-    reason = {200: "OK", 404: "Not Found", 405: "Method Not Allowed",
+    reason = {200: "OK", 202: "Accepted", 400: "Bad Request", 404: "Not Found",
+              405: "Method Not Allowed", 413: "Content Too Large",
+              503: "Service Unavailable",
               429: "Too Many Requests", 431: "Request Header Fields Too Large"}[code]
     writer.write(f"HTTP/1.1 {code} {reason}\r\nContent-Type: {ctype}\r\n"
                  f"Content-Length: {len(body)}\r\n{HEADERS}"

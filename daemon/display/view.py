@@ -29,6 +29,7 @@ from daemon.consumer import accept
 from daemon.display.catchup import CatchUp
 from daemon.display.corrections import apply_corrections
 from daemon.display.dice import dice_stats
+from daemon.display.pit import PitWaits
 from daemon.display.roads import derive
 from daemon.games.cards import POINT_VALUE
 from daemon.signing import Keyring, SignatureError, shown
@@ -76,6 +77,7 @@ class TableView:
     snapshot: dict[str, Any] | None = None
     round_msg: int = 0  # msg_seq of the newest event applied to the round view
     shoe_msg: int = 0  # msg_seq of the shoe counters' newest event
+    pit: PitWaits = field(default_factory=PitWaits)  # what waits for the Pit (pit.py)
 
     def __post_init__(self) -> None:
         self.catchup = CatchUp(self.table)
@@ -98,14 +100,16 @@ class TableView:
             self.devices[name] = body
             return True
         if kind == "results":
-            return self._result(body)
+            return self._result(body) | self.pit.result(body)
         if kind == "alerts":
             return self._alert(body)
         if kind == "events":
-            return self._event(body)
+            return self._event(body) | self.pit.event(body)
         if kind == "snapshot":
             return self.apply_snapshot(body)
-        return False  # replies, and topics a later contract adds
+        if kind == "replies":  # the table's answers, shown to the Pit who sent them
+            return self.pit.reply(body)
+        return False  # topics a later contract adds
 
     def _status(self, body: dict[str, Any]) -> bool:
         old = self.status
@@ -321,6 +325,7 @@ class TableView:
             # a table from before contract v2 published it).
             "backlog": (self.status or {}).get("backlog"),
             "backlog_text": backlog_text(self.status or {}),
+            "pit": self.pit.view(),
         }
         if game == "tai-sai-open-cover":
             out["dice"] = dice_stats(results)
