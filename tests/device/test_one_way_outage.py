@@ -21,6 +21,7 @@ from hil.rig import SimRig
 from tests.device.pty_proxy import PtyProxy
 from tests.device.test_reference_device import built, emulator, results_at_least
 from tests.reliability.harness import Observer
+from tests.soak import SOAK
 from tests.wait import until
 
 __all__ = ["built"]  # the fixture, shared
@@ -99,6 +100,8 @@ async def test_c_tumbler_through_one_way_outages_settles_every_round_once(
 
 
 @pytest.mark.soak
+@pytest.mark.skipif(not SOAK, reason="TABLED_SOAK=1: twelve rounds of outages (the bounded "
+                    "test above runs three)")
 async def test_c_tumbler_through_one_way_outages_long(built: Path, tmp_path: Path) -> None:
     results, thrown, failed, _ = await outage_rounds(built, tmp_path, 3, seed=2424, rounds=12)
     assert [r["status"] for r in results] == ["valid"] * len(thrown), results

@@ -45,6 +45,9 @@ def small_disk(path: Path, size: str = "16m") -> Iterator[Path]:
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+    # Made while there is room: the journal may fill the disk before the test does, and
+    # then not even an empty file could be created to fill it with.
+    (path / "filler").touch()
     try:
         yield path
     finally:
@@ -53,7 +56,7 @@ def small_disk(path: Path, size: str = "16m") -> Iterator[Path]:
 
 def fill(disk: Path) -> Path:
     filler = disk / "filler"
-    with open(filler, "wb") as f:
+    with open(filler, "ab") as f:
         try:
             while True:
                 f.write(b"\0" * 65536)

@@ -58,6 +58,10 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
                 (["--broker", "mqtt://127.0.0.1:1883", "--key", "/nonexistent.pub"],
                  "/nonexistent.pub")],
     "config check": [(["--config", f"{GONE}/table.toml"], f"{GONE}/table.toml")],
+    "principals list": [(["--config", f"{GONE}/table.toml"], f"{GONE}/table.toml")],
+    "principals add": [(["--config", f"{GONE}/table.toml", "--enrolment", f"{GONE}/e.json"],
+                        GONE)],
+    "principals revoke": [(["--config", f"{GONE}/table.toml", "pit"], f"{GONE}/table.toml")],
 }
 
 
