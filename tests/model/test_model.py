@@ -43,6 +43,8 @@ def test_soak_every_fault_kind_and_restarts() -> None:
         total.rounds += s.rounds
         total.restarts += s.restarts
         total.faults.update(s.faults)
+    print(f"model soak: {total.rounds} rounds, {total.restarts} restarts, "
+          f"{sum(total.faults.values())} faults of {len(total.faults)} kinds")
     assert total.rounds >= scale(900, 20_000)
     assert total.restarts >= scale(50, 5_000)
 
