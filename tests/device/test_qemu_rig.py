@@ -30,7 +30,8 @@ from tests.wait import until
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "hil" / "scenarios"
 RIGS = {"shoe": ROOT / "hil" / "rigs" / "qemu-shoe.json",
-        "tumbler": ROOT / "hil" / "rigs" / "qemu-tumbler.json"}
+        "tumbler": ROOT / "hil" / "rigs" / "qemu-tumbler.json",
+        "shuffler": ROOT / "hil" / "rigs" / "qemu-shuffler.json"}
 # Bounded: per device, clean rounds, sensor faults, a reset of the MCU mid-round (the
 # shoe's count must survive it: draw_no never repeats within a shoe), its power cut (the
 # tumbler unplugged), and line noise through the pty.
@@ -39,6 +40,10 @@ BOUNDED = {
              "tiger-baccarat-reboot-shoe", "tiger-buffalo-line-noise"],
     "tumbler": ["tai-sai-valid", "tai-sai-reboot-tumbler", "tai-sai-unplug-tumbler",
                 "tai-sai-line-noise"],
+    # The firmware shuffler: certified shoes whose order is revealed and verified at shoe
+    # end (a card switched on its way to the shoe is caught), and line noise on its UART.
+    "shuffler": ["tiger-baccarat-shoe-runs-out", "tiger-baccarat-switched-card",
+                 "tiger-buffalo-line-noise"],
 }
 
 pytestmark = pytest.mark.xdist_group("qemu")  # one emulator at a time: two cores
@@ -68,7 +73,7 @@ def test_firmware_builds_warning_free_and_prints_its_sizes(tmp_path: Path) -> No
                           text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr  # -Werror
     print(done.stdout)
-    for name in ("shoe", "tumbler"):
+    for name in ("shoe", "shuffler", "tumbler"):
         line = next(x for x in done.stdout.splitlines() if x.startswith(f"{name}: flash "))
         flash = int(line.split()[2])
         ram = int(line.split("RAM ")[1].split()[0])
@@ -97,6 +102,12 @@ async def test_shoe_scenario_on_the_firmware(name: str, rig_images: dict[str, Pa
 async def test_tumbler_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
                                                 tmp_path: Path) -> None:
     await _play(name, "tumbler", tmp_path)
+
+
+@pytest.mark.parametrize("name", BOUNDED["shuffler"])
+async def test_shuffler_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
+                                                 tmp_path: Path) -> None:
+    await _play(name, "shuffler", tmp_path)
 
 
 async def test_a_scenario_the_rig_cannot_play_says_so_by_name(tmp_path: Path) -> None:
