@@ -17,7 +17,8 @@ import pytest
 from daemon.device_url import SerialUrl
 from daemon.drivers.device import DeviceDriver
 from firmware_protocols import shoe
-from firmware_protocols.common import DeviceKind
+from firmware_protocols import shuffler as sf
+from firmware_protocols.common import CommandResult, CommandResultCode, DeviceKind
 from firmware_protocols.wire import Message
 from hil import qemu_rig
 from hil.qemu import BUILD, Mcu, build_images, missing_tools
@@ -165,6 +166,53 @@ async def test_reset_and_power_cycle_are_reboots_with_new_boot_ids(
             size = int((await mcu.until("stack_size ")).split()[1])
             print(f"stack high-water mark: {used} of {size} bytes")
             assert 0 < used < size
+    finally:
+        await mcu.kill()
+
+
+async def test_the_firmware_shuffler_certifies_and_reveals_only_a_taken_shoe(
+        images: dict[str, Path], tmp_path: Path) -> None:
+    """The daemon's driver on the shuffler's pty: a shuffle certified with the session
+    version's commitment; request_order refused while the cards are in the shuffler
+    (spec: request_order), then revealed in chunks that match the commitment and the order
+    the firmware reported. Prints the stack's high-water mark after that work."""
+    mcu = Mcu(images["shuffler"], tmp_path / "shuffler", tmp_path)
+    got: list[Message] = []
+    driver = DeviceDriver("shuffler", SerialUrl(str(tmp_path / "shuffler")), sf.CATALOGUE,
+                          DeviceKind.SHUFFLER, on_message=got.append)
+    await mcu.start()
+    try:
+        async with running(driver):
+            await driver.wait_ready(20)
+            assert (driver.status.model, driver.status.serial) == ("REF-SHUFFLER", "REF-SF-1")
+            answer = await driver.command(sf.StartShuffle(0, 6))
+            assert isinstance(answer, CommandResult) and answer.result == CommandResultCode.OK
+            busy = await driver.command(sf.StartShuffle(0, 6))  # still at work: refused
+            assert isinstance(busy, CommandResult) and busy.result == CommandResultCode.BUSY
+            await until(lambda: any(isinstance(m, sf.ShuffleComplete) for m in got), 20)
+            done = next(m for m in got if isinstance(m, sf.ShuffleComplete))
+            reported = [c for r in mcu.saw("order ") for c in r.split()[1:]]
+            assert len(reported) == 312 and sum(done.inventory) == 312
+            inside = await driver.command(sf.RequestOrder(0, done.shuffle_id))
+            assert isinstance(inside, CommandResult)
+            assert (inside.result, inside.detail) == (CommandResultCode.WRONG_STATE,
+                                                      "its cards are still in the shuffler")
+            mcu.send("take")
+            await mcu.until("taken ")
+            await driver.command(sf.RequestOrder(0, done.shuffle_id))
+            await mcu.until("revealed ")
+            await until(lambda: sum(len(m.cards) for m in got
+                                    if isinstance(m, sf.OrderChunk)) == 312, 20)
+            chunks = sorted((m for m in got if isinstance(m, sf.OrderChunk)),
+                            key=lambda m: m.offset)
+            order = [c for m in chunks for c in m.cards]
+            assert order == reported
+            assert sf.commitment_for(driver.status.protocol_version, done.shuffle_id, 6,
+                                     chunks[0].nonce, order) == done.commitment
+            mcu.send("stack")
+            used = int((await mcu.until("stack ")).split()[1])
+            print(f"shuffler stack high-water mark: {used} bytes")
+            assert 0 < used < int((await mcu.until("stack_size ")).split()[1])
     finally:
         await mcu.kill()
 
