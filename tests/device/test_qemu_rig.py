@@ -121,6 +121,10 @@ async def test_a_scenario_the_rig_cannot_play_says_so_by_name(tmp_path: Path) ->
                                rig=load_rig(RIGS["shoe"]), workdir=tmp_path)
     assert wrong.not_run == ["tai-sai-open-cover is played with a tumbler, and this rig's "
                              "firmware is a shoe"]
+    foreign = await run_scenario(
+        load_scenario(SCENARIOS / "tiger-buffalo-foreign-in-shuffler.json"),
+        rig=load_rig(RIGS["shuffler"]), workdir=tmp_path)
+    assert foreign.not_run == ["shuffle: foreign (the shuffler finds foreign cards)"]
 
 
 @contextlib.asynccontextmanager
