@@ -37,7 +37,8 @@ def missing_tools() -> list[str]:
 
 
 def build_images(out: Path) -> dict[str, Path]:
-    """Builds the shoe's and the tumbler's images into ``out``; returns them by device."""
+    """Builds the shoe's, the shuffler's and the tumbler's images into ``out``; returns
+    them by device."""
     if missing := missing_tools():
         raise QemuMissingError(f"missing: {', '.join(missing)} (apt-get install "
                                f"{' '.join(missing)} libnewlib-arm-none-eabi)")
@@ -45,7 +46,7 @@ def build_images(out: Path) -> dict[str, Path]:
                           check=False)
     if done.returncode != 0:
         raise RuntimeError(f"the firmware did not build:\n{done.stdout}{done.stderr}")
-    return {name: out / f"{name}.elf" for name in ("shoe", "tumbler")}
+    return {name: out / f"{name}.elf" for name in ("shoe", "shuffler", "tumbler")}
 
 
 @dataclass

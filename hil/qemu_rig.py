@@ -6,12 +6,17 @@ card, the dealing faults, the dice a throw shows: hil/shoe.py, hil/tumbler.py), 
 device is the firmware: what a simulator would have sent on its link goes to the
 firmware's test port as what its sensors saw, and the firmware sends its own messages on
 its own link over the emulated UART. The firmware's state (the gate, the armed light)
-comes back as its reports. The shuffler stays a simulator: it has no serial transport.
+comes back as its reports. On the shoe's and the tumbler's rigs the shuffler is the
+simulator; on the shuffler's (hil/rigs/qemu-shuffler.json) the shuffler is the firmware,
+reached over its emulated UART (serial://), and the shoe the simulator, loaded with the
+order the firmware reported on its test port once the daemon has certified it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 from daemon.errors import TabledError
 from firmware_protocols import shoe as shoe_proto
@@ -19,11 +24,12 @@ from firmware_protocols.common import DeviceKind
 from firmware_protocols.wire import Message
 from hil.device import Identity
 from hil.faults import LineFaults
-from hil.ports import DevicePort
+from hil.ports import DevicePort, PtyPort
 from hil.qemu import Mcu, build_images
 from hil.rig import SimRig
 from hil.scenario import Scenario
-from hil.shoe import ShoeSim
+from hil.shoe import DEFAULT_DECK_SET, ShoeSim
+from hil.shuffler import ShufflerSim
 from hil.tumbler import Throw, TumblerSim
 
 FIRMWARE = "c99-1.0-m3"  # device/firmware/firmware.c
@@ -47,10 +53,21 @@ class SimOnlyError(TabledError, RuntimeError):
     """The scenario asks for something only a simulator does."""
 
 
+# What only the simulated shuffler does: the firmware shuffles honest decks or the order
+# its test port scripts, and has no foreign-card sensor or failing RNG to report.
+SHUFFLER_SIM_ONLY = {
+    "foreign": "the shuffler finds foreign cards",
+    "not_shuffled": "the shuffler reports its RNG failed",
+}
+SCRIPT_LINE = 100  # cards per script line: 300 characters, within the firmware's 600
+
+
 def cannot_run(s: Scenario, device: str) -> list[str]:
     """Why this scenario cannot run on a virtual rig whose firmware is ``device``, each
     by fault name (empty: it can)."""
     game_device = "tumbler" if s.dice else "shoe"
+    if device == "shuffler":
+        return _shuffler_cannot_run(s)
     if device != game_device:
         return [f"{s.game} is played with a {game_device}, and this rig's firmware is a "
                 f"{device}"]
@@ -62,6 +79,18 @@ def cannot_run(s: Scenario, device: str) -> list[str]:
         # the shoe's count, which this board keeps across a reset only.
         why.append("unplug (on this rig a power cut: the shoe's count is kept across a "
                    "reset, not a power cut)")
+    return why
+
+
+def _shuffler_cannot_run(s: Scenario) -> list[str]:
+    if s.dice:
+        return [f"{s.game} is played with a tumbler, and this rig's firmware is a shuffler"]
+    why = [f"shuffle: {k} ({v})" for k, v in SHUFFLER_SIM_ONLY.items() if s.shuffle.get(k)]
+    # A reset or power cut forgets the shuffles (the board keeps only the shoe's count),
+    # so the shoe's order could not be revealed, where the simulator keeps it.
+    why += [f"round {i + 1}: {f.fault} of the shuffler (the firmware forgets its shuffles)"
+            for i, r in enumerate(s.rounds) for f in r.faults
+            if f.args.get("device") == "shuffler" and f.fault != "line_noise"]
     return why
 
 
@@ -155,12 +184,71 @@ class FirmwareTumbler(TumblerSim):
         self.mcu.reset()
 
 
+class FirmwareShuffler(ShufflerSim):
+    """The cards' side of the shuffler (what the scenario scripts); the firmware is the
+    shuffler, and says on its test port the order it certified."""
+
+    def __init__(self, mcu: Mcu) -> None:
+        self.mcu = mcu
+        # Its shuffle takes 1.5 s of the MCU's time, not the simulators' scaled seconds.
+        super().__init__(serial="REF-SF-1", speed=1.0)
+        self.identity = Identity(DeviceKind.SHUFFLER, "REF-SHUFFLER", FIRMWARE, "REF-SF-1")
+
+    @property
+    def last_order(self) -> list[str]:
+        """The order of the newest shuffle the firmware certified: its "order" lines,
+        which it writes before it sends shuffle_complete."""
+        last: list[str] = []
+        cards: list[str] = []
+        for r in self.mcu.reports if hasattr(self, "mcu") else []:
+            if r.text.startswith("order "):
+                cards += r.text.split()[1:]
+            elif r.text.startswith("shuffled "):
+                last, cards = cards, []
+        return last
+
+    @last_order.setter
+    def last_order(self, value: list[str]) -> None:
+        """The firmware's to say."""
+
+    def script(self, order: list[str]) -> None:
+        for i in range(0, len(order), SCRIPT_LINE):
+            self.mcu.send("script " + " ".join(order[i:i + SCRIPT_LINE]))
+
+    def take(self) -> None:
+        """The newest shuffle's cards leave the shuffler for the shoe: from then on the
+        firmware reveals their order when asked (never while they are inside)."""
+        self.mcu.send("take")
+
+    def handle(self, msg: Message, now: float) -> None:
+        raise SimOnlyError(f"{msg.NAME}: the firmware answers its own commands")
+
+    def reboot(self, now: float) -> None:
+        self.mcu.reports.clear()
+        self.mcu.reset()
+
+
+class ShoeFromShuffler(ShoeSim):
+    """The simulated shoe, loaded with cards taken out of the firmware's shuffler."""
+
+    def __init__(self, shuffler: FirmwareShuffler, **kw: Any) -> None:
+        self.shuffler = shuffler
+        super().__init__(**kw)
+
+    def load(self, cards: list[str], now: float, *, deck_set: int = DEFAULT_DECK_SET,
+             cut_at: int | None = None, foreign_backs: dict[int, int] | None = None,
+             cut_first: bool = False) -> None:
+        self.shuffler.take()
+        super().load(cards, now, deck_set=deck_set, cut_at=cut_at,
+                     foreign_backs=foreign_backs, cut_first=cut_first)
+
+
 class McuPort(DevicePort):
     """The emulated MCU's UART0 as the daemon sees it. Unplugging it cuts the MCU's power
     (a USB serial adapter and the board behind it go away together); line noise is the
     firmware's to make, on its way out, as the simulators' ports make it."""
 
-    def __init__(self, device: FirmwareShoe | FirmwareTumbler) -> None:
+    def __init__(self, device: FirmwareShoe | FirmwareShuffler | FirmwareTumbler) -> None:
         self.mcu = device.mcu
         super().__init__(device)
 
@@ -211,14 +299,24 @@ class McuPort(DevicePort):
         self.plugged = True
 
 
+@dataclass
 class QemuRig(SimRig):
-    """A SimRig whose shoe or tumbler is the firmware on an emulated MCU."""
+    """A SimRig whose shoe, shuffler or tumbler is the firmware on an emulated MCU."""
 
-    images: dict[str, Path] | None = None
+    images: ClassVar[dict[str, Path] | None] = None  # built once by a test, else per run
+    firmware: str = ""  # the device the firmware is; "": the game's shoe or tumbler
 
     async def _start_devices(self) -> None:
         images = self.images or build_images(self.work / "firmware")
-        if self.dice:
+        if self.firmware == "shuffler" and not self.dice:
+            mcu = Mcu(images["shuffler"], self.work / "shuffler", self.work)
+            shuffler = FirmwareShuffler(mcu)
+            self.sims["shuffler"] = shuffler
+            self.ports["shuffler"] = McuPort(shuffler)
+            self.sims["shoe"] = ShoeFromShuffler(shuffler, seed=self.seed,
+                                                 protocol_version=self._version("shoe"))
+            self.ports["shoe"] = PtyPort(self.sims["shoe"], link=self.work / "shoe")
+        elif self.dice:
             mcu = Mcu(images["tumbler"], self.work / "tumbler", self.work)
             self.sims["tumbler"] = FirmwareTumbler(mcu)
             self.ports["tumbler"] = McuPort(self.sims["tumbler"])
@@ -230,8 +328,13 @@ class QemuRig(SimRig):
         for p in self.ports.values():
             await p.start()
 
+    def devices(self) -> dict[str, str]:
+        if self.firmware != "shuffler" or self.dice:
+            return super().devices()
+        return {name: port.url for name, port in self.ports.items()}
+
     def mcu(self) -> Mcu:
-        port = self.ports["tumbler" if self.dice else "shoe"]
+        port = self.ports["tumbler" if self.dice else self.firmware or "shoe"]
         assert isinstance(port, McuPort)
         return port.mcu
 

@@ -632,10 +632,12 @@ async def run_scenario(s: Scenario, *, broker: tuple[str, int] | None = None,
         mosquitto.start()
         broker = ("127.0.0.1", mosquitto.port)
     report = Report(s)
-    kind = SimRig if rig is None else qemu_rig.QemuRig
-    sim = kind(work, s.game, s.layout, s.decks, broker, speed=speed, seed=seed,
-                 table_settings=dict(s.table_settings),
-                 sections={"dice_watch": dict(s.dice_watch)} if s.dice_watch else {})
+    settings: dict[str, Any] = {
+        "speed": speed, "seed": seed, "table_settings": dict(s.table_settings),
+        "sections": {"dice_watch": dict(s.dice_watch)} if s.dice_watch else {}}
+    sim = (SimRig(work, s.game, s.layout, s.decks, broker, **settings) if rig is None else
+           qemu_rig.QemuRig(work, s.game, s.layout, s.decks, broker, firmware=rig.qemu or "",
+                            **settings))
     await sim.start()
     _set_up_devices(s, sim, seed)
     daemon = DaemonProcess(sim.config(), work)

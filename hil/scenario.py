@@ -488,8 +488,9 @@ def load_rig(path: Path | str) -> Rig:
         raise ScenarioError(str(p), [f"cannot read the rig description: {exc}"]) from None
     problems = []
     if isinstance(data, dict) and data.get("kind") == "qemu":
-        if data.get("device") not in ("shoe", "tumbler"):
-            raise ScenarioError(str(p), ["device: the device the firmware is, shoe or tumbler"])
+        if data.get("device") not in ("shoe", "shuffler", "tumbler"):
+            raise ScenarioError(str(p), ["device: the device the firmware is, shoe, shuffler "
+                                         "or tumbler"])
         return Rig(str(data.get("name", p.stem)), {}, {}, qemu=str(data["device"]))
     devices = data.get("devices") if isinstance(data, dict) else None
     if not isinstance(devices, dict) or not devices:

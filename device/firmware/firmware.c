@@ -104,7 +104,7 @@ void fw_send(fw_app *a, td_msg *m, uint32_t now_us)
 }
 
 /* Answers are sent while their command is delivered: rx_num is its number. */
-static void answer(fw_app *a, td_msg *m, uint32_t now_us)
+void fw_answer(fw_app *a, td_msg *m, uint32_t now_us)
 {
     send_re(a, m, a->link.rx_num, now_us);
 }
@@ -129,7 +129,7 @@ void fw_result(fw_app *a, uint8_t tag, uint8_t code, const char *detail, uint32_
     m.v[0].u = tag;
     m.v[1].u = code;
     fw_set_str(&m.v[2], detail);
-    answer(a, &m, now_us);
+    fw_answer(a, &m, now_us);
 }
 
 char *fw_word(char **cursor)
@@ -166,7 +166,21 @@ uint32_t fw_number(const char *word, unsigned base)
 
 static int busy(const fw_app *a)
 {
-    return a->kind == FW_TUMBLER && a->busy;
+    return a->kind == FW_TUMBLER ? a->busy : a->kind == FW_SHUFFLER && fw_shuffler_busy();
+}
+
+static int kind_command(fw_app *a, const td_msg *in, uint32_t now_us)
+{
+    return a->kind == FW_SHOE ? fw_shoe_command(a, in, now_us)
+         : a->kind == FW_SHUFFLER ? fw_shuffler_command(a, in, now_us)
+         : fw_tumbler_command(a, in, now_us);
+}
+
+static int kind_sensor(fw_app *a, const char *word, char **rest, uint32_t now_us)
+{
+    return a->kind == FW_SHOE ? fw_shoe_sensor(a, word, rest, now_us)
+         : a->kind == FW_SHUFFLER ? fw_shuffler_sensor(a, word, rest, now_us)
+         : fw_tumbler_sensor(a, word, rest, now_us);
 }
 
 static void deliver(void *ctx, uint8_t id, const uint8_t *payload, size_t len)
@@ -188,15 +202,14 @@ static void deliver(void *ctx, uint8_t id, const uint8_t *payload, size_t len)
         fw_set_str(&out.v[3], a->firmware);
         out.v[4].u = a->link.newest_version;
         fw_set_str(&out.v[5], a->serial);
-        answer(a, &out, now);
+        fw_answer(a, &out, now);
     } else if (strcmp(def->name, "status") == 0) {
         td_msg_init(&out, td_msgdef_named("status_reply"));
         out.v[0].u = in.v[0].u;
         out.v[1].u = busy(a) ? 1u : 0u;
         fw_set_str(&out.v[3], busy(a) ? "busy" : "ready");
-        answer(a, &out, now);
-    } else if (!(a->kind == FW_SHOE ? fw_shoe_command(a, &in, now)
-                                    : fw_tumbler_command(a, &in, now))) {
+        fw_answer(a, &out, now);
+    } else if (!kind_command(a, &in, now)) {
         fw_result(a, in.def->nfields ? (uint8_t)in.v[0].u : 0u, 1, "not supported", now);
     }
 }
@@ -221,7 +234,8 @@ void fw_boot(fw_app *a, int kind, const char *serial, uint32_t boot_id, const fw
     a->kind = kind;
     a->board = board;
     a->serial = serial;
-    a->model = kind == FW_SHOE ? "REF-SHOE" : "REF-TUMBLER";
+    a->model = kind == FW_SHOE ? "REF-SHOE" : kind == FW_SHUFFLER ? "REF-SHUFFLER"
+                                                                 : "REF-TUMBLER";
     a->firmware = "c99-1.0-m3";
     a->rng = boot_id | 1u;
     a->booted_us = now_us;
@@ -232,6 +246,8 @@ void fw_boot(fw_app *a, int kind, const char *serial, uint32_t boot_id, const fw
     fw_report_num(a, "boot", boot_id);
     if (kind == FW_SHOE)
         fw_report_num(a, "gate", 1);
+    if (kind == FW_SHUFFLER)
+        fw_shuffler_boot(a);
 }
 
 void fw_line_bytes(fw_app *a, const uint8_t *bytes, size_t len, uint32_t now_us)
@@ -246,8 +262,7 @@ void fw_sensor(fw_app *a, char *line, uint32_t now_us)
         return;
     if (strcmp(word, "noise") == 0) {
         a->noise_ppm = fw_number(fw_word(&rest), 10);
-    } else if (!(a->kind == FW_SHOE ? fw_shoe_sensor(a, word, &rest, now_us)
-                                    : fw_tumbler_sensor(a, word, &rest, now_us))) {
+    } else if (!kind_sensor(a, word, &rest, now_us)) {
         report2(a, "unknown", word);
     }
 }
@@ -266,5 +281,7 @@ void fw_poll(fw_app *a, uint32_t now_us)
     }
     if (a->kind == FW_TUMBLER)
         fw_tumbler_poll(a, now_us);
+    if (a->kind == FW_SHUFFLER)
+        fw_shuffler_poll(a, now_us);
     td_link_poll(&a->link, now_us, a->board->random32());
 }

@@ -1,5 +1,6 @@
 /*
- * The reference firmware's application: a card-reading shoe or a dice tumbler on one
+ * The reference firmware's application: a card-reading shoe, a card shuffler or a dice
+ * tumbler on one
  * td_link, driven by its sensors. Portable C99, no heap, no I/O of its own: the board
  * (device/board/<part>/) passes bytes in, the time in microseconds (32-bit, wrapping),
  * and lines from its sensors; bytes and reports go out through the board's callbacks.
@@ -11,7 +12,8 @@
  *            cut                the cut card passed       empty   the shoe is empty
  *   tumbler: throw D1 D2 D3 T1 T2 T3 CONF   what the camera will read after the next
  *                               activation (tilts in tenths of a degree)
- *   both:    button             the dealer's button       noise PPM   bit errors on the
+ *   shuffler: script CARD...   the next shuffle's order    take   its cards go to the shoe
+ *   all:     button             the dealer's button       noise PPM   bit errors on the
  *                               line out, per million bits (0 stops)    stack   report
  * Reports (one line each): boot ID RESETS, session V PEER, gate L, armed A, drew N,
  *   locked (a card at a shut gate), held NAME, dropped NAME, settled DDD, rx NAME.
@@ -26,7 +28,7 @@
 
 #define FW_HELD 8  /* events held while the link refuses them (it holds TD_QUEUE) */
 
-enum fw_kind { FW_SHOE = 1, FW_TUMBLER = 3 };  /* the protocol's device kinds */
+enum fw_kind { FW_SHOE = 1, FW_SHUFFLER = 2, FW_TUMBLER = 3 };  /* the protocol's device kinds */
 
 /* What survives a reset: the shoe's count of cards drawn. The cards are still in the
  * shoe, and draw_no never repeats within a shoe (spec: CardDrawn), so a firmware that
@@ -77,6 +79,8 @@ void fw_send(fw_app *a, td_msg *m, uint32_t now_us);
 /* The result of the command being delivered (it answers that command: version 3's RE). */
 void fw_result(fw_app *a, uint8_t tag, uint8_t code, const char *detail, uint32_t now_us);
 int fw_room(fw_app *a, uint32_t now_us);
+/* m, the answer to the command being delivered. */
+void fw_answer(fw_app *a, td_msg *m, uint32_t now_us);
 void fw_report_num(fw_app *a, const char *word, uint32_t n);
 void fw_set_str(td_value *v, const char *s);
 /* The next word of *cursor (spaces skipped), or NULL; NUL-terminates it. */
@@ -88,5 +92,10 @@ int fw_shoe_sensor(fw_app *a, const char *word, char **rest, uint32_t now_us);
 int fw_tumbler_command(fw_app *a, const td_msg *in, uint32_t now_us);
 int fw_tumbler_sensor(fw_app *a, const char *word, char **rest, uint32_t now_us);
 void fw_tumbler_poll(fw_app *a, uint32_t now_us);
+void fw_shuffler_boot(fw_app *a);
+int fw_shuffler_busy(void);
+int fw_shuffler_command(fw_app *a, const td_msg *in, uint32_t now_us);
+int fw_shuffler_sensor(fw_app *a, const char *word, char **rest, uint32_t now_us);
+void fw_shuffler_poll(fw_app *a, uint32_t now_us);
 
 #endif

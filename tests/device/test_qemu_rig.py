@@ -17,7 +17,8 @@ import pytest
 from daemon.device_url import SerialUrl
 from daemon.drivers.device import DeviceDriver
 from firmware_protocols import shoe
-from firmware_protocols.common import DeviceKind
+from firmware_protocols import shuffler as sf
+from firmware_protocols.common import CommandResult, CommandResultCode, DeviceKind
 from firmware_protocols.wire import Message
 from hil import qemu_rig
 from hil.qemu import BUILD, Mcu, build_images, missing_tools
@@ -30,7 +31,8 @@ from tests.wait import until
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "hil" / "scenarios"
 RIGS = {"shoe": ROOT / "hil" / "rigs" / "qemu-shoe.json",
-        "tumbler": ROOT / "hil" / "rigs" / "qemu-tumbler.json"}
+        "tumbler": ROOT / "hil" / "rigs" / "qemu-tumbler.json",
+        "shuffler": ROOT / "hil" / "rigs" / "qemu-shuffler.json"}
 # Bounded: per device, clean rounds, sensor faults, a reset of the MCU mid-round (the
 # shoe's count must survive it: draw_no never repeats within a shoe), its power cut (the
 # tumbler unplugged), and line noise through the pty.
@@ -39,6 +41,10 @@ BOUNDED = {
              "tiger-baccarat-reboot-shoe", "tiger-buffalo-line-noise"],
     "tumbler": ["tai-sai-valid", "tai-sai-reboot-tumbler", "tai-sai-unplug-tumbler",
                 "tai-sai-line-noise"],
+    # The firmware shuffler: certified shoes whose order is revealed and verified at shoe
+    # end (a card switched on its way to the shoe is caught), and line noise on its UART.
+    "shuffler": ["tiger-baccarat-shoe-runs-out", "tiger-baccarat-switched-card",
+                 "tiger-buffalo-line-noise"],
 }
 
 pytestmark = pytest.mark.xdist_group("qemu")  # one emulator at a time: two cores
@@ -68,7 +74,7 @@ def test_firmware_builds_warning_free_and_prints_its_sizes(tmp_path: Path) -> No
                           text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr  # -Werror
     print(done.stdout)
-    for name in ("shoe", "tumbler"):
+    for name in ("shoe", "shuffler", "tumbler"):
         line = next(x for x in done.stdout.splitlines() if x.startswith(f"{name}: flash "))
         flash = int(line.split()[2])
         ram = int(line.split("RAM ")[1].split()[0])
@@ -99,6 +105,12 @@ async def test_tumbler_scenario_on_the_firmware(name: str, rig_images: dict[str,
     await _play(name, "tumbler", tmp_path)
 
 
+@pytest.mark.parametrize("name", BOUNDED["shuffler"])
+async def test_shuffler_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
+                                                 tmp_path: Path) -> None:
+    await _play(name, "shuffler", tmp_path)
+
+
 async def test_a_scenario_the_rig_cannot_play_says_so_by_name(tmp_path: Path) -> None:
     report = await run_scenario(load_scenario(SCENARIOS / "tiger-buffalo-lost-read.json"),
                                 rig=load_rig(RIGS["shoe"]), workdir=tmp_path)
@@ -109,6 +121,10 @@ async def test_a_scenario_the_rig_cannot_play_says_so_by_name(tmp_path: Path) ->
                                rig=load_rig(RIGS["shoe"]), workdir=tmp_path)
     assert wrong.not_run == ["tai-sai-open-cover is played with a tumbler, and this rig's "
                              "firmware is a shoe"]
+    foreign = await run_scenario(
+        load_scenario(SCENARIOS / "tiger-buffalo-foreign-in-shuffler.json"),
+        rig=load_rig(RIGS["shuffler"]), workdir=tmp_path)
+    assert foreign.not_run == ["shuffle: foreign (the shuffler finds foreign cards)"]
 
 
 @contextlib.asynccontextmanager
@@ -154,6 +170,53 @@ async def test_reset_and_power_cycle_are_reboots_with_new_boot_ids(
             size = int((await mcu.until("stack_size ")).split()[1])
             print(f"stack high-water mark: {used} of {size} bytes")
             assert 0 < used < size
+    finally:
+        await mcu.kill()
+
+
+async def test_the_firmware_shuffler_certifies_and_reveals_only_a_taken_shoe(
+        images: dict[str, Path], tmp_path: Path) -> None:
+    """The daemon's driver on the shuffler's pty: a shuffle certified with the session
+    version's commitment; request_order refused while the cards are in the shuffler
+    (spec: request_order), then revealed in chunks that match the commitment and the order
+    the firmware reported. Prints the stack's high-water mark after that work."""
+    mcu = Mcu(images["shuffler"], tmp_path / "shuffler", tmp_path)
+    got: list[Message] = []
+    driver = DeviceDriver("shuffler", SerialUrl(str(tmp_path / "shuffler")), sf.CATALOGUE,
+                          DeviceKind.SHUFFLER, on_message=got.append)
+    await mcu.start()
+    try:
+        async with running(driver):
+            await driver.wait_ready(20)
+            assert (driver.status.model, driver.status.serial) == ("REF-SHUFFLER", "REF-SF-1")
+            answer = await driver.command(sf.StartShuffle(0, 6))
+            assert isinstance(answer, CommandResult) and answer.result == CommandResultCode.OK
+            busy = await driver.command(sf.StartShuffle(0, 6))  # still at work: refused
+            assert isinstance(busy, CommandResult) and busy.result == CommandResultCode.BUSY
+            await until(lambda: any(isinstance(m, sf.ShuffleComplete) for m in got), 20)
+            done = next(m for m in got if isinstance(m, sf.ShuffleComplete))
+            reported = [c for r in mcu.saw("order ") for c in r.split()[1:]]
+            assert len(reported) == 312 and sum(done.inventory) == 312
+            inside = await driver.command(sf.RequestOrder(0, done.shuffle_id))
+            assert isinstance(inside, CommandResult)
+            assert (inside.result, inside.detail) == (CommandResultCode.WRONG_STATE,
+                                                      "its cards are still in the shuffler")
+            mcu.send("take")
+            await mcu.until("taken ")
+            await driver.command(sf.RequestOrder(0, done.shuffle_id))
+            await mcu.until("revealed ")
+            await until(lambda: sum(len(m.cards) for m in got
+                                    if isinstance(m, sf.OrderChunk)) == 312, 20)
+            chunks = sorted((m for m in got if isinstance(m, sf.OrderChunk)),
+                            key=lambda m: m.offset)
+            order = [c for m in chunks for c in m.cards]
+            assert order == reported
+            assert sf.commitment_for(driver.status.protocol_version, done.shuffle_id, 6,
+                                     chunks[0].nonce, order) == done.commitment
+            mcu.send("stack")
+            used = int((await mcu.until("stack ")).split()[1])
+            print(f"shuffler stack high-water mark: {used} bytes")
+            assert 0 < used < int((await mcu.until("stack_size ")).split()[1])
     finally:
         await mcu.kill()
 

@@ -1,13 +1,13 @@
 /* The firmware's main loop on the LM3S6965: bytes from the host's line to the link, lines
  * from the test port to the sensors, the timers, then sleep until the next interrupt
- * (a byte, or the millisecond tick). FW_KIND (1 shoe, 3 tumbler) is given by the build. */
+ * (a byte, or the millisecond tick). FW_KIND (1 shoe, 2 shuffler, 3 tumbler) is given by the build. */
 #include <string.h>
 
 #include "../../firmware/firmware.h"
 #include "board.h"
 
 #ifndef FW_KIND
-#error "build with -DFW_KIND=1 (shoe) or -DFW_KIND=3 (tumbler)"
+#error "build with -DFW_KIND=1 (shoe), 2 (shuffler) or 3 (tumbler)"
 #endif
 
 #define HOST 0
@@ -74,7 +74,8 @@ int main(void)
     clock_init();
     uart_init();
     rng = boot_id() | 1u;
-    fw_boot(&app, FW_KIND, FW_KIND == FW_SHOE ? "REF-SH-1" : "REF-TM-1", boot_id(), &board,
+    fw_boot(&app, FW_KIND, FW_KIND == FW_SHOE ? "REF-SH-1" : FW_KIND == FW_SHUFFLER ? "REF-SF-1"
+                                                                       : "REF-TM-1", boot_id(), &board,
             &kept, clock_us());
     fw_report_num(&app, "resets", boot_resets());
     for (;;) {
