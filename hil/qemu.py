@@ -108,12 +108,8 @@ class Mcu:
                 tmp.unlink()
             tmp.symlink_to(self.pty)
             tmp.replace(self.link)
-            while not test.exists():
-                await asyncio.sleep(0.01)
-            reader, self._test = await asyncio.open_unix_connection(str(test))
-            while not monitor.exists():
-                await asyncio.sleep(0.01)
-            mon_reader, self._monitor = await asyncio.open_unix_connection(str(monitor))
+            reader, self._test = await _connect(test)
+            mon_reader, self._monitor = await _connect(monitor)
         self._tasks = [asyncio.create_task(self._read(reader)),
                        asyncio.create_task(self._drain(mon_reader)),
                        asyncio.create_task(self._drain(self._proc.stdout))]
@@ -164,3 +160,13 @@ class Mcu:
             while len(found := self.saw(prefix)) < count:
                 await asyncio.sleep(0.01)
         return found[count - 1]
+
+
+async def _connect(path: Path) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """QEMU's Unix socket: its file appears when QEMU binds it, a moment before QEMU
+    listens on it, so a refusal in between means "not yet" (seen on a loaded machine)."""
+    while True:
+        try:
+            return await asyncio.open_unix_connection(str(path))
+        except (FileNotFoundError, ConnectionRefusedError):
+            await asyncio.sleep(0.02)
