@@ -104,7 +104,7 @@ class TableView:
         if kind == "alerts":
             return self._alert(body)
         if kind == "events":
-            return self._event(body) | self.pit.event(body)
+            return self._event(body) | self.pit.event(body, self.game())
         if kind == "snapshot":
             return self.apply_snapshot(body)
         if kind == "replies":  # the table's answers, shown to the Pit who sent them

@@ -52,7 +52,7 @@ AUTHENTICATOR = {"protocol": "ctap2", "transport": "usb", "hasResidentKey": True
 
 # The Pit's word a scenario gives as a command, and the table's event once it is taken.
 PIT_EVENTS = {"confirm_order": "order_confirmed", "throw_again": "throw_again",
-              "confirm_result": "result_confirmed"}
+              "confirm_result": "result_confirmed", "squeeze": "squeeze_declared"}
 
 
 class PageDealer(ScriptedDealer):
@@ -250,6 +250,24 @@ async def test_disputed_results_are_corrected_or_confirmed_from_the_page(
         assert stands["ok"], stands
         await asyncio.wait_for(second, 60)
         assert not report.rounds[1].mismatches, report.rounds[1].mismatches
+
+
+async def test_ip_3_14_the_squeeze_is_declared_from_the_page(tmp_path: Path) -> None:
+    async with pit_table(tmp_path, "tiger-buffalo-insurance-plus-squeeze-waiver") as pit:
+        report = Report(pit.scenario)
+        dealt = pit.scripted(0, report)
+        hold = await pit.hold("squeeze")
+        # Where the scenario declares it: the first four cards out, the third to come.
+        await pit.browser.until("Object.values(state.tables)[0].round.cards.length >= 4")
+        await pit.shot("squeeze")
+        answer = await pit.act(hold, "declare_squeeze")
+        assert answer["ok"], answer
+        await asyncio.wait_for(dealt, 60)
+        (rr,) = report.rounds
+        # Without player_insurance: the round's right to insure after the Player Hand's
+        # third card is waived (the scenario's second round, undeclared, pays it).
+        assert not rr.mismatches, rr.mismatches
+        await pit.browser.until("document.querySelector('[data-nothing]')")
 
 
 async def tap(pit: Pit, hold: str, cards: list[str]) -> None:

@@ -13,11 +13,12 @@ const KIND = {
   pit: "Held by the Pit: reconstruct the deal",
   throw: "Held throw",
   disputed: "Published result disputed by a later read",
+  squeeze: "Squeeze: the highest Bet may squeeze the Banker's third card first",
 };
 const ACTION = {
   reconstruct_deal: "Reconstruct", confirm_order: "Confirm order", void_round: "Void round",
   throw_again: "Throw again", confirm_result: "Result stands",
-  void_settled_round: "Void the settled round",
+  void_settled_round: "Void the settled round", declare_squeeze: "Declare the squeeze",
 };
 // Round-scoped commands name the open round (the held one); these name a settled round.
 const TABLE_SCOPED = new Set(["confirm_result", "void_settled_round"]);
@@ -132,7 +133,7 @@ function againstReads(hold, cards) {
 }
 
 // ---- drawing -----------------------------------------------------------------------
-const key = (h) => h.hold || `disputed:${h.round_id}`;
+const key = (h) => h.key; // the server's key of what waits (daemon/display/pit.py)
 function draft(h) {
   return (drafts[key(h)] ||= { cards: [], reason: "", swap: "", irregularity: "", last: null });
 }
@@ -160,7 +161,9 @@ function holdView(table, h) {
   const d = draft(h);
   const reads = (h.reads || []).map(([n, c]) =>
     `<span class="read" data-draw="${esc(n)}">${esc(n)}: ${esc(face(String(c)))}</span>`).join("");
-  const detail = h.kind === "throw" ? `<p>${esc(h.why)}</p>` : h.kind === "disputed"
+  const detail = h.kind === "throw" ? `<p>${esc(h.why)}</p>` : h.kind === "squeeze"
+    ? "<p>Declared, every Player's right to insure after the Player Hand's third card is waived for this round; offered until the Banker Hand's third card is drawn.</p>"
+    : h.kind === "disputed"
     ? `<p>Round ${esc(h.round_id)}: draw ${esc(h.draw_no)} published as ${esc(h.first)}, read again as ${esc(h.again)}</p>`
     : `<p>Order as read: <code>${esc(h.order)}</code>${h.doubles && h.doubles.length ? `; doubles at draws ${esc(h.doubles.join(", "))}` : ""}</p><div class="reads">${reads}</div>`;
   const needs = new Set(h.actions);
@@ -229,7 +232,7 @@ document.getElementById("pit").addEventListener("click", (e) => {
   const el = e.target.closest("button");
   if (el && el.dataset.testKey) {
     const table = el.dataset.testKey;
-    act(table, { hold: null, round_id: null }, "status").then((id) => { tested[table] = id; render(true); });
+    act(table, { key: "status", hold: null, round_id: null }, "status").then((id) => { tested[table] = id; render(true); });
     return;
   }
   const at = el && holdOf(el);
