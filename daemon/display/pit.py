@@ -10,6 +10,8 @@ decisions D17, D18, D21, D23 in docs/games.md):
   or ``void_round``, each naming the hold;
 - ``throw_held`` (Tai Sai 5.14): ``throw_again`` or ``void_round``, each naming the hold;
 - ``result_disputed`` (D23): ``confirm_result`` or ``void_settled_round`` of that round;
+- a settled round, where the game voids one (Tai Sai 5.6): ``void_settled_round`` under
+  the game's causes, of a round the page picks from the table's published results;
 - a round being dealt at a table of a game with Insurance (Insurance Plus 3.14):
   ``declare_squeeze``, from "No more bets" until the Banker Hand's third card is drawn,
   the squeeze is declared, or the round is held or interrupted (the engine's own window).
@@ -135,5 +137,9 @@ class PitWaits:
             del self.holds[k]
         return bool(gone)
 
-    def view(self) -> dict[str, Any]:
-        return {"holds": list(self.holds.values()), "replies": list(self.replies.values())}
+    def view(self, game: str | None = None) -> dict[str, Any]:
+        """What waits, the replies, and the causes under which the table voids a round
+        already settled (``void_settled_round``, e.g. Tai Sai 5.6), from the game's rules."""
+        corrects = list(GAMES[game].voids_settled_rounds()) if game in GAMES else []
+        return {"holds": list(self.holds.values()), "replies": list(self.replies.values()),
+                "corrects": corrects}

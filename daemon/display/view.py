@@ -325,7 +325,7 @@ class TableView:
             # a table from before contract v2 published it).
             "backlog": (self.status or {}).get("backlog"),
             "backlog_text": backlog_text(self.status or {}),
-            "pit": self.pit.view(),
+            "pit": self.pit.view(game),
         }
         if game == "tai-sai-open-cover":
             out["dice"] = dice_stats(results)

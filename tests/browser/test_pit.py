@@ -38,6 +38,7 @@ from hil.runner import (
     _scripted_dealer,
     _scripted_round,
     _set_up_devices,
+    settle_alert_windows,
 )
 from hil.scenario import Fault, Scenario, load_scenario
 from tests.browser.cdp import Browser, chromium
@@ -67,8 +68,8 @@ class PageDealer(ScriptedDealer):
         if f.fault in PIT_EVENTS:
             await self._expect(lambda t, b: t == "events" and
                                b.get("event") == PIT_EVENTS[f.fault], 60)
-        elif f.fault != "void_settled":  # its correction is awaited by the runner
-            await super().give(f)
+        elif f.fault not in ("void", "void_settled"):  # the page voids; the runner
+            await super().give(f)                      # awaits the result or correction
 
 
 @dataclasses.dataclass
@@ -228,6 +229,55 @@ async def test_a_tai_sai_held_throw_is_thrown_again_from_the_page(tmp_path: Path
         result = report.rounds[0].result
         assert result is not None and (result["status"], result["dice"]) == ("valid",
                                                                              [2, 4, 6])
+
+
+async def test_tai_sai_5_14_an_unreadable_die_is_voided_from_the_page(tmp_path: Path) -> None:
+    async with pit_table(tmp_path, "tai-sai-unreadable-die") as pit:
+        report = Report(pit.scenario)
+        thrown = pit.scripted(0, report)
+        hold = await pit.hold("throw")
+        await pit.shot("unreadable-die")
+        await fill(pit, hold, reason="camera could not read die 1",
+                   irregularity="unresolved_irregularity")
+        answer = await pit.act(hold, "void_round")
+        assert answer["ok"], answer
+        await asyncio.wait_for(thrown, 60)
+        (rr,) = report.rounds
+        assert not rr.mismatches, rr.mismatches  # void, unresolved_irregularity under 5.14
+        assert rr.result is not None and rr.result["void_reason"]["clause"] == "5.14"
+        await pit.browser.until("document.querySelector('[data-nothing]')")
+
+
+async def test_tai_sai_5_6_damaged_dice_void_settled_rounds_from_the_page(
+        tmp_path: Path) -> None:
+    async with pit_table(tmp_path, "tai-sai-damaged-dice-correction") as pit:
+        report = Report(pit.scenario)
+        await asyncio.wait_for(pit.scripted(0, report), 60)
+        second = pit.scripted(1, report)  # the runner waits for both corrections
+        await pit.browser.until("Object.values(state.tables)[0].last_results.filter("
+                                "(r) => r.status === 'valid').length === 2", timeout=30)
+        table = pit.dealer.base.rsplit("/", 1)[1]
+        first = report.rounds[0].result
+        assert first is not None
+        sel = f"correct:{table}"
+        await fill(pit, sel, reason="a chipped die found after round 2; in play from round 1")
+        await fill(pit, sel, round=first["round_id"])
+        await pit.shot("correction")
+        assert (await pit.act(sel, "void_settled_round"))["ok"]
+        # The second round: picked once the table has shown it settled.
+        latest = str(await pit.browser.until(
+            "Object.values(state.tables)[0].last_results.find((r) => r.status === 'valid'"
+            f" && r.round_id !== '{first['round_id']}')?.round_id"))
+        await fill(pit, sel, round=latest)
+        assert (await pit.act(sel, "void_settled_round"))["ok"]
+        await asyncio.wait_for(second, 60)
+        await asyncio.sleep(0.3)  # alerts that follow the last correction, as the runner
+        settle_alert_windows(report, pit.dealer.seen)
+        for rr in report.rounds:
+            assert not rr.mismatches, rr.mismatches  # both void under 5.6, damaged_dice
+        # The page no longer offers a voided round to correct.
+        await pit.browser.until(f"!document.querySelector('[data-hold=\"{sel}\"] "
+                                f"option[value=\"{latest}\"]')")
 
 
 async def test_disputed_results_are_corrected_or_confirmed_from_the_page(

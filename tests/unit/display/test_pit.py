@@ -84,3 +84,13 @@ def test_ip_3_14_the_squeeze_is_offered_while_the_banker_third_card_is_to_come()
     assert pit.event({"event": "result_held", "round_id": "r3", "hold_id": "r3/h1",
                       "reason": "reads"}, ip)
     assert [h["kind"] for h in pit.view()["holds"]] == ["reads"]  # held: not dealing
+
+
+def test_tai_sai_5_6_the_page_is_offered_the_causes_that_void_a_settled_round() -> None:
+    """Tai Sai 5.6 reaches back ("all affected Rounds of play shall be Voided"): the page
+    offers void_settled_round under the game's own causes; the baccarat games, none
+    (earlier outcomes stand; a dispute is answered on its own hold)."""
+    pit = PitWaits()
+    assert pit.view("tai-sai-open-cover")["corrects"] == ["damaged_dice"]
+    assert pit.view("tiger-buffalo")["corrects"] == []
+    assert pit.view(None)["corrects"] == []
