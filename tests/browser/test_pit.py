@@ -61,6 +61,10 @@ class PageDealer(ScriptedDealer):
     has the Pit answer, the dealer waits for the table to say the page's answer was
     taken, then deals on as the scenario says."""
 
+    # Set: the dealer deals on once the Pit's answer is taken. A test clears it to keep
+    # the round open after the answer (a second answer to the same hold).
+    deal_on: asyncio.Event
+
     async def held(self, body: dict[str, Any]) -> None:
         return None
 
@@ -68,6 +72,7 @@ class PageDealer(ScriptedDealer):
         if f.fault in PIT_EVENTS:
             await self._expect(lambda t, b: t == "events" and
                                b.get("event") == PIT_EVENTS[f.fault], 60)
+            await asyncio.wait_for(self.deal_on.wait(), 60)
         elif f.fault not in ("void", "void_settled"):  # the page voids; the runner
             await super().give(f)                      # awaits the result or correction
 
@@ -185,6 +190,8 @@ async def pit_table(work: Path, scenario: str) -> AsyncIterator[Pit]:
             dealer = _scripted_dealer(s, sim, ("127.0.0.1", broker.port),
                                       RunContext(daemon, broker, sim), PageDealer)
             assert isinstance(dealer, PageDealer)
+            dealer.deal_on = asyncio.Event()
+            dealer.deal_on.set()
             async with dealer.session():
                 await browser.until("document.querySelector('[data-pit-table]')")
                 yield Pit(browser, url, daemon, dealer, s, work, auth["authenticatorId"])
@@ -217,14 +224,26 @@ async def test_a_double_draw_is_ordered_from_the_page(tmp_path: Path) -> None:
         await pit.browser.until("document.querySelector('[data-nothing]')")
 
 
-async def test_a_tai_sai_held_throw_is_thrown_again_from_the_page(tmp_path: Path) -> None:
+async def test_a_tai_sai_held_throw_is_thrown_again_from_the_page_and_once_only(
+        tmp_path: Path) -> None:
     async with pit_table(tmp_path, "tai-sai-held-throw-restart") as pit:
         report = Report(pit.scenario)
         thrown = pit.scripted(0, report, without=("kill_daemon",))
         hold = await pit.hold("throw")
         await pit.shot("throw-held")
+        await pit.browser.evaluate(
+            "window.heldBefore = Object.values(state.tables)[0].pit.holds[0]")
+        pit.dealer.deal_on.clear()  # the dice stay in the tumbler: the round stays open
         answer = await pit.act(hold, "throw_again")
         assert answer["ok"], answer
+        # A second answer to the same hold, the round still open (awaiting its throw):
+        # refused by the table's hold-id check, and changing nothing.
+        table = pit.dealer.base.rsplit("/", 1)[1]
+        again = await pit.reply_to(f"act('{table}', window.heldBefore, 'void_round')")
+        assert not again["ok"] and again["error"]["code"] == "wrong_state", again
+        assert f"hold {hold} was already answered" in again["error"]["message"], again
+        assert not pit.dealer.results  # nothing settled or voided the round
+        pit.dealer.deal_on.set()
         await asyncio.wait_for(thrown, 60)
         result = report.rounds[0].result
         assert result is not None and (result["status"], result["dice"]) == ("valid",
