@@ -104,7 +104,7 @@ class TableView:
         if kind == "alerts":
             return self._alert(body)
         if kind == "events":
-            return self._event(body) | self.pit.event(body)
+            return self._event(body) | self.pit.event(body, self.game())
         if kind == "snapshot":
             return self.apply_snapshot(body)
         if kind == "replies":  # the table's answers, shown to the Pit who sent them
@@ -325,7 +325,7 @@ class TableView:
             # a table from before contract v2 published it).
             "backlog": (self.status or {}).get("backlog"),
             "backlog_text": backlog_text(self.status or {}),
-            "pit": self.pit.view(),
+            "pit": self.pit.view(game),
         }
         if game == "tai-sai-open-cover":
             out["dice"] = dice_stats(results)

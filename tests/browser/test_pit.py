@@ -38,6 +38,7 @@ from hil.runner import (
     _scripted_dealer,
     _scripted_round,
     _set_up_devices,
+    settle_alert_windows,
 )
 from hil.scenario import Fault, Scenario, load_scenario
 from tests.browser.cdp import Browser, chromium
@@ -52,13 +53,17 @@ AUTHENTICATOR = {"protocol": "ctap2", "transport": "usb", "hasResidentKey": True
 
 # The Pit's word a scenario gives as a command, and the table's event once it is taken.
 PIT_EVENTS = {"confirm_order": "order_confirmed", "throw_again": "throw_again",
-              "confirm_result": "result_confirmed"}
+              "confirm_result": "result_confirmed", "squeeze": "squeeze_declared"}
 
 
 class PageDealer(ScriptedDealer):
     """The scenario's dealer, who leaves the Pit's word to the page: where the scenario
     has the Pit answer, the dealer waits for the table to say the page's answer was
     taken, then deals on as the scenario says."""
+
+    # Set: the dealer deals on once the Pit's answer is taken. A test clears it to keep
+    # the round open after the answer (a second answer to the same hold).
+    deal_on: asyncio.Event
 
     async def held(self, body: dict[str, Any]) -> None:
         return None
@@ -67,8 +72,9 @@ class PageDealer(ScriptedDealer):
         if f.fault in PIT_EVENTS:
             await self._expect(lambda t, b: t == "events" and
                                b.get("event") == PIT_EVENTS[f.fault], 60)
-        elif f.fault != "void_settled":  # its correction is awaited by the runner
-            await super().give(f)
+            await asyncio.wait_for(self.deal_on.wait(), 60)
+        elif f.fault not in ("void", "void_settled"):  # the page voids; the runner
+            await super().give(f)                      # awaits the result or correction
 
 
 @dataclasses.dataclass
@@ -184,6 +190,8 @@ async def pit_table(work: Path, scenario: str) -> AsyncIterator[Pit]:
             dealer = _scripted_dealer(s, sim, ("127.0.0.1", broker.port),
                                       RunContext(daemon, broker, sim), PageDealer)
             assert isinstance(dealer, PageDealer)
+            dealer.deal_on = asyncio.Event()
+            dealer.deal_on.set()
             async with dealer.session():
                 await browser.until("document.querySelector('[data-pit-table]')")
                 yield Pit(browser, url, daemon, dealer, s, work, auth["authenticatorId"])
@@ -216,18 +224,79 @@ async def test_a_double_draw_is_ordered_from_the_page(tmp_path: Path) -> None:
         await pit.browser.until("document.querySelector('[data-nothing]')")
 
 
-async def test_a_tai_sai_held_throw_is_thrown_again_from_the_page(tmp_path: Path) -> None:
+async def test_a_tai_sai_held_throw_is_thrown_again_from_the_page_and_once_only(
+        tmp_path: Path) -> None:
     async with pit_table(tmp_path, "tai-sai-held-throw-restart") as pit:
         report = Report(pit.scenario)
         thrown = pit.scripted(0, report, without=("kill_daemon",))
         hold = await pit.hold("throw")
         await pit.shot("throw-held")
+        await pit.browser.evaluate(
+            "window.heldBefore = Object.values(state.tables)[0].pit.holds[0]")
+        pit.dealer.deal_on.clear()  # the dice stay in the tumbler: the round stays open
         answer = await pit.act(hold, "throw_again")
         assert answer["ok"], answer
+        # A second answer to the same hold, the round still open (awaiting its throw):
+        # refused by the table's hold-id check, and changing nothing.
+        table = pit.dealer.base.rsplit("/", 1)[1]
+        again = await pit.reply_to(f"act('{table}', window.heldBefore, 'void_round')")
+        assert not again["ok"] and again["error"]["code"] == "wrong_state", again
+        assert f"hold {hold} was already answered" in again["error"]["message"], again
+        assert not pit.dealer.results  # nothing settled or voided the round
+        pit.dealer.deal_on.set()
         await asyncio.wait_for(thrown, 60)
         result = report.rounds[0].result
         assert result is not None and (result["status"], result["dice"]) == ("valid",
                                                                              [2, 4, 6])
+
+
+async def test_tai_sai_5_14_an_unreadable_die_is_voided_from_the_page(tmp_path: Path) -> None:
+    async with pit_table(tmp_path, "tai-sai-unreadable-die") as pit:
+        report = Report(pit.scenario)
+        thrown = pit.scripted(0, report)
+        hold = await pit.hold("throw")
+        await pit.shot("unreadable-die")
+        await fill(pit, hold, reason="camera could not read die 1",
+                   irregularity="unresolved_irregularity")
+        answer = await pit.act(hold, "void_round")
+        assert answer["ok"], answer
+        await asyncio.wait_for(thrown, 60)
+        (rr,) = report.rounds
+        assert not rr.mismatches, rr.mismatches  # void, unresolved_irregularity under 5.14
+        assert rr.result is not None and rr.result["void_reason"]["clause"] == "5.14"
+        await pit.browser.until("document.querySelector('[data-nothing]')")
+
+
+async def test_tai_sai_5_6_damaged_dice_void_settled_rounds_from_the_page(
+        tmp_path: Path) -> None:
+    async with pit_table(tmp_path, "tai-sai-damaged-dice-correction") as pit:
+        report = Report(pit.scenario)
+        await asyncio.wait_for(pit.scripted(0, report), 60)
+        second = pit.scripted(1, report)  # the runner waits for both corrections
+        await pit.browser.until("Object.values(state.tables)[0].last_results.filter("
+                                "(r) => r.status === 'valid').length === 2", timeout=30)
+        table = pit.dealer.base.rsplit("/", 1)[1]
+        first = report.rounds[0].result
+        assert first is not None
+        sel = f"correct:{table}"
+        await fill(pit, sel, reason="a chipped die found after round 2; in play from round 1")
+        await fill(pit, sel, round=first["round_id"])
+        await pit.shot("correction")
+        assert (await pit.act(sel, "void_settled_round"))["ok"]
+        # The second round: picked once the table has shown it settled.
+        latest = str(await pit.browser.until(
+            "Object.values(state.tables)[0].last_results.find((r) => r.status === 'valid'"
+            f" && r.round_id !== '{first['round_id']}')?.round_id"))
+        await fill(pit, sel, round=latest)
+        assert (await pit.act(sel, "void_settled_round"))["ok"]
+        await asyncio.wait_for(second, 60)
+        await asyncio.sleep(0.3)  # alerts that follow the last correction, as the runner
+        settle_alert_windows(report, pit.dealer.seen)
+        for rr in report.rounds:
+            assert not rr.mismatches, rr.mismatches  # both void under 5.6, damaged_dice
+        # The page no longer offers a voided round to correct.
+        await pit.browser.until(f"!document.querySelector('[data-hold=\"{sel}\"] "
+                                f"option[value=\"{latest}\"]')")
 
 
 async def test_disputed_results_are_corrected_or_confirmed_from_the_page(
@@ -250,6 +319,24 @@ async def test_disputed_results_are_corrected_or_confirmed_from_the_page(
         assert stands["ok"], stands
         await asyncio.wait_for(second, 60)
         assert not report.rounds[1].mismatches, report.rounds[1].mismatches
+
+
+async def test_ip_3_14_the_squeeze_is_declared_from_the_page(tmp_path: Path) -> None:
+    async with pit_table(tmp_path, "tiger-buffalo-insurance-plus-squeeze-waiver") as pit:
+        report = Report(pit.scenario)
+        dealt = pit.scripted(0, report)
+        hold = await pit.hold("squeeze")
+        # Where the scenario declares it: the first four cards out, the third to come.
+        await pit.browser.until("Object.values(state.tables)[0].round.cards.length >= 4")
+        await pit.shot("squeeze")
+        answer = await pit.act(hold, "declare_squeeze")
+        assert answer["ok"], answer
+        await asyncio.wait_for(dealt, 60)
+        (rr,) = report.rounds
+        # Without player_insurance: the round's right to insure after the Player Hand's
+        # third card is waived (the scenario's second round, undeclared, pays it).
+        assert not rr.mismatches, rr.mismatches
+        await pit.browser.until("document.querySelector('[data-nothing]')")
 
 
 async def tap(pit: Pit, hold: str, cards: list[str]) -> None:

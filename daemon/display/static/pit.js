@@ -13,11 +13,12 @@ const KIND = {
   pit: "Held by the Pit: reconstruct the deal",
   throw: "Held throw",
   disputed: "Published result disputed by a later read",
+  squeeze: "Squeeze: the highest Bet may squeeze the Banker's third card first",
 };
 const ACTION = {
   reconstruct_deal: "Reconstruct", confirm_order: "Confirm order", void_round: "Void round",
   throw_again: "Throw again", confirm_result: "Result stands",
-  void_settled_round: "Void the settled round",
+  void_settled_round: "Void the settled round", declare_squeeze: "Declare the squeeze",
 };
 // Round-scoped commands name the open round (the held one); these name a settled round.
 const TABLE_SCOPED = new Set(["confirm_result", "void_settled_round"]);
@@ -132,9 +133,9 @@ function againstReads(hold, cards) {
 }
 
 // ---- drawing -----------------------------------------------------------------------
-const key = (h) => h.hold || `disputed:${h.round_id}`;
+const key = (h) => h.key; // the server's key of what waits (daemon/display/pit.py)
 function draft(h) {
-  return (drafts[key(h)] ||= { cards: [], reason: "", swap: "", irregularity: "", last: null });
+  return (drafts[key(h)] ||= { cards: [], reason: "", swap: "", irregularity: "", round: "", last: null });
 }
 const face = (c) => (c === "--" ? "—" : `${c[0] === "T" ? "10" : c[0]}${SUIT[c[1]] || "?"}`);
 
@@ -160,7 +161,9 @@ function holdView(table, h) {
   const d = draft(h);
   const reads = (h.reads || []).map(([n, c]) =>
     `<span class="read" data-draw="${esc(n)}">${esc(n)}: ${esc(face(String(c)))}</span>`).join("");
-  const detail = h.kind === "throw" ? `<p>${esc(h.why)}</p>` : h.kind === "disputed"
+  const detail = h.kind === "throw" ? `<p>${esc(h.why)}</p>` : h.kind === "squeeze"
+    ? "<p>Declared, every Player's right to insure after the Player Hand's third card is waived for this round; offered until the Banker Hand's third card is drawn.</p>"
+    : h.kind === "disputed"
     ? `<p>Round ${esc(h.round_id)}: draw ${esc(h.draw_no)} published as ${esc(h.first)}, read again as ${esc(h.again)}</p>`
     : `<p>Order as read: <code>${esc(h.order)}</code>${h.doubles && h.doubles.length ? `; doubles at draws ${esc(h.doubles.join(", "))}` : ""}</p><div class="reads">${reads}</div>`;
   const needs = new Set(h.actions);
@@ -185,13 +188,46 @@ function holdView(table, h) {
     </div></article>`;
 }
 
+// A settled round voided where the game's clause reaches back (Tai Sai 5.6): the round
+// picked from the table's published results still valid, under one of the game's causes.
+function correctView(t) {
+  const codes = (t.pit && t.pit.corrects) || [];
+  if (!codes.length) return "";
+  const c = corrector(t.table);
+  const d = draft(c);
+  const valid = (t.last_results || []).filter((r) => r.status === "valid" && !r.corrected);
+  const rounds = valid.map((r) => `<option value="${esc(r.round_id)}"${r.round_id === d.round ? " selected" : ""}>${
+    esc(r.round_id)}${r.dice ? ` · ${esc(r.dice.join(" "))}` : ""}</option>`).join("");
+  const causes = codes.map((x) => `<option${x === d.irregularity ? " selected" : ""}>${esc(x)}</option>`).join("");
+  const reply = d.last ? state.replies[d.last] : null;
+  const answer = reply ? `<span class="reply ${reply.ok ? "ok" : "bad"}" data-reply="${esc(d.last)}">${
+    reply.ok ? "the table accepted it" : `refused: ${esc(reply.error ? `${reply.error.code}: ${reply.error.message}` : "")}`}</span>` : "";
+  return `<article class="hold correct" data-hold="${esc(c.key)}" data-kind="correct" data-table="${esc(t.table)}">
+    <h3>Correct a settled round <small>void it where its cause reaches back</small></h3>
+    <div class="actions"><label>round <select data-field="round"><option value="">pick a round</option>${rounds}</select></label>
+      <label>cause <select data-field="irregularity">${causes}</select></label>
+      <label>reason <input data-field="reason" value="${esc(d.reason)}"></label>
+      <button type="button" data-action="void_settled_round"${d.round ? "" : " disabled"}>${esc(ACTION.void_settled_round)}</button>
+      <span data-note="${esc(c.key)}"></span>${answer}</div></article>`;
+}
+
+// The correction form as a thing that waits: its round is the one picked.
+function corrector(table) {
+  const c = { key: `correct:${table}`, hold: null, kind: "correct", actions: ["void_settled_round"] };
+  const d = draft(c);
+  const codes = (state.tables[table] && state.tables[table].pit.corrects) || [];
+  if (!codes.includes(d.irregularity)) d.irregularity = codes[0] || "";
+  c.round_id = d.round || null;
+  return c;
+}
+
 function tableView(t) {
   const holds = (t.pit && t.pit.holds) || [];
   const round = t.round && t.round.round_id ? ` · round ${esc(t.round.round_id)} (${esc(t.round.phase)})` : "";
   return `<section class="pit-table" data-pit-table="${esc(t.table)}"><h2>${esc(t.table)} <small>${esc(t.game)}${round}</small>
     <button type="button" data-test-key="${esc(t.table)}" title="signs a status command: the table's reply says whether it knows your key">Test my key</button>
     <span data-key-reply="${esc(t.table)}">${keyReply(t.table)}</span></h2>${
-    holds.length ? holds.map((h) => holdView(t.table, h)).join("") : '<p class="empty" data-nothing>Nothing waits for the Pit.</p>'}</section>`;
+    holds.length ? holds.map((h) => holdView(t.table, h)).join("") : '<p class="empty" data-nothing>Nothing waits for the Pit.</p>'}${correctView(t)}</section>`;
 }
 
 // "Test my key": a status command, signed like any other; the table's reply shows.
@@ -221,7 +257,8 @@ function holdOf(el) {
   const art = el.closest("[data-hold]");
   if (!art) return null;
   const t = state.tables[art.dataset.table];
-  const h = t && t.pit.holds.find((x) => key(x) === art.dataset.hold);
+  const h = art.dataset.kind === "correct" ? corrector(art.dataset.table)
+    : t && t.pit.holds.find((x) => key(x) === art.dataset.hold);
   return h ? { table: art.dataset.table, hold: h } : null;
 }
 
@@ -229,7 +266,7 @@ document.getElementById("pit").addEventListener("click", (e) => {
   const el = e.target.closest("button");
   if (el && el.dataset.testKey) {
     const table = el.dataset.testKey;
-    act(table, { hold: null, round_id: null }, "status").then((id) => { tested[table] = id; render(true); });
+    act(table, { key: "status", hold: null, round_id: null }, "status").then((id) => { tested[table] = id; render(true); });
     return;
   }
   const at = el && holdOf(el);
@@ -238,12 +275,25 @@ document.getElementById("pit").addEventListener("click", (e) => {
   if (el.dataset.pick) d.cards.push(el.dataset.pick);
   else if ("undo" in el.dataset) d.cards.pop();
   else if ("clear" in el.dataset) d.cards = [];
-  else if (el.dataset.action) { act(at.table, at.hold, el.dataset.action); return; }
+  else if (at.hold.kind === "correct" && !d.reason.trim()) {
+    // A correction voids a published round: the table wants its reason (5.6), not ours.
+    document.querySelector(`[data-note="${CSS.escape(key(at.hold))}"]`).textContent = "give the reason first";
+    return;
+  } else if (el.dataset.action) { act(at.table, at.hold, el.dataset.action); return; }
   render(true);
 });
 document.getElementById("pit").addEventListener("input", (e) => {
   const at = holdOf(e.target);
   if (at && e.target.dataset.field) draft(at.hold)[e.target.dataset.field] = e.target.value;
+  // The correction's button waits for a round and a reason: drawn again when they change.
+  if (at && at.hold.kind === "correct" && e.target.tagName === "SELECT") render(true);
+});
+document.getElementById("pit").addEventListener("change", (e) => {
+  const at = holdOf(e.target);
+  if (at && at.hold.kind === "correct" && e.target.dataset.field) {
+    draft(at.hold)[e.target.dataset.field] = e.target.value;
+    render(true);
+  }
 });
 
 // ---- enrolment -----------------------------------------------------------------------

@@ -58,3 +58,39 @@ def test_the_table_of_play_the_page_checks_with_is_the_engines() -> None:
     assert all(top["banker"][p][b][t] == banker_draws(p, b, None if t == 10 else t)
                for p in range(10) for b in range(10) for t in range(11))
     assert top["points"]["K"] == 0 and top["points"]["A"] == 1
+
+
+def test_ip_3_14_the_squeeze_is_offered_while_the_banker_third_card_is_to_come() -> None:
+    """IP 3.14: the table takes ``declare_squeeze`` in a round being dealt at a table of a
+    game with Insurance, until the Banker Hand's third card is drawn or it is declared."""
+    pit = PitWaits()
+    ip = "tiger-buffalo-insurance-plus"
+    assert not pit.event({"event": "betting_closed", "round_id": "r0"}, "tiger-buffalo")
+    assert pit.view()["holds"] == []  # a game without Insurance: nothing to waive
+    assert pit.event({"event": "betting_closed", "round_id": "r1"}, ip)
+    (offer,) = pit.view()["holds"]
+    assert (offer["kind"], offer["key"], offer["hold"], offer["round_id"], offer["clause"],
+            offer["actions"]) == ("squeeze", "squeeze:r1", None, "r1", "3.14",
+                                  ["declare_squeeze"])
+    assert not pit.event({"event": "card", "round_id": "r1", "hand": "player",
+                          "position": 3, "card": "3D"}, ip)
+    assert pit.event({"event": "squeeze_declared", "round_id": "r1", "by": "alice"}, ip)
+    assert pit.view()["holds"] == []
+    pit.event({"event": "betting_closed", "round_id": "r2"}, ip)
+    assert pit.event({"event": "card", "round_id": "r2", "hand": "banker", "position": 3,
+                      "card": "3C"}, ip)  # too late to declare
+    assert pit.view()["holds"] == []
+    pit.event({"event": "betting_closed", "round_id": "r3"}, ip)
+    assert pit.event({"event": "result_held", "round_id": "r3", "hold_id": "r3/h1",
+                      "reason": "reads"}, ip)
+    assert [h["kind"] for h in pit.view()["holds"]] == ["reads"]  # held: not dealing
+
+
+def test_tai_sai_5_6_the_page_is_offered_the_causes_that_void_a_settled_round() -> None:
+    """Tai Sai 5.6 reaches back ("all affected Rounds of play shall be Voided"): the page
+    offers void_settled_round under the game's own causes; the baccarat games, none
+    (earlier outcomes stand; a dispute is answered on its own hold)."""
+    pit = PitWaits()
+    assert pit.view("tai-sai-open-cover")["corrects"] == ["damaged_dice"]
+    assert pit.view("tiger-buffalo")["corrects"] == []
+    assert pit.view(None)["corrects"] == []
