@@ -3,7 +3,9 @@
 10-14 s, right after the tumbler is armed and with the press made during the cut (its
 events unacknowledged, in flight). Every round is settled valid on the dice thrown for
 it (none voided, none settled on a replayed event), and no command that ran is reported
-failed. A device forced to v2 replays round 1's events into round 2 here (the issue)."""
+failed. Every event the device's link took (the emulator's "sent" lines) is journalled
+exactly once, in order, and each host-to-device cut fails the device's link holding
+unacknowledged frames."""
 
 from __future__ import annotations
 
@@ -19,7 +21,14 @@ from hil.broker import Mosquitto
 from hil.process import DaemonProcess
 from hil.rig import SimRig
 from tests.device.pty_proxy import PtyProxy
-from tests.device.test_reference_device import built, emulator, results_at_least
+from tests.device.test_reference_device import (
+    CDevice,
+    built,
+    emulator,
+    results_at_least,
+    sent_events,
+)
+from tests.journal_file import read_only
 from tests.reliability.harness import Observer
 from tests.soak import SOAK
 from tests.wait import until
@@ -27,6 +36,47 @@ from tests.wait import until
 __all__ = ["built"]  # the fixture, shared
 
 CUTS = ("to_device_cut", "to_host_cut", "both")
+# What the round core journals for each event the tumbler sends (daemon/round/tai_sai.py):
+# one record per event taken, so a replayed event is a second record and a lost one none.
+# dealer_button, door, command_result and the like make no record of their own here.
+RECORD_OF = {"activated": "tumbler_activated", "tumble": "tumble", "settled": "dice"}
+EVENT_OF = {kind: name for name, kind in RECORD_OF.items()}
+
+
+def journalled(journal: Path) -> list[str]:
+    """The tumbler events the daemon took, in the order it journalled them, by the
+    device's name for them (the journal read-only, as another process reads it)."""
+    with read_only(journal) as db:
+        marks = ",".join("?" * len(EVENT_OF))
+        kinds = [r[0] for r in db.execute(
+            f"SELECT kind FROM journal WHERE kind IN ({marks}) ORDER BY id", tuple(EVENT_OF))]
+    return [EVENT_OF[k] for k in kinds]
+
+
+def sent(dev: CDevice) -> list[str]:
+    """The events the emulator's link accepted (its "sent NUM NAME" lines), in order."""
+    return [name for _, _, name in sent_events(dev) if name in RECORD_OF]
+
+
+def unacked_at_failures(dev: CDevice) -> list[int]:
+    """At each failure of the emulator's link ("failed N UNACKED"), the frames it held
+    unacknowledged."""
+    return [int(line.split()[2]) for line in dev.lines if line.startswith("failed ")]
+
+
+class Outage:
+    """One run's evidence: the results, the dice thrown, the failed-command alerts, and
+    every journalled event against every event the device's link took."""
+
+    def __init__(self, results: list[dict[str, Any]], thrown: list[tuple[int, ...]],
+                 failed: list[dict[str, Any]], journalled: list[str], sent: list[str],
+                 alerts: list[dict[str, Any]], landed: list[tuple[str, int, int]]) -> None:
+        self.results, self.thrown, self.failed = results, thrown, failed
+        self.alerts = alerts  # all of them: why a round went wrong, when one does
+        # per cut: (which, events sent during it, most frames unacknowledged at a link
+        # failure during it)
+        self.landed = landed
+        self.journalled, self.sent = journalled, sent
 
 
 class ProxiedTumbler(SimRig):
@@ -35,8 +85,7 @@ class ProxiedTumbler(SimRig):
 
 
 async def outage_rounds(built_dir: Path, tmp_path: Path, version: int, seed: int,
-                        rounds: int) -> tuple[list[dict[str, Any]], list[tuple[int, ...]],
-                                              list[dict[str, Any]], list[dict[str, Any]]]:
+                        rounds: int, cuts: tuple[str, ...] = CUTS) -> Outage:
     rng = random.Random(seed)
     broker = Mosquitto(tmp_path)
     broker.start()
@@ -50,6 +99,7 @@ async def outage_rounds(built_dir: Path, tmp_path: Path, version: int, seed: int
     observer = Observer(rig.base)
     listener = asyncio.create_task(observer.run(broker.port))
     thrown: list[tuple[int, ...]] = []
+    landed: list[tuple[str, int, int]] = []
     try:
         async with emulator(built_dir, "tumbler", tmp_path / "tumbler", "--speed", "10",
                             "--serial", "C-TM-9", "--version", str(version)) as dev:
@@ -69,41 +119,58 @@ async def outage_rounds(built_dir: Path, tmp_path: Path, version: int, seed: int
                             answer = await dealer.command(name)
                             assert answer["ok"], answer
                         await dev.saw("armed 1", n + 1, timeout=40)
-                        cut = CUTS[n % len(CUTS)]
+                        cut = cuts[n % len(cuts)]
                         for side in ("to_device_cut", "to_host_cut"):
                             setattr(proxy, side, cut in (side, "both"))
+                        failures, before = dev.count("failed "), len(sent(dev))
                         await asyncio.sleep(rng.uniform(0.0, 0.5))
                         await dev.do("button")  # pressed while the line is cut
                         await asyncio.sleep(rng.uniform(10.0, 14.0))
+                        # The cut landed as meant: the press's events were taken by the
+                        # device's link during it, and (host-to-device cut) the link
+                        # failed holding them unacknowledged, so it must resend them.
+                        landed.append((cut, len(sent(dev)) - before,
+                                       max(unacked_at_failures(dev)[failures:], default=0)))
                         proxy.to_device_cut = proxy.to_host_cut = False
                         await until(results_at_least(observer, n + 1), timeout=60)
                         await asyncio.sleep(2.0)  # a replay would come now
             finally:
                 proxy.stop()
+            took = sent(dev)
         assert daemon.running()
         failed = [a for a in observer.of("alerts")
                   if "device_command_failed" in str(a.get("event", a.get("code", "")))
                   or "failed" in str(a.get("detail", ""))]
-        return observer.of("results"), thrown, failed, observer.of("events")
+        return Outage(observer.of("results"), thrown, failed,
+                      journalled(tmp_path / "journal.db"), took, observer.of("alerts"), landed)
     finally:
         daemon.stop()
         listener.cancel()
         broker.cleanup()
 
 
-async def test_c_tumbler_through_one_way_outages_settles_every_round_once(
+def assert_exactly_once(run: Outage) -> None:
+    assert run.sent, "the tumbler sent nothing: the test judged nothing"
+    # Each cut took the press's events; each cut of host-to-device failed the device's link
+    # with frames in flight (device-to-host alone: the host's heartbeat timeout resets it).
+    assert all(events > 0 and (unacked > 0 or cut == "to_host_cut")
+               for cut, events, unacked in run.landed), run.landed
+    assert run.journalled == run.sent, (run.journalled, run.sent)
+    assert [r["status"] for r in run.results] == ["valid"] * len(run.thrown), (
+        run.results, run.alerts)
+    assert [tuple(r["dice"]) for r in run.results] == run.thrown, (run.results, run.alerts)
+    assert not run.failed, run.failed
+
+
+async def test_c_tumbler_through_one_way_outages_takes_every_event_once(
         built: Path, tmp_path: Path) -> None:
-    results, thrown, failed, _ = await outage_rounds(built, tmp_path, 3, seed=24, rounds=3)
-    assert [r["status"] for r in results] == ["valid"] * len(thrown), results
-    assert [tuple(r["dice"]) for r in results] == thrown
-    assert not failed, failed
+    """Every event the C tumbler's link took is journalled exactly once, in order, through
+    a cut each way and both; every round settled valid on its own dice."""
+    assert_exactly_once(await outage_rounds(built, tmp_path, 3, seed=24, rounds=3))
 
 
 @pytest.mark.soak
 @pytest.mark.skipif(not SOAK, reason="TABLED_SOAK=1: twelve rounds of outages (the bounded "
                     "test above runs three)")
 async def test_c_tumbler_through_one_way_outages_long(built: Path, tmp_path: Path) -> None:
-    results, thrown, failed, _ = await outage_rounds(built, tmp_path, 3, seed=2424, rounds=12)
-    assert [r["status"] for r in results] == ["valid"] * len(thrown), results
-    assert [tuple(r["dice"]) for r in results] == thrown
-    assert not failed, failed
+    assert_exactly_once(await outage_rounds(built, tmp_path, 3, seed=2424, rounds=12))
