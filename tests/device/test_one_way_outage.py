@@ -10,6 +10,7 @@ unacknowledged frames."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,9 @@ from hil.rig import SimRig
 from tests.device.pty_proxy import PtyProxy
 from tests.device.test_reference_device import (
     CDevice,
+    CShufflerRig,
     built,
+    deal_one_round,
     emulator,
     results_at_least,
     sent_events,
@@ -174,3 +177,118 @@ async def test_c_tumbler_through_one_way_outages_takes_every_event_once(
                     "test above runs three)")
 async def test_c_tumbler_through_one_way_outages_long(built: Path, tmp_path: Path) -> None:
     assert_exactly_once(await outage_rounds(built, tmp_path, 3, seed=2424, rounds=12))
+
+
+class ProxiedShoe(CShufflerRig):
+    """Baccarat on the C shuffler and the C shoe, the shoe behind the pty proxy."""
+
+    def devices(self) -> dict[str, str]:
+        return {**super().devices(), "shoe": f"serial://{self.work / 'shoe-line'}?baud=115200"}
+
+
+def journalled_draws(journal: Path) -> list[int]:
+    """The draw numbers of every card event the daemon took from the shoe, in order: a
+    card it recorded, or one it found it had recorded already (a replay)."""
+    with read_only(journal) as db:
+        return [json.loads(r[0])["draw_no"] for r in db.execute(
+            "SELECT body FROM journal WHERE kind IN ('card_drawn', 'draw_repeated') "
+            "ORDER BY id")]
+
+
+async def shoe_outage_rounds(built_dir: Path, tmp_path: Path, seed: int,
+                             cuts: tuple[str, ...]) -> tuple[list[int], int,
+                                                             list[tuple[str, int, int]],
+                                                             list[dict[str, Any]],
+                                                             list[dict[str, Any]]]:
+    """One baccarat round per cut, the cut made after the first two cards with two more
+    drawn during it. Returns the journalled draw numbers, the cards the shoe's link took,
+    how each cut landed, the results and the alerts."""
+    rng = random.Random(seed)
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    rig = ProxiedShoe(tmp_path, "tiger-buffalo", "P", 8, ("127.0.0.1", broker.port))
+    key_file = tmp_path / "signing.pem"
+    key_file.write_bytes(private_key_pem(rig.table_key))
+    key_file.chmod(0o600)
+    config = rig.config()
+    config["devices"]["serials"] = {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}
+    daemon = DaemonProcess(config, tmp_path)
+    observer = Observer(rig.base)
+    listener = asyncio.create_task(observer.run(broker.port))
+    landed: list[tuple[str, int, int]] = []
+
+    def events(name: str) -> list[dict[str, Any]]:
+        return [b for b in observer.of("events") if b.get("event") == name]
+
+    try:
+        async with emulator(built_dir, "shuffler", tmp_path / "shuffler", "--speed", "10",
+                            "--serial", "C-SF-1") as shuffler, \
+                emulator(built_dir, "shoe", tmp_path / "shoe", "--serial", "C-SHOE-1") as dev:
+            proxy = PtyProxy(tmp_path / "shoe", tmp_path / "shoe-line")
+            await proxy.start()
+            try:
+                daemon.start()
+
+                def ready(name: str) -> bool:
+                    return any(d["state"] == "ready" for d in observer.of(f"devices/{name}"))
+
+                await until(lambda: ready("shoe") and ready("shuffler"), timeout=30)
+                dealer = rig.dealer(reply_timeout=40)
+                async with dealer.session():
+                    assert (await dealer.command("new_shoe"))["ok"]
+                    await shuffler.saw("shuffled ")
+                    [line] = [x for x in shuffler.lines if x.startswith("shuffled ")]
+                    await shuffler.do("take")
+                    await shuffler.saw("taken ")
+                    await dev.do("load " + " ".join(line.split()[2:]))
+                    await until(lambda: bool(events("shoe_loaded")), timeout=20)
+                    for n, cut in enumerate(cuts):
+                        for name in ("open_betting", "close_betting"):
+                            answer = await dealer.command(name)
+                            assert answer["ok"], answer
+                        for _ in range(2):
+                            drew = dev.count("drew ")
+                            await dev.do("draw")
+                            await dev.saw("drew ", drew + 1)
+                            await asyncio.sleep(0.3)
+                        failures, before = dev.count("failed "), len(sent_cards(dev))
+                        for side in ("to_device_cut", "to_host_cut"):
+                            setattr(proxy, side, cut in (side, "both"))
+                        await asyncio.sleep(rng.uniform(0.0, 0.5))
+                        for _ in range(2):  # mid-round, while the line is cut
+                            await dev.do("draw")
+                            await asyncio.sleep(0.5)
+                        await asyncio.sleep(rng.uniform(10.0, 12.0))
+                        landed.append((cut, len(sent_cards(dev)) - before,
+                                       max(unacked_at_failures(dev)[failures:], default=0)))
+                        proxy.to_device_cut = proxy.to_host_cut = False
+                        await deal_one_round(observer, dev, n + 1)
+                        await asyncio.sleep(2.0)  # a replay would come now
+            finally:
+                proxy.stop()
+            took = len(sent_cards(dev))
+        assert daemon.running()
+        return (journalled_draws(tmp_path / "journal.db"), took, landed,
+                observer.of("results"), observer.of("alerts"))
+    finally:
+        daemon.stop()
+        listener.cancel()
+        broker.cleanup()
+
+
+def sent_cards(dev: CDevice) -> list[int]:
+    return [num for _, num, name in sent_events(dev) if name == "card_drawn"]
+
+
+async def test_c_shoe_through_a_cut_mid_round_takes_every_card_once(
+        built: Path, tmp_path: Path) -> None:
+    """The C shoe, its host-to-device line cut after the round's first two cards and two
+    more drawn during the cut: its link fails holding them unacknowledged and resets;
+    every card its link took is journalled exactly once, in draw order, and the round is
+    settled valid."""
+    draws, took, landed, results, alerts = await shoe_outage_rounds(
+        built, tmp_path, seed=24, cuts=("to_device_cut",))
+    assert all(cards > 0 and (unacked > 0 or cut == "to_host_cut")
+               for cut, cards, unacked in landed), landed
+    assert draws == list(range(1, took + 1)), (draws, took)
+    assert [r["status"] for r in results] == ["valid"] * len(landed), (results, alerts)
