@@ -292,3 +292,99 @@ async def test_c_shoe_through_a_cut_mid_round_takes_every_card_once(
                for cut, cards, unacked in landed), landed
     assert draws == list(range(1, took + 1)), (draws, took)
     assert [r["status"] for r in results] == ["valid"] * len(landed), (results, alerts)
+
+
+class ProxiedShuffler(CShufflerRig):
+    """Baccarat on the C shuffler and the C shoe, the shuffler's serial line behind the
+    pty proxy."""
+
+    def devices(self) -> dict[str, str]:
+        return {**super().devices(),
+                "shuffler": f"serial://{self.work / 'shuffler-line'}?baud=115200"}
+
+
+def mark_of(journal: Path, device: str) -> str | None:
+    """The last (boot, event number) the daemon took from ``device``, as it journalled it."""
+    with read_only(journal) as db:
+        row = db.execute("SELECT value FROM meta WHERE key = ?",
+                         (f"device_events:{device}",)).fetchone()
+    return None if row is None else str(row[0])
+
+
+async def test_c_shuffler_through_a_cut_mid_reveal_is_verified_once(
+        built: Path, tmp_path: Path) -> None:
+    """The C shuffler (honest) reveals the order after end_shoe; host-to-device is cut as
+    its first order chunks reach the host, so they go unacknowledged and its link fails
+    and resets mid-reveal. The shoe is verified exactly once, on every dealt card, with
+    no 5.5.2 alert, and the daemon's journalled mark is the last event the shuffler's
+    link took (nothing lost, nothing taken twice)."""
+    rng = random.Random(24)
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    rig = ProxiedShuffler(tmp_path, "tiger-buffalo", "P", 8, ("127.0.0.1", broker.port))
+    key_file = tmp_path / "signing.pem"
+    key_file.write_bytes(private_key_pem(rig.table_key))
+    key_file.chmod(0o600)
+    config = rig.config()
+    config["devices"]["serials"] = {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}
+    daemon = DaemonProcess(config, tmp_path)
+    observer = Observer(rig.base)
+    listener = asyncio.create_task(observer.run(broker.port))
+
+    def events(name: str) -> list[dict[str, Any]]:
+        return [b for b in observer.of("events") if b.get("event") == name]
+
+    try:
+        async with emulator(built, "shuffler", tmp_path / "shuffler", "--speed", "10",
+                            "--serial", "C-SF-1") as shuffler, \
+                emulator(built, "shoe", tmp_path / "shoe", "--serial", "C-SHOE-1") as shoe_dev:
+            proxy = PtyProxy(tmp_path / "shuffler", tmp_path / "shuffler-line")
+            await proxy.start()
+            try:
+                daemon.start()
+
+                def ready(name: str) -> bool:
+                    return any(d["state"] == "ready" for d in observer.of(f"devices/{name}"))
+
+                await until(lambda: ready("shoe") and ready("shuffler"), timeout=30)
+                dealer = rig.dealer(reply_timeout=40)
+                async with dealer.session():
+                    assert (await dealer.command("new_shoe"))["ok"]
+                    await shuffler.saw("shuffled ")
+                    [line] = [x for x in shuffler.lines if x.startswith("shuffled ")]
+                    await shuffler.do("take")
+                    await shuffler.saw("taken ")
+                    await shoe_dev.do("load " + " ".join(line.split()[2:]))
+                    await until(lambda: bool(events("shoe_loaded")), timeout=20)
+                    for name in ("open_betting", "close_betting"):
+                        assert (await dealer.command(name))["ok"]
+                    await deal_one_round(observer, shoe_dev, 1)
+                    dealt = len(events("card"))
+                    failures = shuffler.count("failed ")
+                    before = sum(name == "order_chunk" for *_, name in sent_events(shuffler))
+                    proxy.cut_to_device_at = 40  # an order chunk's frame; no heartbeat is
+                    assert (await dealer.command("end_shoe"))["ok"]
+                    await until(lambda: proxy.to_device_cut, timeout=10)
+                    await asyncio.sleep(rng.uniform(10.0, 12.0))
+                    chunks = sum(name == "order_chunk" for *_, name in sent_events(shuffler))
+                    unacked = max(unacked_at_failures(shuffler)[failures:], default=0)
+                    proxy.to_device_cut = False
+                    await until(lambda: bool(events("shuffle_verified")
+                                             or events("shuffle_verification_failed")),
+                                timeout=40)
+                    await asyncio.sleep(2.0)  # a replayed reveal would come now
+            finally:
+                proxy.stop()
+            took = sent_events(shuffler)
+        assert daemon.running()
+        # The cut landed mid-reveal: chunks went out in it and the link failed holding some.
+        assert chunks > before and unacked > 0, (before, chunks, unacked)
+        assert [v["cards_checked"] for v in events("shuffle_verified")] == [dealt]
+        assert not events("shuffle_verification_failed")
+        assert not [a for a in observer.of("alerts") if a.get("clause") == "5.5.2"]
+        origin, last, _ = took[-1]
+        assert mark_of(tmp_path / "journal.db", "shuffler") == f"{origin}:{last}", took[-3:]
+    finally:
+        daemon.stop()
+        listener.cancel()
+        broker.cleanup()
