@@ -1,11 +1,13 @@
-"""Issue 24's Done-when, for the C tumbler: the daemon as its own process, the C tumbler
-(protocol v3) behind a pty proxy that cuts host-to-device, device-to-host, or both, for
-10-14 s, right after the tumbler is armed and with the press made during the cut (its
-events unacknowledged, in flight). Every round is settled valid on the dice thrown for
-it (none voided, none settled on a replayed event), and no command that ran is reported
-failed. Every event the device's link took (the emulator's "sent" lines) is journalled
-exactly once, in order, and each host-to-device cut fails the device's link holding
-unacknowledged frames."""
+"""Issue 24's Done-when over the daemon as its own process and the C devices (protocol
+v3) behind a pty proxy that cuts host-to-device, device-to-host, or both, for 6-9 s
+(5-30 s with TABLED_SOAK=1): the tumbler, cut right after it is armed with the press
+made during the cut; the shoe, cut mid-round with two cards drawn during it; the
+shuffler, cut mid-reveal as its first order chunk reaches the host. Each host-to-device
+cut fails the device's link holding unacknowledged frames (the emulator says so). Every
+event the device's link took (the emulator's "sent" lines) is journalled exactly once,
+in order; every round is settled valid on its own dice or cards (none voided, none
+settled on a replayed event); no command that ran is reported failed; the shoe is
+verified once."""
 
 from __future__ import annotations
 
@@ -39,6 +41,11 @@ from tests.wait import until
 __all__ = ["built"]  # the fixture, shared
 
 CUTS = ("to_device_cut", "to_host_cut", "both")
+# How long a cut lasts (s): long enough for the device's link to fail (eight timeouts and
+# 5 s of silence) and the host's heartbeat timeout (3.5 s), short enough for the default
+# run; the soak run takes the issue's whole 5-30 s.
+CUT_S = (6.0, 9.0)
+SOAK_CUT_S = (5.0, 30.0)
 # What the round core journals for each event the tumbler sends (daemon/round/tai_sai.py):
 # one record per event taken, so a replayed event is a second record and a lost one none.
 # dealer_button, door, command_result and the like make no record of their own here.
@@ -88,7 +95,8 @@ class ProxiedTumbler(SimRig):
 
 
 async def outage_rounds(built_dir: Path, tmp_path: Path, version: int, seed: int,
-                        rounds: int, cuts: tuple[str, ...] = CUTS) -> Outage:
+                        rounds: int, cuts: tuple[str, ...] = CUTS,
+                        seconds: tuple[float, float] = CUT_S) -> Outage:
     rng = random.Random(seed)
     broker = Mosquitto(tmp_path)
     broker.start()
@@ -128,7 +136,7 @@ async def outage_rounds(built_dir: Path, tmp_path: Path, version: int, seed: int
                         failures, before = dev.count("failed "), len(sent(dev))
                         await asyncio.sleep(rng.uniform(0.0, 0.5))
                         await dev.do("button")  # pressed while the line is cut
-                        await asyncio.sleep(rng.uniform(10.0, 14.0))
+                        await asyncio.sleep(rng.uniform(*seconds))
                         # The cut landed as meant: the press's events were taken by the
                         # device's link during it, and (host-to-device cut) the link
                         # failed holding them unacknowledged, so it must resend them.
@@ -176,7 +184,8 @@ async def test_c_tumbler_through_one_way_outages_takes_every_event_once(
 @pytest.mark.skipif(not SOAK, reason="TABLED_SOAK=1: twelve rounds of outages (the bounded "
                     "test above runs three)")
 async def test_c_tumbler_through_one_way_outages_long(built: Path, tmp_path: Path) -> None:
-    assert_exactly_once(await outage_rounds(built, tmp_path, 3, seed=2424, rounds=12))
+    assert_exactly_once(await outage_rounds(built, tmp_path, 3, seed=2424, rounds=12,
+                                            seconds=SOAK_CUT_S))
 
 
 class ProxiedShoe(CShufflerRig):
@@ -258,7 +267,7 @@ async def shoe_outage_rounds(built_dir: Path, tmp_path: Path, seed: int,
                         for _ in range(2):  # mid-round, while the line is cut
                             await dev.do("draw")
                             await asyncio.sleep(0.5)
-                        await asyncio.sleep(rng.uniform(10.0, 12.0))
+                        await asyncio.sleep(rng.uniform(*CUT_S))
                         landed.append((cut, len(sent_cards(dev)) - before,
                                        max(unacked_at_failures(dev)[failures:], default=0)))
                         proxy.to_device_cut = proxy.to_host_cut = False
@@ -365,7 +374,7 @@ async def test_c_shuffler_through_a_cut_mid_reveal_is_verified_once(
                     proxy.cut_to_device_at = 40  # an order chunk's frame; no heartbeat is
                     assert (await dealer.command("end_shoe"))["ok"]
                     await until(lambda: proxy.to_device_cut, timeout=10)
-                    await asyncio.sleep(rng.uniform(10.0, 12.0))
+                    await asyncio.sleep(rng.uniform(*CUT_S))
                     chunks = sum(name == "order_chunk" for *_, name in sent_events(shuffler))
                     unacked = max(unacked_at_failures(shuffler)[failures:], default=0)
                     proxy.to_device_cut = False
