@@ -17,7 +17,8 @@
  *         noise BER      flip bits on the line out (0 stops)    quit
  * stdout: pty PATH, session V BOOT, rx NAME, drew CARD, locked, armed 0|1, settled D D D,
  *         sent NUM NAME (the link took an event: NUM its event number within ORIGIN),
- *         origin ORIGIN (at each boot),
+ *         origin ORIGIN (at each boot), failed N UNACKED (the link failed, the Nth time,
+ *         holding UNACKED frames the host had not acknowledged),
  *         full (a draw refused: the link holds all it can), held NAME (an event waits),
  *         shuffled ID CARD... (the cards as they leave the shuffler), taken ID,
  *         refused ID WHY (a request_order), revealed ID
@@ -509,7 +510,17 @@ static void timers(emu *e)
         shuffle_complete(e);
     if (e->shuffler && e->link.state == TD_ESTABLISHED)
         reveal_step(e);
-    td_link_poll(&e->link, now, rand32(e));
+    {
+        /* A link failure, with the frames it held unacknowledged: a test that cuts the
+         * line knows its cut landed with events in flight, not in a quiet moment. */
+        uint32_t failures = e->link.failures;
+        unsigned unacked = e->link.n_unacked;
+        td_link_poll(&e->link, now, rand32(e));
+        if (e->link.failures != failures) {
+            fprintf(stdout, "failed %lu %u\n", (unsigned long)e->link.failures, unacked);
+            fflush(stdout);
+        }
+    }
 }
 
 static void command(emu *e, char *line)

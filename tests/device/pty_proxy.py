@@ -17,6 +17,10 @@ class PtyProxy:
         self.device, self.link = device, link
         self.to_device_cut = False  # host-to-device dead
         self.to_host_cut = False  # device-to-host dead
+        # Cut host-to-device the moment the device sends a read of at least this many
+        # bytes (a large frame: a cut that lands while a burst of them is unacknowledged,
+        # which a test waiting on the device's stdout would reach too late); None: never.
+        self.cut_to_device_at: int | None = None
         self._fds: list[int] = []
 
     async def start(self) -> None:
@@ -43,6 +47,9 @@ class PtyProxy:
         if data and not getattr(self, cut):
             with contextlib.suppress(OSError):  # a full line drops bytes, as a wire would
                 os.write(dst, data)
+        at = self.cut_to_device_at
+        if cut == "to_host_cut" and at is not None and len(data) >= at:
+            self.to_device_cut, self.cut_to_device_at = True, None
 
     def stop(self) -> None:
         loop = asyncio.get_running_loop()

@@ -73,9 +73,11 @@ class CDevice:
             self.proc.stdin.write(c.encode() + b"\n")
         await self.proc.stdin.drain()
 
+    def count(self, prefix: str) -> int:
+        return sum(line.startswith(prefix) for line in self.lines)
+
     async def saw(self, prefix: str, count: int = 1, timeout: float = 20) -> None:
-        await until(lambda: sum(line.startswith(prefix) for line in self.lines) >= count,
-                    timeout)
+        await until(lambda: self.count(prefix) >= count, timeout)
 
 
 @contextlib.asynccontextmanager
