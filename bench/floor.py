@@ -44,6 +44,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +55,7 @@ import aiomqtt
 from bench.ledger import Arrival, Ledger
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
-from hil.nats import NatsCluster
+from hil.nats import NatsCluster, nats_binaries, nats_version
 from hil.process import DaemonProcess
 from hil.rig import SimRig
 
@@ -396,6 +397,18 @@ async def kill_mid_run(cluster: NatsCluster, tables: list[FloorTable], total: in
     return killed
 
 
+def keep_consumer_states(cluster: NatsCluster, work: Path) -> None:
+    """Each running node's JetStream view at the end (streams, consumers: delivered,
+    acknowledged floor, pending, redelivered), in ``work`` for --keep: what the cluster
+    believes it delivered and had acknowledged, beside what settlement received."""
+    for node in cluster.running():
+        url = (f"http://127.0.0.1:{node.http_port}/jsz?accounts=true&streams=true"
+               "&consumers=true&config=true")
+        with contextlib.suppress(OSError, ValueError), \
+                urllib.request.urlopen(url, timeout=10) as r:
+            (work / f"jsz-{node.name}.json").write_bytes(r.read())
+
+
 def broker_pids(mosquitto: Mosquitto | None, cluster: NatsCluster | None) -> list[int]:
     if mosquitto is not None and mosquitto.proc is not None:
         return [mosquitto.proc.pid]
@@ -436,14 +449,18 @@ async def settle(settlement: Settlement, tables: list[FloorTable]) -> None:
 
 async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
                 kill: bool = True, log: Callable[[str], None] = print,
-                restart_after: float = 5.0) -> dict[str, Any]:
+                restart_after: float = 5.0, nats_server: str | None = None
+                ) -> dict[str, Any]:
     load_before = os.getloadavg()
     mosquitto = Mosquitto(work) if kind == "mosquitto" else None
-    cluster = NatsCluster(work) if kind == "nats" else None
+    cluster = NatsCluster(work, binary=nats_server) if kind == "nats" else None
     settlement = Settlement(consumers)
     tables: list[FloorTable] = []
     out: dict[str, Any] = {"broker": kind, "tables": n, "rounds_per_table": rounds,
                            "consumers": consumers}
+    if cluster is not None:
+        out["broker_version"] = cluster.version
+        out["broker_binary"] = cluster.binary
     try:
         ports = start_broker(mosquitto, cluster)
         urls = [f"mqtt://127.0.0.1:{p}" for p in ports]
@@ -489,6 +506,7 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
         if mosquitto is not None:
             mosquitto.cleanup()
         if cluster is not None:
+            keep_consumer_states(cluster, work)
             cluster.cleanup()
 
 
@@ -530,7 +548,8 @@ def show(r: dict[str, Any]) -> str:
             f"killed at {r['killed']['at_s']} s, back at "
             f"{r['killed'].get('restarted_at_s', 'never')} s" if "killed" in r else "")
     x = r[f"extrapolated_{FLOOR}_tables"]
-    return (f"{r['broker']}: {r['tables']} tables x {r['rounds_per_table']} rounds in "
+    return (f"{r['broker']} {r.get('broker_version', '')}: {r['tables']} tables x "
+            f"{r['rounds_per_table']} rounds in "
             f"{r['deal_s']} s{kill}; load average {r['load_avg_1m'][0]} -> "
             f"{r['load_avg_1m'][1]}\n"
             f"  {r['messages_per_s']} messages/s, {r['results_per_s']} results/s; result "
@@ -561,6 +580,10 @@ def main() -> None:
     ap.add_argument("--consumers", type=int, default=3)
     ap.add_argument("--broker", choices=("mosquitto", "nats", "both"), default="both")
     ap.add_argument("--no-kill", action="store_true", help="(b) without killing a node")
+    ap.add_argument("--nats-server", action="append", metavar="BINARY",
+                    help="(b) with this nats-server (repeat for several versions, one run "
+                         "each); default: each one found (the pinned release in .venv, "
+                         "Debian's /usr/sbin/nats-server)")
     ap.add_argument("--keep", type=Path, help="keep the journals and logs in this directory")
     args = ap.parse_args()
     # The clients on the node the bench kills leave aiomqtt's and asyncio's complaints
@@ -568,19 +591,33 @@ def main() -> None:
     for name in ("mqtt", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     kinds = ("mosquitto", "nats") if args.broker == "both" else (args.broker,)
-    runs = {}
+    # Each run's name: "mosquitto", or "nats-<version>" for each nats-server.
+    plan: list[tuple[str, str, str | None]] = []
     for kind in kinds:
-        with tempfile.TemporaryDirectory(prefix=f"tabled-floor-{kind}-") as d:
+        if kind == "mosquitto":
+            plan.append((kind, kind, None))
+            continue
+        for binary in args.nats_server or nats_binaries():
+            plan.append((f"nats-{nats_version(binary)}", kind, binary))
+    runs = {}
+    for name, kind, binary in plan:
+        with tempfile.TemporaryDirectory(prefix=f"tabled-floor-{name}-") as d:
             work = Path(d)
             if args.keep:
-                work = args.keep / kind
+                work = args.keep / name
                 work.mkdir(parents=True)
-            runs[kind] = asyncio.run(floor(kind, args.tables, args.rounds, args.consumers,
-                                           work, kill=not args.no_kill))
-        print(show(runs[kind]), flush=True)
+            runs[name] = asyncio.run(floor(kind, args.tables, args.rounds, args.consumers,
+                                           work, kill=not args.no_kill, nats_server=binary))
+        print(show(runs[name]), flush=True)
+    for r in runs.values():
+        r["command"] = " ".join(["python -m bench.floor", *sys.argv[1:]])
+        r["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    # Runs of other brokers or versions already recorded stay: one run per name.
+    earlier = json.loads(RESULTS.read_text(encoding="utf-8"))["runs"] \
+        if RESULTS.exists() else {}
     result = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "note": "shared with other work: see load_avg_1m per run"},
-              "runs": runs}
+              "runs": {**earlier, **runs}}
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     bad = [k for k, r in runs.items() if r["lost"] or r["unflagged_duplicates"]]

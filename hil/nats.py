@@ -11,10 +11,12 @@ it (``cleanup``), also when a test fails.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -35,16 +37,46 @@ def free_ports(n: int) -> list[int]:
 
 
 DEBIAN_BINARY = Path("/usr/sbin/nats-server")
+# The current release, pinned with its hash in scripts/nats-server.txt and installed by
+# `scripts/setup.sh dev` into the virtualenv's bin (the wheel carries the binary; nothing
+# is downloaded when it runs).
+PINNED_BINARY = Path(sys.prefix) / "bin" / "nats-server"
+# Names the binary to run instead (the floor bench runs each it is given in turn).
+BINARY_ENV = "TABLED_NATS_SERVER"
 
 
 def nats_binary() -> str:
-    # Debian installs it in /usr/sbin, which is not on an ordinary user's PATH.
-    binary = shutil.which("nats-server") or \
-        (str(DEBIAN_BINARY) if DEBIAN_BINARY.exists() else None)
-    if binary is None:
-        raise RuntimeError("nats-server is not installed (https://nats.io; Debian: "
-                           "apt-get install nats-server)")
-    return binary
+    """The nats-server to run: $TABLED_NATS_SERVER, else the pinned release in the
+    virtualenv, else one on PATH, else Debian's (in /usr/sbin, which is not on an
+    ordinary user's PATH)."""
+    if chosen := os.environ.get(BINARY_ENV):
+        if not Path(chosen).is_file():
+            raise RuntimeError(f"{BINARY_ENV}={chosen}: no such file")
+        return chosen
+    for binary in (PINNED_BINARY, shutil.which("nats-server"), DEBIAN_BINARY):
+        if binary is not None and Path(binary).is_file():
+            return str(binary)
+    raise RuntimeError("nats-server is not installed (bash scripts/setup.sh dev installs the "
+                       "pinned release; Debian: apt-get install nats-server)")
+
+
+def nats_binaries() -> list[str]:
+    """Every distinct nats-server found ($TABLED_NATS_SERVER, the pinned release, PATH's,
+    Debian's), for a run against each version."""
+    found: list[str] = []
+    for binary in (os.environ.get(BINARY_ENV), PINNED_BINARY, shutil.which("nats-server"),
+                   DEBIAN_BINARY):
+        if binary and Path(binary).is_file() and \
+                Path(binary).resolve() not in {Path(f).resolve() for f in found}:
+            found.append(str(binary))
+    return found
+
+
+def nats_version(binary: str) -> str:
+    """``v2.9.10`` for Debian's, as the binary prints it."""
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10,
+                         check=True).stdout
+    return out.strip().rsplit(" ", 1)[-1]
 
 
 @dataclass
@@ -72,8 +104,9 @@ class NatsCluster:
     """``size`` nodes, routes between all of them, JetStream and MQTT on each."""
 
     def __init__(self, workdir: Path, size: int = 3, name: str = "tabled",
-                 extra_conf: str = "") -> None:
-        self.binary = nats_binary()
+                 extra_conf: str = "", binary: str | None = None) -> None:
+        self.binary = binary or nats_binary()
+        self.version = nats_version(self.binary)
         self.workdir = workdir
         self.nodes: list[NatsNode] = []
         ports = iter(free_ports(4 * size))
