@@ -176,7 +176,7 @@ class NatsCluster:
         """Every running node is current with the JetStream meta leader (/healthz with
         js-server-only: the full check also waits for every stream and consumer, and a
         consumer of a session that died with a killed node can stay "not current" for
-        good) and accepts MQTT connections."""
+        good), knows who that leader is, and accepts MQTT connections."""
         deadline = time.monotonic() + timeout
         pending = list(self.running())
         while pending:
@@ -195,11 +195,18 @@ class NatsCluster:
 
     @staticmethod
     def _healthy(node: NatsNode) -> bool:
+        base = f"http://127.0.0.1:{node.http_port}"
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{node.http_port}/healthz?js-server-only=true",
-                                        timeout=1) as r:
+            with urllib.request.urlopen(f"{base}/healthz?js-server-only=true", timeout=1) as r:
                 if json.loads(r.read()).get("status") != "ok":
                     return False
+            # NATS 2.15 answers "ok" above before its cluster has elected a meta leader
+            # (2.9 did not); an MQTT client then waits 5 s for the sessions stream and is
+            # refused. A clustered node is ready once it names the leader.
+            with urllib.request.urlopen(f"{base}/jsz", timeout=1) as r:
+                meta = json.loads(r.read()).get("meta_cluster") or {}
+            if meta.get("cluster_size", 1) > 1 and not meta.get("leader"):
+                return False
             with socket.create_connection(("127.0.0.1", node.mqtt_port), timeout=0.5):
                 return True
         except (OSError, urllib.error.URLError, ValueError):
