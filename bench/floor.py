@@ -53,6 +53,7 @@ from typing import Any
 import aiomqtt
 
 from bench.ledger import Arrival, Ledger
+from bench.nats_trace import trace
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.nats import NatsCluster, nats_binaries, nats_version
@@ -290,12 +291,13 @@ def check(tables: list[FloorTable], got: list[Arrival], ledger: Ledger | None = 
                 "p99_worst_table": round(max(p99s) * 1e3, 2) if p99s else None}}
 
 
-def explain(out: dict[str, Any], tables: list[FloorTable], settlement: Settlement
-            ) -> list[dict[str, Any]]:
+def explain(out: dict[str, Any], tables: list[FloorTable], settlement: Settlement,
+            cluster: NatsCluster | None = None) -> list[dict[str, Any]]:
     """For each result that arrived only by replay, what happened around it: when it
     was committed and acknowledged relative to the kill, where its table's daemon and its
     settlement member were connected (and whether the node still had the member's
-    session), times in seconds from the kill."""
+    session), times in seconds from the kill; on NATS, what the cluster says of the
+    consumer that was to deliver it (trace_at_the_broker)."""
     kill = out["killed"]["wall"]
     by_id = {t.table_id: t for t in tables}
     notes = []
@@ -311,6 +313,8 @@ def explain(out: dict[str, Any], tables: list[FloorTable], settlement: Settlemen
             "member": member, "member_connects": [
                 (round(at - kill, 2), port, present)
                 for m, at, port, present in settlement.connects if m == member]})
+    if cluster is not None:
+        trace_at_the_broker(cluster, out, notes)
     return notes
 
 
@@ -395,6 +399,23 @@ async def kill_mid_run(cluster: NatsCluster, tables: list[FloorTable], total: in
     killed["restarted_at_s"] = round(time.monotonic() - t0, 1)
     log(f"nats: node {killed['node']} back (healthy) at {killed['restarted_at_s']} s")
     return killed
+
+
+def trace_at_the_broker(cluster: NatsCluster, out: dict[str, Any],
+                        notes: list[dict[str, Any]]) -> None:
+    """Beside each result settlement got only by replay: the JetStream consumer that was
+    to deliver it (its state, its leader changes), and whether the cluster still stores
+    it (bench/nats_trace.py)."""
+    logs = {n.name: n.log for n in cluster.nodes}
+    for note in notes:
+        table = note["result"].rsplit("#", 1)[0]
+        for node in cluster.running():
+            try:
+                note["broker"] = trace(node.client_port, logs, f"tables/{table}/results",
+                                       out["killed"]["wall"])
+                break
+            except (OSError, ValueError, KeyError) as exc:
+                note["broker"] = {"error": f"{node.name}: {exc}"}
 
 
 def keep_consumer_states(cluster: NatsCluster, work: Path) -> None:
@@ -491,7 +512,7 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
             t.daemon.stop()
         out.update(check(tables, settlement.got, settlement.ledger))
         if "killed" in out:
-            out["why_replayed"] = explain(out, tables, settlement)
+            out["why_replayed"] = explain(out, tables, settlement, cluster)
         out.update(figures(out, deal_s, broker_cpu, broker_kib, n))
         out["stalled_rounds"] = sum(t.stalls for t in tables)
         out["dealer_moves"] = sum(t.dealer_moves for t in tables)
