@@ -53,7 +53,7 @@ from typing import Any
 import aiomqtt
 
 from bench.ledger import Arrival, Ledger
-from bench.nats_trace import trace
+from bench.nats_trace import leader_changes, trace
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.nats import NatsCluster, nats_binaries, nats_version
@@ -223,6 +223,70 @@ def connections(path: Path) -> list[tuple[float, int]]:
             "SELECT at, body FROM journal WHERE kind='mqtt_connected' ORDER BY id")]
     finally:
         db.close()
+
+
+def outages(path: Path) -> list[tuple[float, float | None, str]]:
+    """(lost at, connected again at or None, why) of each of the daemon's outages: its
+    journal records the first failure of each (mqtt_disconnected) and the connection that
+    ends it (mqtt_connected)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    try:
+        rows = db.execute("SELECT at, kind, body FROM journal WHERE kind IN "
+                          "('mqtt_connected', 'mqtt_disconnected') ORDER BY id").fetchall()
+    finally:
+        db.close()
+    out: list[tuple[float, float | None, str]] = []
+    for at, kind, body in rows:
+        if kind == "mqtt_disconnected":
+            out.append((float(at), None, str(json.loads(body).get("reason", ""))[:120]))
+        elif out and out[-1][1] is None:
+            out[-1] = (out[-1][0], float(at), out[-1][2])
+    return out
+
+
+def recovery(tables: list[FloorTable], got: list[Arrival], kill: float) -> dict[str, Any]:
+    """After the kill: how long each table's daemon was without a broker (from its
+    journal), the longest, and the worst table's story (its results' latency from
+    journal commit to settlement, its outages, what the broker said), seconds from the
+    kill."""
+    first: dict[tuple[str, int], float] = {}
+    for a in got:
+        key = (a.table, int(a.body["seq"]))
+        first[key] = min(first.get(key, a.stamp), a.stamp)
+    per: list[dict[str, Any]] = []
+    for t in tables:
+        down = [(at, back, why) for at, back, why in outages(t.journal()) if at >= kill - 1]
+        lat = [first[(t.table_id, s)] - at for s, at in journal_results(t.journal())[0]
+               if (t.table_id, s) in first and at >= kill - 1]
+        per.append({"table": t.table_id,
+                    "offline_s": round(sum((b or time.time()) - a for a, b, _ in down), 2),
+                    "outages": [(round(a - kill, 2), None if b is None else round(b - kill, 2),
+                                 why) for a, b, why in down][:6],
+                    "max_latency_s": round(max(lat), 2) if lat else None,
+                    "results_over_10s": sum(x > 10 for x in lat),
+                    "dealer_stalls": t.stalls})
+    hit = [p for p in per if p["outages"]]
+    offline = sorted(p["offline_s"] for p in hit)
+    worst = max(per, key=lambda p: p["max_latency_s"] or 0)
+    return {"tables_disrupted": len(hit),
+            "offline_s_median": statistics.median(offline) if offline else 0,
+            "offline_s_max": offline[-1] if offline else 0,
+            "results_over_10s": sum(p["results_over_10s"] for p in per),
+            "tables_with_a_result_over_10s": sum(p["results_over_10s"] > 0 for p in per),
+            "worst_table": worst}
+
+
+def after_the_kill(out: dict[str, Any], tables: list[FloorTable], settlement: Settlement,
+                   cluster: NatsCluster | None) -> None:
+    """Why each replayed result was not received live, and how the tables recovered."""
+    out["why_replayed"] = explain(out, tables, settlement, cluster)
+    out["recovery"] = recovery(tables, settlement.got, out["killed"]["wall"])
+    if cluster is not None:
+        # What the nodes logged of the worst table's daemon (its client id).
+        worst = out["recovery"]["worst_table"]
+        worst["broker_log"] = leader_changes(
+            {n.name: n.log for n in cluster.nodes}, f'"tabled-{worst["table"]}"',
+            out["killed"]["wall"])[:30]
 
 
 def _same_message(first: Arrival, again: Arrival) -> bool:
@@ -512,7 +576,7 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
             t.daemon.stop()
         out.update(check(tables, settlement.got, settlement.ledger))
         if "killed" in out:
-            out["why_replayed"] = explain(out, tables, settlement, cluster)
+            after_the_kill(out, tables, settlement, cluster)
         out.update(figures(out, deal_s, broker_cpu, broker_kib, n))
         out["stalled_rounds"] = sum(t.stalls for t in tables)
         out["dealer_moves"] = sum(t.dealer_moves for t in tables)

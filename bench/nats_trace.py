@@ -111,8 +111,9 @@ LOG_TIME = re.compile(rb"^\[\d+\] (\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) ")
 
 
 def leader_changes(logs: dict[str, Path], durable: str, since: float) -> list[list[Any]]:
-    """[seconds after ``since``, node, what] for each log line naming ``durable``: new
-    leader elected, leadership stepped down, catch-up, errors."""
+    """[seconds after ``since``, node, what] for each log line naming ``durable`` (a
+    consumer: new leader elected, leadership stepped down, catch-up, errors; or a
+    client id)."""
     out: list[list[Any]] = []
     needle = durable.encode()
     for name, path in logs.items():
@@ -126,8 +127,8 @@ def leader_changes(logs: dict[str, Path], durable: str, since: float) -> list[li
                 continue
             at = datetime.strptime(m.group(1).decode(), "%Y/%m/%d %H:%M:%S.%f").replace(
                 tzinfo=UTC).timestamp()
-            what = line[m.end():].decode(errors="replace").replace(durable, "<consumer>")
-            out.append([round(at - since, 2), name, what[:160]])
+            what = line[m.end():].decode(errors="replace")
+            out.append([round(at - since, 2), name, what[:200]])
     return sorted(out)
 
 
