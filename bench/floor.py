@@ -53,7 +53,7 @@ from typing import Any
 import aiomqtt
 
 from bench.ledger import Arrival, Ledger
-from bench.nats_trace import leader_changes, trace
+from bench.nats_trace import elections, leader_changes, trace
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.nats import NatsCluster, nats_binaries, nats_version
@@ -283,10 +283,11 @@ def after_the_kill(out: dict[str, Any], tables: list[FloorTable], settlement: Se
     out["recovery"] = recovery(tables, settlement.got, out["killed"]["wall"])
     if cluster is not None:
         # What the nodes logged of the worst table's daemon (its client id).
+        logs = {n.name: n.log for n in cluster.nodes}
         worst = out["recovery"]["worst_table"]
-        worst["broker_log"] = leader_changes(
-            {n.name: n.log for n in cluster.nodes}, f'"tabled-{worst["table"]}"',
-            out["killed"]["wall"])[:30]
+        worst["broker_log"] = leader_changes(logs, f'"tabled-{worst["table"]}"',
+                                             out["killed"]["wall"])[:30]
+        out["recovery"]["elected_s"] = elections(logs, out["killed"]["wall"])
 
 
 def _same_message(first: Arrival, again: Arrival) -> bool:

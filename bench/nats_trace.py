@@ -150,3 +150,30 @@ def trace(port: int, logs: dict[str, Path], subject: str, since: float) -> dict[
         "num_redelivered": c.get("num_redelivered"), "num_pending": c.get("num_pending"),
         "leader_now": (c.get("cluster") or {}).get("leader"),
         "log": leader_changes(logs, c["name"], since)[:20]} for c in found]}
+
+
+ELECTED = re.compile(r"new stream leader for '\$G > (\S+)'|(new JetStream cluster metadata "
+                     r"leader|new metadata leader)")
+
+
+def elections(logs: dict[str, Path], since: float) -> dict[str, float]:
+    """Seconds from ``since`` to the first leader elected after it for each of the MQTT
+    streams (``$MQTT_sess``: every connect loads its session there; ``$MQTT_msgs``: every
+    QoS 1 message) and for the JetStream meta group, as the nodes logged it: the lost
+    node's groups are leaderless until then. A group that elected none after ``since`` is
+    absent (one may also change leader later, while the restarted node catches up)."""
+    first: dict[str, float] = {}
+    for path in logs.values():
+        if not path.exists():
+            continue
+        for line in path.read_bytes().splitlines():
+            m = LOG_TIME.match(line)
+            e = ELECTED.search(line.decode(errors="replace")) if m else None
+            if m is None or e is None:
+                continue
+            at = datetime.strptime(m.group(1).decode(), "%Y/%m/%d %H:%M:%S.%f").replace(
+                tzinfo=UTC).timestamp() - since
+            name = e.group(1) or "meta"
+            if at > 0 and (name not in first or at < first[name]):
+                first[name] = round(at, 2)
+    return first
