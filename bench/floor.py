@@ -4,7 +4,9 @@ loopback (its MQTT listeners), with a settlement consumer that scales out; in (b
 is SIGKILLed in the middle of the run and restarted.
 
 Run (the README's command): .venv/bin/python -m bench.floor --tables 50 --rounds 10
---consumers 3 [--broker both|mosquitto|nats] [--no-kill] [--keep DIR]
+--consumers 3 [--broker both|mosquitto|nats] [--nats-server BINARY ...] [--no-kill]
+[--keep DIR]; (b) runs once with each nats-server given, or each one found (the release
+pinned in scripts/nats-server.txt, Debian's 2.9.10).
 
 - every table: simulators on real ports (a pty shoe, the shuffler behind pyusb) and a
   simulated dealer in this process, the daemon in its own (``python -m daemon run``),
@@ -27,7 +29,11 @@ Run (the README's command): .venv/bin/python -m bench.floor --tables 50 --rounds
   live and recovered only by replay, and the extrapolation to a floor of 500 tables.
 
 The node killed is the one most daemons are on, with their dealers and a settlement
-member. Writes bench/results/floor.json, with the machine's load average per run.
+member. On NATS, beside each result that arrived only by replay: the consumer that was to
+deliver it as the cluster reports it (bench/nats_trace.py); and how the tables recovered
+(time without a broker, new leaders elected). Writes bench/results/floor.json
+(bench/floor_record.py: the latest run per broker, every run's figures, their medians and
+ratios), with the machine's load average per run.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from typing import Any
 
 import aiomqtt
 
+from bench.floor_record import RESULTS, record
 from bench.ledger import Arrival, Ledger
 from bench.nats_trace import elections, leader_changes, trace
 from hil.broker import Mosquitto
@@ -60,7 +67,6 @@ from hil.nats import NatsCluster, nats_binaries, nats_version
 from hil.process import DaemonProcess
 from hil.rig import SimRig
 
-RESULTS = Path(__file__).parent / "results" / "floor.json"
 GAME, LAYOUT, DECKS = "tiger-buffalo", "P", 8
 
 
@@ -698,12 +704,12 @@ def main() -> None:
     for r in runs.values():
         r["command"] = " ".join(["python -m bench.floor", *sys.argv[1:]])
         r["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    # Runs of other brokers or versions already recorded stay: one run per name.
-    earlier = json.loads(RESULTS.read_text(encoding="utf-8"))["runs"] \
-        if RESULTS.exists() else {}
-    result = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                          "note": "shared with other work: see load_avg_1m per run"},
-              "runs": {**earlier, **runs}}
+    # Runs of other brokers or versions already recorded stay, and every run's figures
+    # join the history the comparison's medians are taken over (bench/floor_record.py).
+    earlier = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
+    result = record(earlier, runs, {
+        "cpus": os.cpu_count(), "python": platform.python_version(),
+        "note": "shared with other work: see load_avg_1m per run"})
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     bad = [k for k, r in runs.items() if r["lost"] or r["unflagged_duplicates"]]
