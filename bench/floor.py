@@ -275,7 +275,7 @@ def recovery(tables: list[FloorTable], got: list[Arrival], kill: float) -> dict[
     offline = sorted(p["offline_s"] for p in hit)
     worst = max(per, key=lambda p: p["max_latency_s"] or 0)
     return {"tables_disrupted": len(hit),
-            "offline_s_median": statistics.median(offline) if offline else 0,
+            "offline_s_median": round(statistics.median(offline), 2) if offline else 0,
             "offline_s_max": offline[-1] if offline else 0,
             "results_over_10s": sum(p["results_over_10s"] for p in per),
             "tables_with_a_result_over_10s": sum(p["results_over_10s"] > 0 for p in per),

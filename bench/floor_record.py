@@ -34,7 +34,8 @@ def line(name: str, r: dict[str, Any]) -> dict[str, Any]:
         "broker_peak_rss_mib": r["broker_peak_rss_mib"],
         "tables_reconnected": r["tables_reconnected"],
         "stalled_rounds": r["stalled_rounds"],
-        "offline_s_median": rec.get("offline_s_median"),
+        "offline_s_median": None if rec.get("offline_s_median") is None
+        else round(rec["offline_s_median"], 2),
         "offline_s_max": rec.get("offline_s_max"),
         "results_over_10s": rec.get("results_over_10s"),
         "mqtt_sess_leader_s": (rec.get("elected_s") or {}).get("$MQTT_sess"),
