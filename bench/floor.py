@@ -45,6 +45,7 @@ import json
 import logging
 import os
 import platform
+import re
 import sqlite3
 import statistics
 import sys
@@ -541,11 +542,13 @@ async def settle(settlement: Settlement, tables: list[FloorTable]) -> None:
 
 async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
                 kill: bool = True, log: Callable[[str], None] = print,
-                restart_after: float = 5.0, nats_server: str | None = None
+                restart_after: float = 5.0, nats_server: str | None = None,
+                nats_mqtt: str = ""
                 ) -> dict[str, Any]:
     load_before = os.getloadavg()
     mosquitto = Mosquitto(work) if kind == "mosquitto" else None
-    cluster = NatsCluster(work, binary=nats_server) if kind == "nats" else None
+    cluster = NatsCluster(work, binary=nats_server, mqtt_conf=nats_mqtt) \
+        if kind == "nats" else None
     settlement = Settlement(consumers)
     tables: list[FloorTable] = []
     out: dict[str, Any] = {"broker": kind, "tables": n, "rounds_per_table": rounds,
@@ -676,6 +679,9 @@ def main() -> None:
                     help="(b) with this nats-server (repeat for several versions, one run "
                          "each); default: each one found (the pinned release in .venv, "
                          "Debian's /usr/sbin/nats-server)")
+    ap.add_argument("--nats-mqtt", default="", metavar="SETTINGS",
+                    help='(b) added to each node\'s mqtt block, e.g. \'js_api_timeout: "2s"\' '
+                         "(NATS 2.10 and later); the run is named after them too")
     ap.add_argument("--keep", type=Path, help="keep the journals and logs in this directory")
     args = ap.parse_args()
     # The clients on the node the bench kills leave aiomqtt's and asyncio's complaints
@@ -690,16 +696,19 @@ def main() -> None:
             plan.append((kind, kind, None))
             continue
         for binary in args.nats_server or nats_binaries():
-            plan.append((f"nats-{nats_version(binary)}", kind, binary))
+            plan.append((f"nats-{nats_version(binary)}"
+                         + (f" {args.nats_mqtt}" if args.nats_mqtt else ""), kind, binary))
     runs = {}
     for name, kind, binary in plan:
-        with tempfile.TemporaryDirectory(prefix=f"tabled-floor-{name}-") as d:
+        folder = re.sub(r"[^A-Za-z0-9._-]+", "-", name)  # the name may hold NATS settings
+        with tempfile.TemporaryDirectory(prefix=f"tabled-floor-{folder}-") as d:
             work = Path(d)
             if args.keep:
-                work = args.keep / name
+                work = args.keep / folder
                 work.mkdir(parents=True)
             runs[name] = asyncio.run(floor(kind, args.tables, args.rounds, args.consumers,
-                                           work, kill=not args.no_kill, nats_server=binary))
+                                           work, kill=not args.no_kill, nats_server=binary,
+                                           nats_mqtt=args.nats_mqtt))
         print(show(runs[name]), flush=True)
     for r in runs.values():
         r["command"] = " ".join(["python -m bench.floor", *sys.argv[1:]])

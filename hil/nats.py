@@ -101,10 +101,12 @@ class NatsNode:
 
 
 class NatsCluster:
-    """``size`` nodes, routes between all of them, JetStream and MQTT on each."""
+    """``size`` nodes, routes between all of them, JetStream and MQTT on each;
+    ``mqtt_conf`` adds settings to each node's mqtt block (``js_api_timeout: "2s"``)."""
 
     def __init__(self, workdir: Path, size: int = 3, name: str = "tabled",
-                 extra_conf: str = "", binary: str | None = None) -> None:
+                 extra_conf: str = "", binary: str | None = None, mqtt_conf: str = ""
+                 ) -> None:
         self.binary = binary or nats_binary()
         self.version = nats_version(self.binary)
         self.workdir = workdir
@@ -129,7 +131,8 @@ class NatsCluster:
                 + (f'cluster {{ name: "{name}", listen: "127.0.0.1:{node.cluster_port}", '
                    f"routes: [{routes}] }}\n" if size > 1 else "")
                 # A QoS 1 message waits this long for its PUBACK before NATS sends it again.
-                + f'mqtt {{ listen: "127.0.0.1:{node.mqtt_port}", ack_wait: "10s" }}\n'
+                + f'mqtt {{ listen: "127.0.0.1:{node.mqtt_port}", ack_wait: "10s"'
+                + (f", {mqtt_conf}" if mqtt_conf else "") + " }\n"
                 f"{extra_conf}", encoding="utf-8")
 
     @property
