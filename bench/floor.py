@@ -4,7 +4,9 @@ loopback (its MQTT listeners), with a settlement consumer that scales out; in (b
 is SIGKILLed in the middle of the run and restarted.
 
 Run (the README's command): .venv/bin/python -m bench.floor --tables 50 --rounds 10
---consumers 3 [--broker both|mosquitto|nats] [--no-kill] [--keep DIR]
+--consumers 3 [--broker both|mosquitto|nats] [--nats-server BINARY ...] [--no-kill]
+[--keep DIR]; (b) runs once with each nats-server given, or each one found (the release
+pinned in scripts/nats-server.txt, Debian's 2.9.10).
 
 - every table: simulators on real ports (a pty shoe, the shuffler behind pyusb) and a
   simulated dealer in this process, the daemon in its own (``python -m daemon run``),
@@ -27,7 +29,11 @@ Run (the README's command): .venv/bin/python -m bench.floor --tables 50 --rounds
   live and recovered only by replay, and the extrapolation to a floor of 500 tables.
 
 The node killed is the one most daemons are on, with their dealers and a settlement
-member. Writes bench/results/floor.json, with the machine's load average per run.
+member. On NATS, beside each result that arrived only by replay: the consumer that was to
+deliver it as the cluster reports it (bench/nats_trace.py); and how the tables recovered
+(time without a broker, new leaders elected). Writes bench/results/floor.json
+(bench/floor_record.py: the latest run per broker, every run's figures, their medians and
+ratios), with the machine's load average per run.
 """
 
 from __future__ import annotations
@@ -39,11 +45,13 @@ import json
 import logging
 import os
 import platform
+import re
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,14 +59,15 @@ from typing import Any
 
 import aiomqtt
 
+from bench.floor_record import RESULTS, record
 from bench.ledger import Arrival, Ledger
+from bench.nats_trace import elections, leader_changes, trace
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
-from hil.nats import NatsCluster
+from hil.nats import NatsCluster, nats_binaries, nats_version
 from hil.process import DaemonProcess
 from hil.rig import SimRig
 
-RESULTS = Path(__file__).parent / "results" / "floor.json"
 GAME, LAYOUT, DECKS = "tiger-buffalo", "P", 8
 
 
@@ -223,6 +232,71 @@ def connections(path: Path) -> list[tuple[float, int]]:
         db.close()
 
 
+def outages(path: Path) -> list[tuple[float, float | None, str]]:
+    """(lost at, connected again at or None, why) of each of the daemon's outages: its
+    journal records the first failure of each (mqtt_disconnected) and the connection that
+    ends it (mqtt_connected)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    try:
+        rows = db.execute("SELECT at, kind, body FROM journal WHERE kind IN "
+                          "('mqtt_connected', 'mqtt_disconnected') ORDER BY id").fetchall()
+    finally:
+        db.close()
+    out: list[tuple[float, float | None, str]] = []
+    for at, kind, body in rows:
+        if kind == "mqtt_disconnected":
+            out.append((float(at), None, str(json.loads(body).get("reason", ""))[:120]))
+        elif out and out[-1][1] is None:
+            out[-1] = (out[-1][0], float(at), out[-1][2])
+    return out
+
+
+def recovery(tables: list[FloorTable], got: list[Arrival], kill: float) -> dict[str, Any]:
+    """After the kill: how long each table's daemon was without a broker (from its
+    journal), the longest, and the worst table's story (its results' latency from
+    journal commit to settlement, its outages, what the broker said), seconds from the
+    kill."""
+    first: dict[tuple[str, int], float] = {}
+    for a in got:
+        key = (a.table, int(a.body["seq"]))
+        first[key] = min(first.get(key, a.stamp), a.stamp)
+    per: list[dict[str, Any]] = []
+    for t in tables:
+        down = [(at, back, why) for at, back, why in outages(t.journal()) if at >= kill - 1]
+        lat = [first[(t.table_id, s)] - at for s, at in journal_results(t.journal())[0]
+               if (t.table_id, s) in first and at >= kill - 1]
+        per.append({"table": t.table_id,
+                    "offline_s": round(sum((b or time.time()) - a for a, b, _ in down), 2),
+                    "outages": [(round(a - kill, 2), None if b is None else round(b - kill, 2),
+                                 why) for a, b, why in down][:6],
+                    "max_latency_s": round(max(lat), 2) if lat else None,
+                    "results_over_10s": sum(x > 10 for x in lat),
+                    "dealer_stalls": t.stalls})
+    hit = [p for p in per if p["outages"]]
+    offline = sorted(p["offline_s"] for p in hit)
+    worst = max(per, key=lambda p: p["max_latency_s"] or 0)
+    return {"tables_disrupted": len(hit),
+            "offline_s_median": round(statistics.median(offline), 2) if offline else 0,
+            "offline_s_max": offline[-1] if offline else 0,
+            "results_over_10s": sum(p["results_over_10s"] for p in per),
+            "tables_with_a_result_over_10s": sum(p["results_over_10s"] > 0 for p in per),
+            "worst_table": worst}
+
+
+def after_the_kill(out: dict[str, Any], tables: list[FloorTable], settlement: Settlement,
+                   cluster: NatsCluster | None) -> None:
+    """Why each replayed result was not received live, and how the tables recovered."""
+    out["why_replayed"] = explain(out, tables, settlement, cluster)
+    out["recovery"] = recovery(tables, settlement.got, out["killed"]["wall"])
+    if cluster is not None:
+        # What the nodes logged of the worst table's daemon (its client id).
+        logs = {n.name: n.log for n in cluster.nodes}
+        worst = out["recovery"]["worst_table"]
+        worst["broker_log"] = leader_changes(logs, f'"tabled-{worst["table"]}"',
+                                             out["killed"]["wall"])[:30]
+        out["recovery"]["elected_s"] = elections(logs, out["killed"]["wall"])
+
+
 def _same_message(first: Arrival, again: Arrival) -> bool:
     """Contract v2: a copy sent again is the same stored message (same ``msg_seq``, same
     bytes), which a consumer de-duplicates without a flag. Under v1 (no ``msg_seq``) only
@@ -289,12 +363,13 @@ def check(tables: list[FloorTable], got: list[Arrival], ledger: Ledger | None = 
                 "p99_worst_table": round(max(p99s) * 1e3, 2) if p99s else None}}
 
 
-def explain(out: dict[str, Any], tables: list[FloorTable], settlement: Settlement
-            ) -> list[dict[str, Any]]:
+def explain(out: dict[str, Any], tables: list[FloorTable], settlement: Settlement,
+            cluster: NatsCluster | None = None) -> list[dict[str, Any]]:
     """For each result that arrived only by replay, what happened around it: when it
     was committed and acknowledged relative to the kill, where its table's daemon and its
     settlement member were connected (and whether the node still had the member's
-    session), times in seconds from the kill."""
+    session), times in seconds from the kill; on NATS, what the cluster says of the
+    consumer that was to deliver it (trace_at_the_broker)."""
     kill = out["killed"]["wall"]
     by_id = {t.table_id: t for t in tables}
     notes = []
@@ -310,6 +385,8 @@ def explain(out: dict[str, Any], tables: list[FloorTable], settlement: Settlemen
             "member": member, "member_connects": [
                 (round(at - kill, 2), port, present)
                 for m, at, port, present in settlement.connects if m == member]})
+    if cluster is not None:
+        trace_at_the_broker(cluster, out, notes)
     return notes
 
 
@@ -396,6 +473,35 @@ async def kill_mid_run(cluster: NatsCluster, tables: list[FloorTable], total: in
     return killed
 
 
+def trace_at_the_broker(cluster: NatsCluster, out: dict[str, Any],
+                        notes: list[dict[str, Any]]) -> None:
+    """Beside each result settlement got only by replay: the JetStream consumer that was
+    to deliver it (its state, its leader changes), and whether the cluster still stores
+    it (bench/nats_trace.py)."""
+    logs = {n.name: n.log for n in cluster.nodes}
+    for note in notes:
+        table = note["result"].rsplit("#", 1)[0]
+        for node in cluster.running():
+            try:
+                note["broker"] = trace(node.client_port, logs, f"tables/{table}/results",
+                                       out["killed"]["wall"])
+                break
+            except (OSError, ValueError, KeyError) as exc:
+                note["broker"] = {"error": f"{node.name}: {exc}"}
+
+
+def keep_consumer_states(cluster: NatsCluster, work: Path) -> None:
+    """Each running node's JetStream view at the end (streams, consumers: delivered,
+    acknowledged floor, pending, redelivered), in ``work`` for --keep: what the cluster
+    believes it delivered and had acknowledged, beside what settlement received."""
+    for node in cluster.running():
+        url = (f"http://127.0.0.1:{node.http_port}/jsz?accounts=true&streams=true"
+               "&consumers=true&config=true")
+        with contextlib.suppress(OSError, ValueError), \
+                urllib.request.urlopen(url, timeout=10) as r:
+            (work / f"jsz-{node.name}.json").write_bytes(r.read())
+
+
 def broker_pids(mosquitto: Mosquitto | None, cluster: NatsCluster | None) -> list[int]:
     if mosquitto is not None and mosquitto.proc is not None:
         return [mosquitto.proc.pid]
@@ -436,14 +542,20 @@ async def settle(settlement: Settlement, tables: list[FloorTable]) -> None:
 
 async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
                 kill: bool = True, log: Callable[[str], None] = print,
-                restart_after: float = 5.0) -> dict[str, Any]:
+                restart_after: float = 5.0, nats_server: str | None = None,
+                nats_mqtt: str = ""
+                ) -> dict[str, Any]:
     load_before = os.getloadavg()
     mosquitto = Mosquitto(work) if kind == "mosquitto" else None
-    cluster = NatsCluster(work) if kind == "nats" else None
+    cluster = NatsCluster(work, binary=nats_server, mqtt_conf=nats_mqtt) \
+        if kind == "nats" else None
     settlement = Settlement(consumers)
     tables: list[FloorTable] = []
     out: dict[str, Any] = {"broker": kind, "tables": n, "rounds_per_table": rounds,
                            "consumers": consumers}
+    if cluster is not None:
+        out["broker_version"] = cluster.version
+        out["broker_binary"] = cluster.binary
     try:
         ports = start_broker(mosquitto, cluster)
         urls = [f"mqtt://127.0.0.1:{p}" for p in ports]
@@ -474,7 +586,7 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
             t.daemon.stop()
         out.update(check(tables, settlement.got, settlement.ledger))
         if "killed" in out:
-            out["why_replayed"] = explain(out, tables, settlement)
+            after_the_kill(out, tables, settlement, cluster)
         out.update(figures(out, deal_s, broker_cpu, broker_kib, n))
         out["stalled_rounds"] = sum(t.stalls for t in tables)
         out["dealer_moves"] = sum(t.dealer_moves for t in tables)
@@ -489,6 +601,7 @@ async def floor(kind: str, n: int, rounds: int, consumers: int, work: Path,
         if mosquitto is not None:
             mosquitto.cleanup()
         if cluster is not None:
+            keep_consumer_states(cluster, work)
             cluster.cleanup()
 
 
@@ -530,7 +643,8 @@ def show(r: dict[str, Any]) -> str:
             f"killed at {r['killed']['at_s']} s, back at "
             f"{r['killed'].get('restarted_at_s', 'never')} s" if "killed" in r else "")
     x = r[f"extrapolated_{FLOOR}_tables"]
-    return (f"{r['broker']}: {r['tables']} tables x {r['rounds_per_table']} rounds in "
+    return (f"{r['broker']} {r.get('broker_version', '')}: {r['tables']} tables x "
+            f"{r['rounds_per_table']} rounds in "
             f"{r['deal_s']} s{kill}; load average {r['load_avg_1m'][0]} -> "
             f"{r['load_avg_1m'][1]}\n"
             f"  {r['messages_per_s']} messages/s, {r['results_per_s']} results/s; result "
@@ -561,6 +675,13 @@ def main() -> None:
     ap.add_argument("--consumers", type=int, default=3)
     ap.add_argument("--broker", choices=("mosquitto", "nats", "both"), default="both")
     ap.add_argument("--no-kill", action="store_true", help="(b) without killing a node")
+    ap.add_argument("--nats-server", action="append", metavar="BINARY",
+                    help="(b) with this nats-server (repeat for several versions, one run "
+                         "each); default: each one found (the pinned release in .venv, "
+                         "Debian's /usr/sbin/nats-server)")
+    ap.add_argument("--nats-mqtt", default="", metavar="SETTINGS",
+                    help='(b) added to each node\'s mqtt block, e.g. \'js_api_timeout: "2s"\' '
+                         "(NATS 2.10 and later); the run is named after them too")
     ap.add_argument("--keep", type=Path, help="keep the journals and logs in this directory")
     args = ap.parse_args()
     # The clients on the node the bench kills leave aiomqtt's and asyncio's complaints
@@ -568,19 +689,36 @@ def main() -> None:
     for name in ("mqtt", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     kinds = ("mosquitto", "nats") if args.broker == "both" else (args.broker,)
-    runs = {}
+    # Each run's name: "mosquitto", or "nats-<version>" for each nats-server.
+    plan: list[tuple[str, str, str | None]] = []
     for kind in kinds:
-        with tempfile.TemporaryDirectory(prefix=f"tabled-floor-{kind}-") as d:
+        if kind == "mosquitto":
+            plan.append((kind, kind, None))
+            continue
+        for binary in args.nats_server or nats_binaries():
+            plan.append((f"nats-{nats_version(binary)}"
+                         + (f" {args.nats_mqtt}" if args.nats_mqtt else ""), kind, binary))
+    runs = {}
+    for name, kind, binary in plan:
+        folder = re.sub(r"[^A-Za-z0-9._-]+", "-", name)  # the name may hold NATS settings
+        with tempfile.TemporaryDirectory(prefix=f"tabled-floor-{folder}-") as d:
             work = Path(d)
             if args.keep:
-                work = args.keep / kind
+                work = args.keep / folder
                 work.mkdir(parents=True)
-            runs[kind] = asyncio.run(floor(kind, args.tables, args.rounds, args.consumers,
-                                           work, kill=not args.no_kill))
-        print(show(runs[kind]), flush=True)
-    result = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                          "note": "shared with other work: see load_avg_1m per run"},
-              "runs": runs}
+            runs[name] = asyncio.run(floor(kind, args.tables, args.rounds, args.consumers,
+                                           work, kill=not args.no_kill, nats_server=binary,
+                                           nats_mqtt=args.nats_mqtt))
+        print(show(runs[name]), flush=True)
+    for r in runs.values():
+        r["command"] = " ".join(["python -m bench.floor", *sys.argv[1:]])
+        r["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    # Runs of other brokers or versions already recorded stay, and every run's figures
+    # join the history the comparison's medians are taken over (bench/floor_record.py).
+    earlier = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
+    result = record(earlier, runs, {
+        "cpus": os.cpu_count(), "python": platform.python_version(),
+        "note": "shared with other work: see load_avg_1m per run"})
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     bad = [k for k, r in runs.items() if r["lost"] or r["unflagged_duplicates"]]

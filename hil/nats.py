@@ -11,10 +11,12 @@ it (``cleanup``), also when a test fails.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -35,16 +37,46 @@ def free_ports(n: int) -> list[int]:
 
 
 DEBIAN_BINARY = Path("/usr/sbin/nats-server")
+# The current release, pinned with its hash in scripts/nats-server.txt and installed by
+# `scripts/setup.sh dev` into the virtualenv's bin (the wheel carries the binary; nothing
+# is downloaded when it runs).
+PINNED_BINARY = Path(sys.prefix) / "bin" / "nats-server"
+# Names the binary to run instead (the floor bench runs each it is given in turn).
+BINARY_ENV = "TABLED_NATS_SERVER"
 
 
 def nats_binary() -> str:
-    # Debian installs it in /usr/sbin, which is not on an ordinary user's PATH.
-    binary = shutil.which("nats-server") or \
-        (str(DEBIAN_BINARY) if DEBIAN_BINARY.exists() else None)
-    if binary is None:
-        raise RuntimeError("nats-server is not installed (https://nats.io; Debian: "
-                           "apt-get install nats-server)")
-    return binary
+    """The nats-server to run: $TABLED_NATS_SERVER, else the pinned release in the
+    virtualenv, else one on PATH, else Debian's (in /usr/sbin, which is not on an
+    ordinary user's PATH)."""
+    if chosen := os.environ.get(BINARY_ENV):
+        if not Path(chosen).is_file():
+            raise RuntimeError(f"{BINARY_ENV}={chosen}: no such file")
+        return chosen
+    for binary in (PINNED_BINARY, shutil.which("nats-server"), DEBIAN_BINARY):
+        if binary is not None and Path(binary).is_file():
+            return str(binary)
+    raise RuntimeError("nats-server is not installed (bash scripts/setup.sh dev installs the "
+                       "pinned release; Debian: apt-get install nats-server)")
+
+
+def nats_binaries() -> list[str]:
+    """Every distinct nats-server found ($TABLED_NATS_SERVER, the pinned release, PATH's,
+    Debian's), for a run against each version."""
+    found: list[str] = []
+    for binary in (os.environ.get(BINARY_ENV), PINNED_BINARY, shutil.which("nats-server"),
+                   DEBIAN_BINARY):
+        if binary and Path(binary).is_file() and \
+                Path(binary).resolve() not in {Path(f).resolve() for f in found}:
+            found.append(str(binary))
+    return found
+
+
+def nats_version(binary: str) -> str:
+    """``v2.9.10`` for Debian's, as the binary prints it."""
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10,
+                         check=True).stdout
+    return out.strip().rsplit(" ", 1)[-1]
 
 
 @dataclass
@@ -69,11 +101,14 @@ class NatsNode:
 
 
 class NatsCluster:
-    """``size`` nodes, routes between all of them, JetStream and MQTT on each."""
+    """``size`` nodes, routes between all of them, JetStream and MQTT on each;
+    ``mqtt_conf`` adds settings to each node's mqtt block (``js_api_timeout: "2s"``)."""
 
     def __init__(self, workdir: Path, size: int = 3, name: str = "tabled",
-                 extra_conf: str = "") -> None:
-        self.binary = nats_binary()
+                 extra_conf: str = "", binary: str | None = None, mqtt_conf: str = ""
+                 ) -> None:
+        self.binary = binary or nats_binary()
+        self.version = nats_version(self.binary)
         self.workdir = workdir
         self.nodes: list[NatsNode] = []
         ports = iter(free_ports(4 * size))
@@ -96,7 +131,8 @@ class NatsCluster:
                 + (f'cluster {{ name: "{name}", listen: "127.0.0.1:{node.cluster_port}", '
                    f"routes: [{routes}] }}\n" if size > 1 else "")
                 # A QoS 1 message waits this long for its PUBACK before NATS sends it again.
-                + f'mqtt {{ listen: "127.0.0.1:{node.mqtt_port}", ack_wait: "10s" }}\n'
+                + f'mqtt {{ listen: "127.0.0.1:{node.mqtt_port}", ack_wait: "10s"'
+                + (f", {mqtt_conf}" if mqtt_conf else "") + " }\n"
                 f"{extra_conf}", encoding="utf-8")
 
     @property
@@ -143,7 +179,7 @@ class NatsCluster:
         """Every running node is current with the JetStream meta leader (/healthz with
         js-server-only: the full check also waits for every stream and consumer, and a
         consumer of a session that died with a killed node can stay "not current" for
-        good) and accepts MQTT connections."""
+        good), knows who that leader is, and accepts MQTT connections."""
         deadline = time.monotonic() + timeout
         pending = list(self.running())
         while pending:
@@ -162,11 +198,18 @@ class NatsCluster:
 
     @staticmethod
     def _healthy(node: NatsNode) -> bool:
+        base = f"http://127.0.0.1:{node.http_port}"
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{node.http_port}/healthz?js-server-only=true",
-                                        timeout=1) as r:
+            with urllib.request.urlopen(f"{base}/healthz?js-server-only=true", timeout=1) as r:
                 if json.loads(r.read()).get("status") != "ok":
                     return False
+            # NATS 2.15 answers "ok" above before its cluster has elected a meta leader
+            # (2.9 did not); an MQTT client then waits 5 s for the sessions stream and is
+            # refused. A clustered node is ready once it names the leader.
+            with urllib.request.urlopen(f"{base}/jsz", timeout=1) as r:
+                meta = json.loads(r.read()).get("meta_cluster") or {}
+            if meta.get("cluster_size", 1) > 1 and not meta.get("leader"):
+                return False
             with socket.create_connection(("127.0.0.1", node.mqtt_port), timeout=0.5):
                 return True
         except (OSError, urllib.error.URLError, ValueError):

