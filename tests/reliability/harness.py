@@ -104,13 +104,17 @@ async def sim_table(work: Path, game: str = "tiger-buffalo", layout: str = "P",
     daemon = DaemonProcess(rig.config(), work, env=env)
     observer = Observer(rig.base)
     listener = asyncio.create_task(observer.run(broker.port))
+    table: Table | None = None
     try:
         async with asyncio.timeout(10):
             await observer.connected.wait()
         daemon.start()
-        yield Table(rig, daemon, broker, observer)
+        table = Table(rig, daemon, broker, observer)
+        yield table
     finally:
         listener.cancel()
         daemon.kill()
+        if table is not None and table.daemon is not daemon:
+            table.daemon.kill()  # a test that started another daemon leaves none behind
         await rig.stop()
         broker.cleanup()
