@@ -56,11 +56,12 @@ def small_disk(path: Path, size: str = "16m") -> Iterator[Path]:
 
 def fill(disk: Path) -> Path:
     filler = disk / "filler"
-    with open(filler, "ab") as f:
+    # Unbuffered: a buffered file keeps what the full disk refused and raises ENOSPC
+    # again when it is closed (seen in CI), after the disk was already full.
+    with open(filler, "ab", buffering=0) as f:
         try:
             while True:
                 f.write(b"\0" * 65536)
-                f.flush()
         except OSError as exc:
             assert exc.errno == errno.ENOSPC
     return filler
