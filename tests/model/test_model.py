@@ -1,10 +1,10 @@
 """The physical table judges the baccarat core (issue 23): random runs with every fault
 kind the core already survives, restarts at random steps, and the invariants of judge.py
-checked after every step. Fault kinds the core still breaks an invariant with are in
-KNOWN_FAILING, each with the issue's bullet it waits for, and run in a strict xfail of
-their own, so that a fix shows as an XPASS to flip."""
+checked after every step; and a core that lies is caught (the judge can fail)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -12,18 +12,12 @@ from tests.model.judge import ModelViolationError
 from tests.model.rig import FAULT_KINDS, GAMES, Rates, Rig, Stats
 from tests.soak import scale
 
-# Each fault kind that still breaks an invariant on today's core, with what it waits for.
-KNOWN_FAILING: dict[str, str] = {}
-PASSING = frozenset(FAULT_KINDS) - KNOWN_FAILING.keys()
-# A fault kind that needs a deal held for its cards (mid-deal) runs with one that holds
-# it, without restarts, so that what breaks is its own doing.
-NEEDS_A_HOLD = {"pit_twice": "unreadable", "forced_into_held_deal": "unreadable"}
+PASSING = frozenset(FAULT_KINDS)
 
 
 def run(game: str, seed: int, kinds: frozenset[str], rounds: int,
         restarts: bool = True, rates: Rates | None = None) -> Stats:
     return Rig(game, seed, kinds, rates, restarts=restarts).run(rounds)
-
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -49,14 +43,33 @@ def test_soak_every_fault_kind_and_restarts() -> None:
     assert total.restarts >= scale(50, 5_000)
 
 
-@pytest.mark.parametrize("kind", [
-    pytest.param(kind, marks=pytest.mark.xfail(strict=True, raises=ModelViolationError,
-                                               reason=why))
-    for kind, why in sorted(KNOWN_FAILING.items())])
-def test_known_failing_fault_kind_breaks_an_invariant(kind: str) -> None:
-    """Each still breaks an invariant on today's core (strict: a fix shows as XPASS)."""
-    companion = NEEDS_A_HOLD.get(kind)
-    for game in GAMES:
-        for seed in range(4):
-            run(game, seed, frozenset({kind, companion or kind}), 150,
-                restarts=companion is None)
+class LyingCore(Rig):
+    """The core as the service drives it, but one valid result is altered on its way to
+    the journal: the judge must catch what it is there to catch."""
+
+    lie = "card"
+    lied = False
+
+    def record(self, kind: str, body: dict[str, Any], round_id: str | None) -> None:
+        if kind == "result" and body.get("status") == "valid" and not self.lied:
+            self.lied = True
+            if self.lie == "card":
+                cards = [dict(c) for c in body["cards"]]
+                cards[0]["card"] = "AS" if cards[0]["card"] != "AS" else "KD"
+                body = {**body, "cards": cards}
+            else:
+                body = {**body, "status": "void",
+                        "void_reason": {"code": "x", "clause": "5.16", "detail": "a lie"}}
+        super().record(kind, body, round_id)
+
+
+@pytest.mark.parametrize(("lie", "invariant"), [
+    ("card", "valid result equals the physical deal"),
+    ("void", "a fault costs at most its round")])
+def test_the_judge_catches_a_core_that_publishes_what_the_table_did_not_deal(
+        lie: str, invariant: str) -> None:
+    rig = LyingCore("tiger-buffalo", 7, frozenset(), None, restarts=False)
+    rig.lie = lie
+    with pytest.raises(ModelViolationError) as caught:
+        rig.run(20)
+    assert caught.value.invariant == invariant
