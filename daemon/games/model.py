@@ -101,7 +101,7 @@ class GameRules(Generic[Outcome]):
     id: str
     title: str
     document: str
-    kind: str  # "baccarat" | "dice"
+    kind: str  # its table kind, "baccarat" | "dice" (daemon/round/kinds.py)
     layouts: dict[str, Layout]
     bets: tuple[BetRule[Outcome], ...]
     irregularities: tuple[Irregularity, ...]
