@@ -10,15 +10,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from daemon.errors import TabledError
-from daemon.games import get_game
-from daemon.games.cards import parse_cards
+from daemon.games import GAMES, get_game
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
 from daemon.games.par_sheet import par_sheet
 from daemon.games.par_text import render_par_sheet
-from daemon.games.settle import settle_cards, settle_throw
-from daemon.games.tai_sai import Throw
+from daemon.games.registry import SIMULATED
 from daemon.logs import LEVELS as LOG_LEVELS
+from daemon.round.kinds import table_kind
 
 
 def _configured_game(args: argparse.Namespace) -> GameRules[Any]:
@@ -29,8 +28,9 @@ def _configured_game(args: argparse.Namespace) -> GameRules[Any]:
 
 def _cmd_par_sheet(args: argparse.Namespace) -> int:
     game = _configured_game(args)
-    if game.kind == "dice" and args.decks is not None:
-        raise RulesError(f"game {game.id!r} is played with dice; --decks does not apply")
+    if game.decks is None and args.decks is not None:
+        raise RulesError(f"game {game.id!r} is played with {table_kind(game).played_with}; "
+                         "--decks does not apply")
     sheet = par_sheet(game, args.layout, args.decks)
     if args.json:
         json.dump(sheet.as_dict(), sys.stdout, indent=2)
@@ -42,10 +42,7 @@ def _cmd_par_sheet(args: argparse.Namespace) -> int:
 
 def _cmd_settle(args: argparse.Namespace) -> int:
     game = _configured_game(args)
-    if game.kind == "dice":
-        results = settle_throw(game, args.layout, Throw.of([int(x) for x in args.outcome]))
-    else:
-        results = settle_cards(game, args.layout, parse_cards(args.outcome))
+    results = table_kind(game).settle(game, args.layout, args.outcome)
     json.dump([r.as_dict() for r in results], sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
@@ -545,9 +542,6 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
-SIM_LAYOUT = {"tiger-buffalo": "P", "tai-sai-open-cover": "E"}
-
-
 class UsageError(TabledError, ValueError):
     """A bad argument: one line on stderr, exit 2."""
 
@@ -606,12 +600,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from hil.simulate import BrokerGoneError, TableStuckError, simulate  # noqa: PLC0415
 
     game = game_of(args.game)
-    layout = game.check_layout(args.layout or SIM_LAYOUT.get(game.id, next(iter(game.layouts))))
+    layout = game.check_layout(args.layout or game.simulated_layout())
     decks = args.decks
-    if game.kind == "baccarat":
+    if game.decks is not None:
         decks = game.check_decks(8 if decks is None else decks)
     elif decks is not None:
-        raise UsageError(f"--decks: {game.id} is played with dice")
+        raise UsageError(f"--decks: {game.id} is played with {table_kind(game).played_with}")
     if args.rounds < 1:
         raise UsageError(f"--rounds {args.rounds}: play at least one round")
     if not 0.1 <= args.speed <= 1000:
@@ -681,7 +675,7 @@ def build_parser() -> argparse.ArgumentParser:
     rsub = rules.add_subparsers(dest="rules_command", required=True)
 
     ps = rsub.add_parser("par-sheet", help="exact game math for every offered bet")
-    ps.add_argument("--game", required=True, help=GAME_HELP)
+    ps.add_argument("--game", required=True, help=game_help())
     ps.add_argument("--layout", required=True, help="the Appendix letter, e.g. P")
     ps.add_argument("--decks", type=int, help="4-10 for baccarat games (default 8)")
     ps.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -689,7 +683,7 @@ def build_parser() -> argparse.ArgumentParser:
     ps.set_defaults(func=_cmd_par_sheet)
 
     st = rsub.add_parser("settle", help="settle one round: cards in deal order, or three dice")
-    st.add_argument("--game", required=True, help=GAME_HELP)
+    st.add_argument("--game", required=True, help=game_help())
     st.add_argument("--layout", required=True, help="the Appendix letter, e.g. P")
     st.add_argument("outcome", nargs="+", help="card codes such as 9H KS, or dice such as 3 3 5")
     _add_setting_option(st)
@@ -774,9 +768,9 @@ def _add_watch_command(sub: Any) -> None:
 
 def _add_simulate_command(sub: Any) -> None:
     sim = sub.add_parser("simulate", help="a whole simulated table on this machine")
-    sim.add_argument("--game", default="tiger-buffalo", help=GAME_HELP)
-    sim.add_argument("--layout", help="the Appendix letter (default: P for Tiger Buffalo, "
-                                      "E for Tai Sai, else A)")
+    sim.add_argument("--game", default=SIMULATED, help=game_help())
+    sim.add_argument("--layout", help="the Appendix letter (default: " + ", ".join(
+        f"{g.simulated_layout()} for {g.id}" for g in GAMES.values()) + ")")
     sim.add_argument("--decks", type=int, help="decks in the shoe, 4-10 (baccarat games; "
                                                "default 8)")
     sim.add_argument("--rounds", type=int, default=20, help="rounds to play")
@@ -856,8 +850,10 @@ def _add_trust_commands(sub: Any) -> None:
     cs.set_defaults(func=_cmd_command_sign)
 
 
-GAME_HELP = ("the game id: tiger-buffalo, tiger-buffalo-insurance-plus, tiger-baccarat or "
-             "tai-sai-open-cover")
+def game_help() -> str:
+    """--game's help: the approved games, as registered when the parser is built."""
+    *first, last = GAMES
+    return f"the game id: {', '.join(first)} or {last}" if first else f"the game id: {last}"
 
 
 def add_log_level(p: argparse.ArgumentParser, default: str = "INFO") -> None:

@@ -28,6 +28,7 @@ from daemon.games.model import GameRules
 from daemon.logs import LEVELS
 from daemon.passkeys import Credential, RelyingParty, parse_credential, parse_relying_party
 from daemon.published_keys import published
+from daemon.round.kinds import table_kind
 from daemon.signing import KeyFileError, Signer, load_private_key, parse_public_key
 
 CREDENTIAL = "credential:"
@@ -44,7 +45,6 @@ class Principal:
     allow: frozenset[str]
     credential: Credential | None = None
 
-DEVICES_NEEDED = {"baccarat": ("shoe", "shuffler"), "dice": ("tumbler",)}
 # A game's table settings (daemon/games/table_settings.py) are [table] keys of their own.
 SETTING_KEYS = {s.key for g in GAMES.values() for s in g.settings}
 SECTIONS = {
@@ -206,11 +206,13 @@ def _table_rules(c: _Checker, t: dict[str, Any], w: dict[str, Any],
         c.problems.append(f"table.dice_confidence_floor: {floor!r} must be a whole percent "
                           "in 1-100")
         floor = 90
-    elif game is not None and "dice_confidence_floor" in t and game.kind != "dice":
-        c.problems.append(f"table.dice_confidence_floor: {game.id} is played with cards; "
-                          "remove this key")
-    if w and game is not None and game.kind != "dice":
-        c.problems.append(f"dice_watch: {game.id} is played with cards; remove this section")
+    elif game is not None and "dice_confidence_floor" in t and \
+            not table_kind(game).takes("table.dice_confidence_floor"):
+        c.problems.append(f"table.dice_confidence_floor: {game.id} is played with "
+                          f"{table_kind(game).played_with}; remove this key")
+    if w and game is not None and not table_kind(game).takes("dice_watch"):
+        c.problems.append(f"dice_watch: {game.id} is played with "
+                          f"{table_kind(game).played_with}; remove this section")
     try:
         watch = DiceWatchSettings(**{k: v for k, v in w.items() if k in SECTIONS["dice_watch"]})
     except DiceWatchError as exc:
@@ -415,7 +417,7 @@ def _devices(c: _Checker, d: dict[str, Any], game: GameRules[Any] | None
             except DeviceUrlError as exc:
                 c.problems.append(f"devices.{name}: {exc}")
     if game is not None:
-        needed = DEVICES_NEEDED[game.kind]
+        needed = table_kind(game).devices
         for name in needed:
             if name not in d:
                 c.problems.append(f"devices.{name}: missing; {game.id} needs "
@@ -575,7 +577,8 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
                 except RulesError:
                     c.problems.append(_decks_problem(game, raw))
         elif "decks" in t:
-            c.problems.append(f"table.decks: {game.id} is played with dice; remove this key")
+            c.problems.append(f"table.decks: {game.id} is played with "
+                              f"{table_kind(game).played_with}; remove this key")
     devices, serials = _devices(c, d, game)
     broker, rules = _broker(c, b, table_id or "table"), _table_rules(
         c, t, c.section("dice_watch"), game)

@@ -24,10 +24,6 @@ from daemon.mqtt.envelope import schema_id
 SCHEMA_ID = schema_id("result")
 CORRECTION_SCHEMA_ID = schema_id("correction")
 
-# The clause that returns every bet of a void round, per game.
-VOID_RETURNS = {"tiger-buffalo": "5.16", "tiger-buffalo-insurance-plus": "5.16",
-                "tiger-baccarat": "5.1.1", "tai-sai-open-cover": "5.12"}
-
 
 @dataclass(frozen=True)
 class RoundContext:
@@ -99,7 +95,7 @@ def void_result(ctx: RoundContext, reason: Irregularity, settled_at: float, *,
         out["cards"] = [d.as_dict() for d in deal.cards]
     if dice is not None:
         out["dice"] = list(dice)
-    clause = VOID_RETURNS[ctx.game.id]
+    clause = ctx.game.void_returns()
     out["bets"] = [BetResult(name, Result.PUSH, None, "returned: the round is void", clause)
                    .as_dict() for name in ctx.game.offered_names(ctx.layout)]
     return out
@@ -115,7 +111,7 @@ def correction_result(table: str, game: GameRules[Any], layout: str, corrects: s
                       ) -> dict[str, Any]:
     """The Pit voids a round already published (e.g. Tai Sai 5.6, damaged dice): a new
     message on ``results`` naming the round it voids; the original stays in the journal."""
-    clause = VOID_RETURNS[game.id]
+    clause = game.void_returns()
     return {
         "type": "correction", "schema": CORRECTION_SCHEMA_ID, "table": table,
         "game": game.id, "layout": layout, "corrects": corrects, "status": "void",

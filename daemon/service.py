@@ -53,6 +53,7 @@ from daemon.round.effects import (
     Record,
     RoundResult,
 )
+from daemon.round.kinds import TableSpec, table_kind
 from daemon.round.lifecycle import BETTING, RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
@@ -248,16 +249,11 @@ class TableService:
             log.error("cannot write %s: %s", self._identity_path, exc)
 
     def _new_table(self) -> RoundLifecycle:
-        if self.game.kind == "baccarat":
-            assert self.cfg.decks is not None
-            return BaccaratTable(self.cfg.table_id, self.game, self.cfg.layout, self.cfg.decks,
-                                 clock=self.clock, new_round_id=self._new_round_id,
-                                 confidence_floor=self.cfg.card_confidence_floor,
-                                 insurance_offered=self.cfg.rules.insurance_offered)
-        return TaiSaiTable(self.cfg.table_id, self.game, self.cfg.layout, clock=self.clock,
-                           new_round_id=self._new_round_id,
-                           confidence_floor=self.cfg.rules.dice_confidence_floor,
-                           dice_watch=self.cfg.rules.dice_watch)
+        c, rules = self.cfg, self.cfg.rules
+        return table_kind(self.game).new_table(TableSpec(
+            c.table_id, self.game, c.layout, c.decks, self.clock, self._new_round_id,
+            c.card_confidence_floor, rules.insurance_offered, rules.dice_confidence_floor,
+            rules.dice_watch))
 
     def _load_seen(self) -> Seen:
         """Each device's last event taken, as journalled with what it produced."""

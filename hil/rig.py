@@ -13,6 +13,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.games import get_game
+from daemon.round.kinds import table_kind
 from daemon.signing import Keyring, private_key_pem, public_key_text
 from daemon.transports import use_sim_usb_backend
 from firmware_protocols.framing import PROTOCOL_VERSION
@@ -49,7 +50,7 @@ class SimRig:
 
     @property
     def dice(self) -> bool:
-        return get_game(self.game).kind == "dice"
+        return table_kind(get_game(self.game)).dice
 
     @property
     def base(self) -> str:

@@ -56,6 +56,7 @@ from daemon.games.cards import parse_card
 from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
+from daemon.round.kinds import table_kind
 
 # fault -> (where it applies, extra keys it takes)
 FAULTS: dict[str, tuple[str, frozenset[str]]] = {
@@ -212,7 +213,7 @@ class Scenario:
 
     @property
     def dice(self) -> bool:
-        return GAMES[self.game].kind == "dice"
+        return table_kind(GAMES[self.game]).dice
 
     def rules(self) -> GameRules[Any]:
         """The game as the scenario's table plays it (its readings, e.g. twin_tiger_pair)."""
@@ -405,8 +406,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     except RulesError as exc:
         problems.append(f"table.layout: {exc}")
     settings = _table_settings(game, table, problems)
-    decks = table.get("decks") if game.kind == "baccarat" else None
-    if game.kind == "baccarat":
+    decks = table.get("decks") if game.decks is not None else None
+    if game.decks is not None:
         try:
             game.check_decks(int(decks) if isinstance(decks, int) else -1)
         except RulesError as exc:
@@ -417,7 +418,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         problems.append("rounds: a non-empty list")
         raw_rounds = []
     for i, r in enumerate(raw_rounds):
-        parsed = _round(r, f"rounds[{i}]", game.kind == "dice", problems, i + 1)
+        parsed = _round(r, f"rounds[{i}]", table_kind(game).dice, problems, i + 1)
         if parsed is not None:
             rounds.append(parsed)
     if any(r.random for r in rounds) and any(r.cards for r in rounds):
@@ -435,7 +436,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     if not isinstance(cut, bool) and (not isinstance(cut, int) or cut < 0):
         problems.append(f"shuffle.cut_card: true, false or a card count, got {cut!r}")
     watch, tumbler = data.get("dice_watch", {}), data.get("tumbler", {})
-    _check_dice_options(watch, tumbler, game.kind == "dice", problems)
+    _check_dice_options(watch, tumbler, table_kind(game).dice, problems)
     defect = data.get("known_defect", "")
     if not isinstance(defect, str) or ("known_defect" in data and not defect.strip()):
         problems.append("known_defect: the core defect the scenario shows, in words")

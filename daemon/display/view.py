@@ -32,6 +32,7 @@ from daemon.display.dice import dice_stats
 from daemon.display.pit import PitWaits
 from daemon.display.roads import derive
 from daemon.games.cards import POINT_VALUE
+from daemon.round.kinds import display_view
 from daemon.signing import Keyring, SignatureError, shown
 from daemon.watch import backlog_text
 
@@ -327,7 +328,7 @@ class TableView:
             "backlog_text": backlog_text(self.status or {}),
             "pit": self.pit.view(game),
         }
-        if game == "tai-sai-open-cover":
+        if display_view(game) == "dice":
             out["dice"] = dice_stats(results)
             # A display that joined late has only some of the throws: how many of how many.
             out["dice"]["seen"] = self._seen(len(results) + len(fixes))

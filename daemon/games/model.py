@@ -101,7 +101,7 @@ class GameRules(Generic[Outcome]):
     id: str
     title: str
     document: str
-    kind: str  # "baccarat" | "dice"
+    kind: str  # its table kind, "baccarat" | "dice" (daemon/round/kinds.py)
     layouts: dict[str, Layout]
     bets: tuple[BetRule[Outcome], ...]
     irregularities: tuple[Irregularity, ...]
@@ -117,6 +117,22 @@ class GameRules(Generic[Outcome]):
     # (MBS 3.22: the round is completed); None where the document has none (the RWS
     # documents: the shoe ends after the round all the same, by the house's procedure).
     cut_card_clause: str | None = None
+    # The clause that returns every bet of a void round, where the document says so outside
+    # a section-5 entry of its own (MBS 5.1.1); the RWS documents list it in section 5
+    # (``void_returns_bets``), and their games leave this None.
+    void_returns_clause: str | None = None
+    # The layout ``tabled simulate`` deals on unless told (None: the first Appendix).
+    sim_layout: str | None = None
+
+    def void_returns(self) -> str:
+        """The clause each returned bet of a void round cites (result and correction)."""
+        if self.void_returns_clause is not None:
+            return self.void_returns_clause
+        return self.irregularity("void_returns_bets").clause
+
+    def simulated_layout(self) -> str:
+        """The layout a simulated table deals on when no --layout is given."""
+        return self.sim_layout if self.sim_layout is not None else next(iter(self.layouts))
 
     def readings(self) -> dict[str, str]:
         """Every table setting of the game with the reading in effect: what a result says."""

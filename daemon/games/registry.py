@@ -23,6 +23,9 @@ GAMES: dict[str, GameRules[Any]] = {
     )
 }
 
+# The game ``tabled simulate`` plays unless told.
+SIMULATED = tiger_buffalo.GAME.id
+
 
 def get_game(game_id: str) -> GameRules[Any]:
     try:

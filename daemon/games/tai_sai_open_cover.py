@@ -143,6 +143,7 @@ GAME: GameRules[Throw] = GameRules(
     decks=None,
     decks_clause=None,
     layouts_clause="2.1.1",
+    sim_layout="E",
 )
 
 

@@ -122,4 +122,5 @@ GAME: GameRules[Coup] = GameRules(
     decks_clause="2.1",
     layouts_clause="2.2",
     cut_card_clause="3.22",
+    void_returns_clause="5.1.1",
 )

@@ -108,4 +108,5 @@ GAME: GameRules[Coup] = GameRules(
     decks_clause="2.2.1",
     layouts_clause="2.1.1",
     settings=(TWIN_TIGER_PAIR,),
+    sim_layout="P",
 )
