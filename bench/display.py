@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.display.roads import derive
 from daemon.display.view import Display
-from daemon.signing import Keyring, Signer
+from daemon.security.signing import Keyring, Signer
 
 AT = "2026-11-26T10:00:00.000Z"
 

@@ -49,7 +49,7 @@ from bench.figures import percentile, save
 from daemon.games.baccarat import deal
 from daemon.games.cards import parse_card
 from daemon.mqtt.publisher import BrokerSettings, Publisher
-from daemon.signing import Signer
+from daemon.security.signing import Signer
 from daemon.store.journal import Journal, Publish
 from firmware_protocols import shoe as shoe_proto
 from firmware_protocols.framing import Frame, Kind

@@ -18,18 +18,18 @@ from urllib.parse import urlsplit
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from daemon.commands import COMMANDS
-from daemon.device_url import DeviceUrl, DeviceUrlError, parse_device_url
+from daemon.drivers.device_url import DeviceUrl, DeviceUrlError, parse_device_url
 from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
-from daemon.logs import LEVELS
-from daemon.passkeys import Credential, RelyingParty, parse_credential, parse_relying_party
-from daemon.published_keys import published
 from daemon.round.kinds import table_kind
-from daemon.signing import KeyFileError, Signer, load_private_key, parse_public_key
+from daemon.security.commands import COMMANDS
+from daemon.security.passkeys import Credential, RelyingParty, parse_credential, parse_relying_party
+from daemon.security.published_keys import published
+from daemon.security.signing import KeyFileError, Signer, load_private_key, parse_public_key
+from daemon.system.logs import LEVELS
 
 CREDENTIAL = "credential:"
 
@@ -38,7 +38,7 @@ CREDENTIAL = "credential:"
 class Principal:
     """Someone allowed to command this table, and which commands: by an Ed25519 public key
     (scripts, ``tabled command sign``) or by an enrolled WebAuthn credential (a
-    supervisor's security key at the Pit page, ``daemon/passkeys.py``); exactly one."""
+    supervisor's security key at the Pit page, ``daemon/security/passkeys.py``); exactly one."""
 
     name: str
     key: Ed25519PublicKey | None
@@ -160,7 +160,7 @@ class TableConfig:
     serials: dict[str, str] = field(default_factory=dict)  # device -> its pinned serial
     rules: TableRules = field(default_factory=TableRules)
     journal_policy: JournalPolicy = field(default_factory=JournalPolicy)
-    # Where Prometheus scrapes /metrics (daemon/metrics_server.py); None: not served.
+    # Where Prometheus scrapes /metrics (daemon/system/metrics_server.py); None: not served.
     metrics_listen: tuple[str, int] | None = None
     # [log] level: None leaves it to the command line's --log-level (a reload can change it).
     log_level: str | None = None

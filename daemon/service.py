@@ -23,25 +23,16 @@ from typing import Any
 import structlog
 
 from daemon import __version__, reload
-from daemon.authority import ACCEPTED, REFUSED, CommandAuthority, Untrusted
-from daemon.commands import (
-    Command,
-    CommandError,
-    check_irregularity,
-    check_round,
-    parse_command,
-    reply,
-)
 from daemon.config import BrokerConfig, TableConfig
 from daemon.drivers.command_outcome import Outcome, Verdict, deliver, reason
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.drivers.seen import META_PREFIX, Mark, Seen
 from daemon.games import get_game
-from daemon.metrics import TableMetrics
 from daemon.mqtt import card_event, last_seen, replay
 from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
+from daemon.mqtt.takeover import SessionWatch
 from daemon.results import iso
 from daemon.round import checkpoint
 from daemon.round.baccarat import BaccaratTable
@@ -57,11 +48,20 @@ from daemon.round.kinds import TableSpec, table_kind
 from daemon.round.lifecycle import BETTING, RoundLifecycle
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
-from daemon.signing import Keyring, signable
+from daemon.security.authority import ACCEPTED, REFUSED, CommandAuthority, Untrusted
+from daemon.security.commands import (
+    Command,
+    CommandError,
+    check_irregularity,
+    check_round,
+    parse_command,
+    reply,
+)
+from daemon.security.signing import Keyring, signable
 from daemon.store import identity
 from daemon.store.identity import Identity, JournalIdentityError
 from daemon.store.journal import RECORDS_MIN_AGE, Journal, JournalError, Publish
-from daemon.takeover import SessionWatch
+from daemon.system.metrics import TableMetrics
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import CommandResult, DeviceKind
 from firmware_protocols.wire import Catalogue, Message
@@ -548,7 +548,7 @@ class TableService:
 
     def _storage_failed(self, exc: Exception) -> None:
         """Stop the table where it stands, and say so by every path that does not need the
-        journal: a direct alert, the log, systemd's STATUS (daemon/health.py)."""
+        journal: a direct alert, the log, systemd's STATUS (daemon/system/health.py)."""
         if self.storage_error is not None:
             return
         self.storage_error = str(exc)

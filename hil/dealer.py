@@ -22,9 +22,9 @@ from typing import Any, ClassVar
 import aiomqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.authority import sign_command
-from daemon.commands import round_scoped
 from daemon.mqtt.publisher import NODELAY
+from daemon.security.authority import sign_command
+from daemon.security.commands import round_scoped
 from hil.ports import DevicePort
 from hil.scenario import Fault
 from hil.shoe import ShoeSim

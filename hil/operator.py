@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.signing import Keyring, SignatureError, private_key_pem, public_key_text
+from daemon.security.signing import Keyring, SignatureError, private_key_pem, public_key_text
 from hil.broker import Mosquitto
 from hil.dealer import COMMAND_FAULTS, SimDealer
 from hil.process import DaemonProcess

@@ -12,10 +12,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from daemon.drivers.transports import use_sim_usb_backend
 from daemon.games import get_game
 from daemon.round.kinds import table_kind
-from daemon.signing import Keyring, private_key_pem, public_key_text
-from daemon.transports import use_sim_usb_backend
+from daemon.security.signing import Keyring, private_key_pem, public_key_text
 from firmware_protocols.framing import PROTOCOL_VERSION
 from hil.dealer import SimDealer
 from hil.ports import DevicePort, PtyPort, TcpPort

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import SETTING_KEYS
-from daemon.device_url import DeviceUrlError, parse_device_url
+from daemon.drivers.device_url import DeviceUrlError, parse_device_url
 from daemon.errors import TabledError
 from daemon.games import GAMES
 from daemon.games.cards import parse_card

@@ -4,7 +4,7 @@ The simulated shuffler sits behind the pyusb backend and the simulated shoe behi
 pty, both opened by the daemon through its real transports. The daemon runs with a
 private journal and, unless a broker is given, a private Mosquitto on a free loopback
 port. A simulated dealer works the table over MQTT. What is shown comes from a separate
-subscriber that verifies every payload with the table's key (daemon/watch.py, as
+subscriber that verifies every payload with the table's key (daemon/consumers/watch.py, as
 ``tabled watch`` does), so the view shows what the table published, nothing else.
 
 It survives a broker outage: the table keeps its results in its outbox, the dealer
@@ -31,10 +31,10 @@ from typing import Any, TextIO
 import aiomqtt
 
 from daemon.config import parse_config
+from daemon.consumers.watch import WIDTH, Watcher, result_header, result_line
 from daemon.errors import TabledError
+from daemon.security.signing import Keyring, public_key_text
 from daemon.service import TableService
-from daemon.signing import Keyring, public_key_text
-from daemon.watch import WIDTH, Watcher, result_header, result_line
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.rig import TABLE_ID, SimRig

@@ -28,7 +28,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.signing import private_key_pem, public_key_text
+from daemon.security.signing import private_key_pem, public_key_text
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.process import to_toml
@@ -202,7 +202,7 @@ async def stop_and_misconfigure(config: dict[str, Any], check: Check) -> None:
 
 
 def priorities(check: Check) -> None:
-    """journald files each daemon line at the priority it carries (daemon/logs.py):
+    """journald files each daemon line at the priority it carries (daemon/system/logs.py):
     ``-p warning`` keeps exactly the warning and error lines, and drops the info ones."""
     def lines(*more: str) -> list[str]:
         # _SYSTEMD_UNIT: the daemon's own lines, not systemd's about the unit.

@@ -20,7 +20,7 @@ from typing import Any
 import usb.backend
 import usb.core
 
-from daemon.device_url import UsbUrl
+from daemon.drivers.device_url import UsbUrl
 from firmware_protocols.shuffler import EP_IN, EP_OUT, USB_PID, USB_VID
 
 LANGID_EN_US = 0x0409
@@ -187,7 +187,7 @@ class SimUsbBackend(usb.backend.IBackend):  # type: ignore[misc]
 
 
 def sim_backend(url: UsbUrl) -> SimUsbBackend:
-    """The backend for a ``usb://...?sim=host:port`` URL (daemon.transports calls it once
+    """The backend for a ``usb://...?sim=host:port`` URL (daemon.drivers.transports calls it once
     installed with ``use_sim_usb_backend``)."""
     assert url.sim is not None
     return SimUsbBackend(url.sim[0], url.sim[1], vid=url.vid, pid=url.pid,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from daemon.signing import key_id, public_key_text
+from daemon.security.signing import key_id, public_key_text
 
 
 def tabled_command() -> str:

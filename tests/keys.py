@@ -2,7 +2,7 @@
 
 Made afresh at every run: a private key written into the repository is a key anyone can
 sign with (issue 12). The fixed seeds these once came from are in
-``daemon/published_keys.py``, which no config may use."""
+``daemon/security/published_keys.py``, which no config may use."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.authority import sign_command
-from daemon.signing import Keyring, Signer, private_key_pem, public_key_text
+from daemon.security.authority import sign_command
+from daemon.security.signing import Keyring, Signer, private_key_pem, public_key_text
 
 TABLE_KEY = Ed25519PrivateKey.generate()
 SUPERVISOR_KEY = Ed25519PrivateKey.generate()

@@ -18,9 +18,9 @@ import cbor2
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from daemon.authority import command_prefix
-from daemon.passkeys import ALG, challenge
-from daemon.signing import COMMAND
+from daemon.security.authority import command_prefix
+from daemon.security.passkeys import ALG, challenge
+from daemon.security.signing import COMMAND
 
 RP_ID = "localhost"
 ORIGIN = "http://localhost:8080"

@@ -12,7 +12,7 @@ import json
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.signing import Signer
+from daemon.security.signing import Signer
 
 BIG = 10 * 1024 * 1024  # a 10 MB string
 

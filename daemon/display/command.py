@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from daemon.signing import KeyFileError, Keyring, load_public_key
+from daemon.security.signing import KeyFileError, Keyring, load_public_key
 
 
 def host_port(text: str, default_port: int) -> tuple[str, int]:

@@ -10,7 +10,7 @@ The Pit page (docs/pit.md): ``/pit`` and ``/pit.js``, ``/pit/table-of-play`` (th
 as data, for the page's check of a reconstruction) and ``POST /pit/command``, which
 publishes a command the supervisor's security key signed in the browser, byte for byte,
 on the table's command topic. The server holds no key: the table verifies the
-assertion itself (``daemon/passkeys.py``), so a relay that changes a byte gets the
+assertion itself (``daemon/security/passkeys.py``), so a relay that changes a byte gets the
 command refused.
 """
 
@@ -37,10 +37,10 @@ from typing import Any
 import aiomqtt
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from daemon.commands import COMMANDS, MAX_PAYLOAD
 from daemon.display import metrics
 from daemon.display.pit import table_of_play
 from daemon.display.view import Display
+from daemon.security.commands import COMMANDS, MAX_PAYLOAD
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 ``Display.receive`` takes a message as it came off the broker (topic, raw bytes). Every
 payload must be the canonical bytes a table publishes, signed by a trusted key, and name
-the table of its topic (docs/mqtt.md, "Signatures"; ``daemon.consumer.accept``); anything
+the table of its topic (docs/mqtt.md, "Signatures"; ``daemon.consumers.verify.accept``); anything
 else is refused, kept in ``refused`` with the reason, and shown on the page. Nothing
 here does I/O: the server feeds it.
 
@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.consumer import accept
+from daemon.consumers.verify import accept
+from daemon.consumers.watch import backlog_text
 from daemon.display.catchup import CatchUp
 from daemon.display.corrections import apply_corrections
 from daemon.display.dice import dice_stats
@@ -33,8 +34,7 @@ from daemon.display.pit import PitWaits
 from daemon.display.roads import derive
 from daemon.games.cards import POINT_VALUE
 from daemon.round.kinds import display_view
-from daemon.signing import Keyring, SignatureError, shown
-from daemon.watch import backlog_text
+from daemon.security.signing import Keyring, SignatureError, shown
 
 MAX_REFUSED = 50
 MAX_ALERTS = 50

@@ -21,9 +21,9 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from daemon.device_url import DeviceUrl, SerialUrl
+from daemon.drivers.device_url import DeviceUrl, SerialUrl
+from daemon.drivers.transports import Transport, TransportError, open_transport
 from daemon.errors import TabledError
-from daemon.transports import Transport, TransportError, open_transport
 from firmware_protocols.common import (
     CommandResult,
     DeviceKind,
@@ -159,7 +159,7 @@ class DeviceDriver:
         self._impostor: str | None = None  # the last refused serial, alerted once
         self.progress_at = self._loop.time()  # the watchdog's proof this link is not stuck
         # Each session has a new Link, whose counts end with it: the ended ones' sum,
-        # for counts that never go back (daemon/metrics.py).
+        # for counts that never go back (daemon/system/metrics.py).
         self._ended_links = LinkStats()
         self.sessions_ended = 0
 

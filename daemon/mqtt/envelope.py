@@ -6,7 +6,7 @@
 - ``msg_seq``: its number in that journal, contiguous over all the table's topics; null
   only for what is not in the journal (status and will, snapshot, replay markers, and
   news sent while the journal cannot be written);
-- ``sig``: the table's Ed25519 signature (``daemon/signing.py``).
+- ``sig``: the table's Ed25519 signature (``daemon/security/signing.py``).
 
 The journal adds ``journal_id`` and ``msg_seq`` when it commits a message; the rest is
 added here, so one function knows the schema id of every payload type.

@@ -26,7 +26,7 @@ import aiomqtt
 
 from daemon.mqtt.client import Client
 from daemon.mqtt.publisher import BrokerSettings
-from daemon.signing import Keyring, SignatureError
+from daemon.security.signing import Keyring, SignatureError
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.mqtt.client import Client
 from daemon.results import iso
-from daemon.signing import Signer
+from daemon.security.signing import Signer
 from daemon.store.journal import Backlog, Journal, JournalError, OutboxEntry
 
 log = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ class Publisher:
     # for a due journal checkpoint (docs/architecture.md).
     quiet: Callable[[], bool] = lambda: True
     on_cleared: Callable[[str], None] = lambda topic: None
-    # The broker acknowledged these outbox entries (their latency: daemon/metrics.py).
+    # The broker acknowledged these outbox entries (their latency: daemon/system/metrics.py).
     on_delivered: Callable[[list[OutboxEntry]], None] = lambda entries: None
     stats: PublisherStats = field(default_factory=PublisherStats)
 

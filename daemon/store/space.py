@@ -1,7 +1,7 @@
 """Whether a journal that cannot be opened or written is on a full disk.
 
 A full disk is not a bad journal: once space is freed the table can start again, so
-``tabled run`` waits for room (daemon/cli.py) instead of exiting 2, which stops the
+``tabled run`` waits for room (daemon/cli/main.py) instead of exiting 2, which stops the
 unit for good (``RestartPreventExitStatus=2``). SQLite does not always say so: with the
 disk full, opening a journal in WAL mode can fail as "disk I/O error" (it cannot grow the
 shared-memory file), so the filesystem's free space decides as well.

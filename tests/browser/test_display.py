@@ -31,7 +31,7 @@ from typing import Any
 import aiomqtt
 
 from daemon.display.roads import derive
-from daemon.signing import public_key_text
+from daemon.security.signing import public_key_text
 from hil.broker import free_port
 from tests.browser.cdp import Browser, chromium
 from tests.reliability.harness import Table, sim_table

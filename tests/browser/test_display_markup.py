@@ -18,7 +18,7 @@ from typing import Any
 
 from daemon.display.server import DisplayServer
 from daemon.display.view import Display
-from daemon.signing import Signer
+from daemon.security.signing import Signer
 from hil.broker import free_port
 from tests.browser.cdp import chromium
 from tests.keys import TABLE_KEY, TABLE_KEYRING

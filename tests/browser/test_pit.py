@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from daemon.signing import public_key_text
+from daemon.security.signing import public_key_text
 from hil.broker import Mosquitto
 from hil.process import DaemonProcess
 from hil.rig import SimRig

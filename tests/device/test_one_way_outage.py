@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from daemon.signing import private_key_pem
+from daemon.security.signing import private_key_pem
 from hil.broker import Mosquitto
 from hil.process import DaemonProcess
 from hil.rig import SimRig

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.device_url import SerialUrl
 from daemon.drivers.device import DeviceDriver
+from daemon.drivers.device_url import SerialUrl
 from firmware_protocols import shoe
 from firmware_protocols import shuffler as sf
 from firmware_protocols.common import CommandResult, CommandResultCode, DeviceKind

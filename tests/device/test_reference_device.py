@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from daemon.device_url import SerialUrl
 from daemon.drivers.device import DeviceDriver
-from daemon.signing import private_key_pem
+from daemon.drivers.device_url import SerialUrl
+from daemon.security.signing import private_key_pem
 from firmware_protocols import shoe
 from firmware_protocols.common import CommandResult, DeviceKind, Heartbeat
 from firmware_protocols.wire import Message

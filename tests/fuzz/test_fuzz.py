@@ -18,10 +18,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from daemon.commands import CommandError, parse_command
 from daemon.config import ConfigError, parse_config
-from daemon.device_url import DeviceUrlError, parse_device_url
-from daemon.signing import SignatureError
+from daemon.drivers.device_url import DeviceUrlError, parse_device_url
+from daemon.security.commands import CommandError, parse_command
+from daemon.security.signing import SignatureError
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.endpoint import Endpoint, decode_frame_bytes
 from firmware_protocols.framing import DecodeError, Decoder, Frame

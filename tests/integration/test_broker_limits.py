@@ -15,7 +15,7 @@ from pathlib import Path
 
 import aiomqtt
 
-from daemon.commands import MAX_PAYLOAD
+from daemon.security.commands import MAX_PAYLOAD
 from hil.broker import Mosquitto
 from hil.nats import NatsCluster
 

@@ -23,8 +23,8 @@ import aiomqtt
 import pytest
 
 from daemon.config import parse_config
+from daemon.security.signing import SignatureError
 from daemon.service import TableService
-from daemon.signing import SignatureError
 from hil.broker import Mosquitto
 from tests.keys import STRANGER_KEY, TABLE_KEYRING, commands, signed, signing
 from tests.pki import Pki, broker_access_files

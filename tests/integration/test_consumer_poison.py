@@ -26,7 +26,7 @@ from typing import Any
 import aiomqtt
 import pyte
 
-from daemon.signing import public_key_text
+from daemon.security.signing import public_key_text
 from hil.broker import Mosquitto, free_port
 from hil.process import DaemonProcess
 from hil.rig import SimRig

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.device_url import SerialUrl, UsbUrl, parse_device_url
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState
-from daemon.transports import use_sim_usb_backend
+from daemon.drivers.device_url import SerialUrl, UsbUrl, parse_device_url
+from daemon.drivers.transports import use_sim_usb_backend
 from firmware_protocols import shoe, shuffler
 from firmware_protocols.common import CommandResult, DeviceKind
 from firmware_protocols.wire import Message

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from daemon.device_url import SerialUrl
 from daemon.drivers.device import DeviceDriver, DeviceState
+from daemon.drivers.device_url import SerialUrl
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import LIMITS, DeviceKind, Limit
 from firmware_protocols.spec import EXAMPLES

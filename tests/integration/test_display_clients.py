@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from daemon.display.server import REQUEST_DEADLINE, STREAMS_PER_ADDRESS
-from daemon.signing import public_key_text
+from daemon.security.signing import public_key_text
 from hil.broker import Mosquitto, free_port
 from tests.keys import TABLE_KEY
 

@@ -23,7 +23,7 @@ from typing import Any
 import aiomqtt
 
 from daemon.display.catchup import MAX_ASKS, RETRY
-from daemon.signing import public_key_text
+from daemon.security.signing import public_key_text
 from tests.browser.test_display import DisplayProcess
 from tests.reliability.harness import Table, sim_table
 

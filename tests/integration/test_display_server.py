@@ -12,10 +12,10 @@ from typing import Any
 
 import aiomqtt
 
-from daemon.cli import main
+from daemon.cli.main import main
 from daemon.display.server import serve
 from daemon.display.view import Display
-from daemon.signing import Signer, public_key_text
+from daemon.security.signing import Signer, public_key_text
 from hil.broker import Mosquitto, free_port
 from tests.keys import TABLE_KEY, TABLE_KEYRING
 from tests.unit.display.test_view import result, snapshot, v2

@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.device_url import SerialUrl
-from daemon.doctor import (
+from daemon.cli.doctor import (
     TIME_ERROR,
     Severity,
     check_clock,
@@ -31,8 +30,9 @@ from daemon.doctor import (
     clock_state,
     tabled_holding,
 )
+from daemon.drivers.device_url import SerialUrl
+from daemon.security.signing import private_key_pem, public_key_text
 from daemon.service import DEVICES
-from daemon.signing import private_key_pem, public_key_text
 from firmware_protocols.framing import PROTOCOL_VERSION
 from hil.broker import Mosquitto, free_port
 from hil.device import SimDevice
@@ -442,7 +442,7 @@ async def test_a_signing_key_others_can_read(table: Table) -> None:
 
 
 async def test_a_trusted_key_from_the_repository(table: Table) -> None:
-    published = pytest.importorskip("daemon.published_keys")  # issue 12's list
+    published = pytest.importorskip("daemon.security.published_keys")  # issue 12's list
     table.principal = next(iter(published.PUBLISHED))
     rc, lines = await doctor(table)
     assert rc == 2

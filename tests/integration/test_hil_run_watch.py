@@ -12,8 +12,8 @@ from pathlib import Path
 
 import aiomqtt
 
-from daemon.consumer import accept
-from daemon.signing import Keyring, parse_public_key
+from daemon.consumers.verify import accept
+from daemon.security.signing import Keyring, parse_public_key
 
 SCENARIO = Path(__file__).parents[2] / "hil" / "scenarios" / "tiger-buffalo-face-up.json"
 

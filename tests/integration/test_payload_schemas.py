@@ -14,8 +14,8 @@ import pytest
 from daemon.config import parse_config
 from daemon.mqtt.envelope import out_of_band
 from daemon.round.effects import Alert
+from daemon.security.signing import Keyring, load_private_key
 from daemon.service import TableService
-from daemon.signing import Keyring, load_private_key
 from hil.broker import Mosquitto
 from hil.simulate import simulate
 from tests import schemas

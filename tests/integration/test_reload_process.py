@@ -14,7 +14,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.signing import public_key_text
+from daemon.security.signing import public_key_text
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.process import DaemonProcess, to_toml

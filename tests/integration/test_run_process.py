@@ -13,7 +13,7 @@ from typing import Any
 
 import aiomqtt
 
-from daemon.signing import public_key_text
+from daemon.security.signing import public_key_text
 from hil.broker import Mosquitto
 from hil.ports import PtyPort, TcpPort
 from hil.shoe import ShoeSim

@@ -15,13 +15,13 @@ from typing import Any
 import aiomqtt
 import jsonschema
 
+from daemon.consumers.watch import TableState, Watcher
 from daemon.display.view import Display
 from daemon.mqtt.envelope import out_of_band
 from daemon.mqtt.publisher import BACKLOG_EVERY, BrokerSettings, Publisher
 from daemon.results import iso
-from daemon.signing import Keyring, Signer
+from daemon.security.signing import Keyring, Signer
 from daemon.store.journal import Journal, Publish
-from daemon.watch import TableState, Watcher
 from hil.broker import Mosquitto
 from tests.keys import TABLE_KEY
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from daemon.sdnotify import Notifier
+from daemon.system.sdnotify import Notifier
 from hil.broker import Mosquitto
 from hil.ports import PtyPort, TcpPort
 from hil.process import DaemonProcess

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.signing import public_key_text
+from daemon.security.signing import public_key_text
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "tabled.service"

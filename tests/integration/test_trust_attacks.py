@@ -26,7 +26,7 @@ from typing import Any
 
 import aiomqtt
 
-from daemon.authority import sign_command
+from daemon.security.authority import sign_command
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
 from hil.process import DaemonProcess

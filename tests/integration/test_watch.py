@@ -16,7 +16,7 @@ import paho.mqtt.publish
 import pyte
 import pytest
 
-from daemon.signing import Signer, public_key_text
+from daemon.security.signing import Signer, public_key_text
 from hil.broker import Mosquitto
 from tests.keys import STRANGER_KEY, TABLE_KEY
 from tests.terminal import Terminal

@@ -8,7 +8,7 @@ import json
 import time
 from pathlib import Path
 
-from daemon.authority import sign_command
+from daemon.security.authority import sign_command
 from tests.reliability.harness import sim_table
 
 

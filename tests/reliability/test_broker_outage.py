@@ -14,7 +14,7 @@ import aiomqtt
 import pytest
 
 from daemon.mqtt.publisher import BrokerSettings, Publisher
-from daemon.signing import Keyring, Signer
+from daemon.security.signing import Keyring, Signer
 from daemon.store.journal import Journal, Publish
 from hil.broker import Mosquitto
 from tests.keys import TABLE_KEY

@@ -25,7 +25,7 @@ import aiomqtt
 import jsonschema
 from cryptography.hazmat.primitives import serialization
 
-from daemon.signing import Signer
+from daemon.security.signing import Signer
 from hil.process import to_toml
 from tests.journal_file import read_only
 from tests.poison import corpus

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.authority import sign_command
-from daemon.signing import private_key_pem
+from daemon.security.authority import sign_command
+from daemon.security.signing import private_key_pem
 from daemon.store.journal import Journal, Publish
 from hil.dealer import SimDealer
 from hil.process import to_toml

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.authority import sign_command
-from daemon.cli import main
-from daemon.signing import Signer, load_private_key, public_key_text
+from daemon.cli.main import main
+from daemon.security.authority import sign_command
+from daemon.security.signing import Signer, load_private_key, public_key_text
 from tests.keys import TABLE_KEY, TABLE_KEY_FILE
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from daemon import __version__
-from daemon.cli import _walk, parser
+from daemon.cli.main import _walk, parser
 from daemon.drivers.device import session_ended_line
 
 

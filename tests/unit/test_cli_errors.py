@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.cli import _walk, parser
+from daemon.cli.main import _walk, parser
 from tests.keys import TABLE_KEY_FILE
 
 GONE = "/nonexistent/dir"

@@ -8,8 +8,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.cli import main
-from daemon.signing import public_key_text
+from daemon.cli.main import main
+from daemon.security.signing import public_key_text
 
 
 def _key_text_with_a_slash() -> str:

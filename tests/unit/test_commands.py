@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.commands import (
+from daemon.security.commands import (
     COMMANDS,
     MAX_ECHO,
     MAX_MESSAGE,

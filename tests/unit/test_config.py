@@ -11,8 +11,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.config import ConfigError, broker_nodes, load_config, parse_config
-from daemon.device_url import DeviceUrlError, SerialUrl, SocketUrl, UsbUrl, parse_device_url
-from daemon.signing import key_id, private_key_pem, public_key_text
+from daemon.drivers.device_url import DeviceUrlError, SerialUrl, SocketUrl, UsbUrl, parse_device_url
+from daemon.security.signing import key_id, private_key_pem, public_key_text
 from tests.keys import SUPERVISOR_KEY, TABLE_KEY, TABLE_KEY_FILE, commands, signing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,7 +196,7 @@ def test_credentials_resolve_in_the_credentials_directory(
 
 def test_principals_default_to_every_command() -> None:
     cfg = parse_config(good())
-    from daemon.commands import COMMANDS  # noqa: PLC0415
+    from daemon.security.commands import COMMANDS  # noqa: PLC0415
 
     assert cfg.principals["pit-boss"].allow == frozenset(COMMANDS)
     assert cfg.principals["pit-boss"].key == SUPERVISOR_KEY.public_key()

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from daemon.consumer import accept
+from daemon.consumers.verify import accept
+from daemon.consumers.watch import Watcher
 from daemon.display.view import Display
-from daemon.signing import Keyring, SignatureError, Signer, public_key_text
-from daemon.watch import Watcher
+from daemon.security.signing import Keyring, SignatureError, Signer, public_key_text
 from tests.keys import TABLE_KEY, TABLE_KEYRING
 from tests.poison import as_json_lines, corpus, genuine_foreign
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from daemon.signing import Signer
+from daemon.security.signing import Signer
 from tests.keys import STRANGER_KEY, TABLE_KEY
 from tests.poison import corpus, genuine_foreign
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from daemon.config import parse_config
-from daemon.health import Health
-from daemon.sdnotify import Notifier
 from daemon.service import TableService
+from daemon.system.health import Health
+from daemon.system.sdnotify import Notifier
 from tests.keys import commands, signing
 
 

@@ -1,5 +1,5 @@
 """The daemon's runtime never imports the simulators (hil/): only the command line, which
-composes both, may. Before, daemon/transports.py imported hil.usb_backend for sim= URLs."""
+composes both, may. Before, daemon/drivers/transports.py imported hil.usb_backend for sim= URLs."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from daemon import transports
-from daemon.device_url import parse_device_url
+from daemon.drivers import transports
+from daemon.drivers.device_url import parse_device_url
 from tests.unit.protocols.test_sans_io import imported_modules
 
 ROOT = Path(__file__).resolve().parents[2]
-COMPOSERS = {"daemon/cli.py"}
+COMPOSERS = {"daemon/cli/main.py"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -15,7 +15,7 @@ from typing import IO
 import pytest
 import structlog
 
-from daemon import logs
+from daemon.system import logs
 
 LINE = re.compile(r"^<(\d)>(\{.*\})$")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from daemon.cli import main
+from daemon.cli.main import main
 from daemon.config import ConfigError, parse_config
 from daemon.games import GAMES, tai_sai_open_cover, tiger_baccarat
 from daemon.games.dice_watch import DiceWatchSettings

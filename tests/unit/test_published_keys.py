@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.cli import main
-from daemon.published_keys import PUBLISHED, published
-from daemon.signing import parse_public_key, private_key_pem, public_key_text
+from daemon.cli.main import main
+from daemon.security.published_keys import PUBLISHED, published
+from daemon.security.signing import parse_public_key, private_key_pem, public_key_text
 from tests.keys import STRANGER_KEY, SUPERVISOR_KEY, TABLE_KEY
 
 ROOT = Path(__file__).resolve().parents[2]

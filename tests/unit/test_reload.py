@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from daemon import reload
 from daemon.config import parse_config
 from daemon.games.dice_watch import DiceWatch, DiceWatchSettings
-from daemon.signing import public_key_text
+from daemon.security.signing import public_key_text
 from tests.unit.test_config import good
 
 

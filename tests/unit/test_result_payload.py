@@ -18,7 +18,7 @@ from daemon.games.baccarat import deal
 from daemon.games.cards import RANKS, SUITS, Card
 from daemon.games.tai_sai import Throw
 from daemon.results import RoundContext, baccarat_result, tai_sai_result, void_result
-from daemon.signing import Keyring
+from daemon.security.signing import Keyring
 from daemon.store.journal import Journal
 from tests.keys import TABLE_SIGNER, sealed
 

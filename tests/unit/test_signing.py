@@ -1,4 +1,5 @@
-"""Signatures on published payloads (daemon/signing.py) and on commands (daemon/authority.py)."""
+"""Signatures on published payloads (daemon/security/signing.py) and on commands
+(daemon/security/authority.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from cryptography.hazmat.primitives import serialization
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.authority import CommandAuthority, sign_command
-from daemon.commands import Command, CommandError, parse_command
 from daemon.config import Principal
-from daemon.signing import (
+from daemon.security.authority import CommandAuthority, sign_command
+from daemon.security.commands import Command, CommandError, parse_command
+from daemon.security.signing import (
     KeyFileError,
     Keyring,
     SignatureError,
@@ -105,7 +106,7 @@ R = "bac-07-r1"  # the open round a round-scoped command names
 
 
 def _authority(now: float, allow: frozenset[str] | None = None) -> CommandAuthority:
-    from daemon.commands import COMMANDS  # noqa: PLC0415
+    from daemon.security.commands import COMMANDS  # noqa: PLC0415
 
     boss = Principal("pit-boss", SUPERVISOR_KEY.public_key(), allow or frozenset(COMMANDS))
     return CommandAuthority("bac-07", {"pit-boss": boss}, 120, lambda: now)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.authority import Untrusted
-from daemon.takeover import SessionWatch
+from daemon.mqtt.takeover import SessionWatch
+from daemon.security.authority import Untrusted
 
 
 class Clock:

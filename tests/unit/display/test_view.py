@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from daemon.display.dice import CHI2_DF5_P001, MIN_THROWS_FOR_WATCH, dice_stats
 from daemon.display.view import Display
-from daemon.signing import Signer
+from daemon.security.signing import Signer
 from tests.keys import STRANGER_KEY, TABLE_KEY, TABLE_KEYRING
 
 SIGNER = Signer(TABLE_KEY)

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from daemon.commands import CommandError, check_irregularity, parse_command
 from daemon.games import GAMES, get_game
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Record
 from daemon.round.lifecycle import BETTING
 from daemon.round.recovery import restore
+from daemon.security.commands import CommandError, check_irregularity, parse_command
 from daemon.store.journal import Journal
 from firmware_protocols import shoe as sp
 from tests.unit.round.test_baccarat_table import DECKS, Table, kinds, results

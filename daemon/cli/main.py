@@ -16,8 +16,8 @@ from daemon.games.model import GameRules
 from daemon.games.par_sheet import par_sheet
 from daemon.games.par_text import render_par_sheet
 from daemon.games.registry import SIMULATED
-from daemon.logs import LEVELS as LOG_LEVELS
 from daemon.round.kinds import table_kind
+from daemon.system.logs import LEVELS as LOG_LEVELS
 
 
 def _configured_game(args: argparse.Namespace) -> GameRules[Any]:
@@ -86,9 +86,9 @@ def _cmd_config_check(args: argparse.Namespace) -> int:
     import os  # noqa: PLC0415
     import tomllib  # noqa: PLC0415
 
+    from daemon.cli.doctor import Severity, check_device_node, check_journal, check_libusb  # noqa: PLC0415
     from daemon.config import DEFAULT_BROKER, ConfigError, load_config  # noqa: PLC0415
-    from daemon.device_url import SerialUrl, UsbUrl  # noqa: PLC0415
-    from daemon.doctor import Severity, check_device_node, check_journal, check_libusb  # noqa: PLC0415
+    from daemon.drivers.device_url import SerialUrl, UsbUrl  # noqa: PLC0415
 
     if args.credentials:
         os.environ["CREDENTIALS_DIRECTORY"] = args.credentials
@@ -129,9 +129,9 @@ def _cmd_config_check(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
 
-    from daemon import logs  # noqa: PLC0415
     from daemon.config import ConfigError, load_config  # noqa: PLC0415
     from daemon.store.journal import JournalError  # noqa: PLC0415
+    from daemon.system import logs  # noqa: PLC0415
 
     try:
         cfg = load_config(args.config)
@@ -157,7 +157,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _compose_simulators() -> None:
     """The command line composes the daemon with the HIL simulators: a shuffler URL with
     sim= reaches the simulator through this pyusb backend. The runtime never imports hil."""
-    from daemon.transports import use_sim_usb_backend  # noqa: PLC0415
+    from daemon.drivers.transports import use_sim_usb_backend  # noqa: PLC0415
     from hil.usb_backend import sim_backend  # noqa: PLC0415
 
     use_sim_usb_backend(sim_backend)
@@ -174,10 +174,10 @@ async def _when_there_is_room(cfg: Any, notifier: Any) -> Any:
     Anything else that stops the journal from opening still raises."""
     import asyncio  # noqa: PLC0415
 
-    from daemon import logs  # noqa: PLC0415
     from daemon.service import TableService  # noqa: PLC0415
     from daemon.store.journal import JournalError  # noqa: PLC0415
     from daemon.store.space import disk_full, has_room  # noqa: PLC0415
+    from daemon.system import logs  # noqa: PLC0415
 
     said = False
     while True:
@@ -211,8 +211,8 @@ async def _serve(cfg: Any, args: argparse.Namespace) -> int:
     import logging  # noqa: PLC0415
     import signal  # noqa: PLC0415
 
-    from daemon.health import Health  # noqa: PLC0415
-    from daemon.sdnotify import Notifier  # noqa: PLC0415
+    from daemon.system.health import Health  # noqa: PLC0415
+    from daemon.system.sdnotify import Notifier  # noqa: PLC0415
 
     notifier = Notifier()
     service = await _when_there_is_room(cfg, notifier)
@@ -227,7 +227,7 @@ async def _serve(cfg: Any, args: argparse.Namespace) -> int:
     task = asyncio.create_task(service.run())
     scraped = None
     if cfg.metrics_listen is not None:
-        from daemon import metrics_server  # noqa: PLC0415
+        from daemon.system import metrics_server  # noqa: PLC0415
 
         scraped = asyncio.create_task(metrics_server.serve(service.metrics.registry,
                                                            *cfg.metrics_listen))
@@ -258,8 +258,8 @@ async def _serve(cfg: Any, args: argparse.Namespace) -> int:
 def _reload(service: Any, health: Any, args: argparse.Namespace) -> None:
     """SIGHUP (systemctl reload): the config read again and applied where it may change
     mid-round (daemon/reload.py), on the event loop, between two inputs."""
-    from daemon import logs  # noqa: PLC0415
     from daemon.config import ConfigError, load_config  # noqa: PLC0415
+    from daemon.system import logs  # noqa: PLC0415
 
     # Under systemd, the unit shows "reloading" until READY=1 (once it was ready at all).
     if health.ready_sent:
@@ -272,7 +272,7 @@ def _reload(service: Any, health: Any, args: argparse.Namespace) -> None:
         if not service.reconfigure(new).refused:
             logs.set_level(new.log_level or args.log_level)
     if health.ready_sent:
-        health.notifier.send("READY=1")  # STATUS stays the table's (daemon/health.py)
+        health.notifier.send("READY=1")  # STATUS stays the table's (daemon/system/health.py)
 
 
 def _cmd_keys_generate(args: argparse.Namespace) -> int:
@@ -283,7 +283,7 @@ def _cmd_keys_generate(args: argparse.Namespace) -> int:
         Ed25519PrivateKey,
     )
 
-    from daemon.signing import key_id, private_key_pem, public_key_text  # noqa: PLC0415
+    from daemon.security.signing import key_id, private_key_pem, public_key_text  # noqa: PLC0415
 
     private, public = Path(args.out + ".pem"), Path(args.out + ".pub")
     for p in (private, public):
@@ -323,7 +323,7 @@ def _read_payloads(source: str) -> list[tuple[int, str, bytes]]:
 def _json_object(raw: bytes) -> dict[str, Any]:
     """A command as the Pit sent it (any JSON text: its signature covers the object);
     SignatureError for bytes that are not a JSON object, whatever they are."""
-    from daemon.signing import SignatureError, shown  # noqa: PLC0415
+    from daemon.security.signing import SignatureError, shown  # noqa: PLC0415
 
     try:
         body = json.loads(raw)
@@ -350,10 +350,9 @@ def _topic_table(parts: list[str], topics: tuple[str, ...]) -> str | None:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from pathlib import Path  # noqa: PLC0415
 
-    from daemon.authority import command_prefix  # noqa: PLC0415
-    from daemon.consumer import accept  # noqa: PLC0415
-    from daemon.service import TOPICS  # noqa: PLC0415
-    from daemon.signing import (  # noqa: PLC0415
+    from daemon.consumers.verify import accept  # noqa: PLC0415
+    from daemon.security.authority import command_prefix  # noqa: PLC0415
+    from daemon.security.signing import (  # noqa: PLC0415
         COMMAND,
         KeyFileError,
         Keyring,
@@ -364,6 +363,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         require_canonical,
         shown,
     )
+    from daemon.service import TOPICS  # noqa: PLC0415
 
     try:
         ring = Keyring.of(load_public_key(Path(k)) for k in args.key)
@@ -434,9 +434,9 @@ def _cmd_command_sign(args: argparse.Namespace) -> int:
     import uuid  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
-    from daemon.authority import sign_command  # noqa: PLC0415
-    from daemon.commands import COMMANDS, CommandError, parse_command, round_scoped  # noqa: PLC0415
-    from daemon.signing import KeyFileError, load_private_key  # noqa: PLC0415
+    from daemon.security.authority import sign_command  # noqa: PLC0415
+    from daemon.security.commands import COMMANDS, CommandError, parse_command, round_scoped  # noqa: PLC0415
+    from daemon.security.signing import KeyFileError, load_private_key  # noqa: PLC0415
 
     _check_table_id("--table", args.table)
     if args.name in COMMANDS and round_scoped(args.name) and not args.round:
@@ -473,9 +473,17 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     import os  # noqa: PLC0415
     import tomllib  # noqa: PLC0415
 
-    from daemon import logs  # noqa: PLC0415
+    from daemon.cli.doctor import (  # noqa: PLC0415
+        Severity,
+        check_clock,
+        check_libusb,
+        clock_state,
+        examine,
+        fail,
+        ok,
+    )
     from daemon.config import ConfigError, load_config  # noqa: PLC0415
-    from daemon.doctor import Severity, check_clock, check_libusb, clock_state, examine, fail, ok  # noqa: PLC0415
+    from daemon.system import logs  # noqa: PLC0415
 
     if args.credentials:
         os.environ["CREDENTIALS_DIRECTORY"] = args.credentials
@@ -509,8 +517,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     import ssl  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
-    from daemon.signing import KeyFileError, Keyring, load_public_key, parse_public_key  # noqa: PLC0415
-    from daemon.watch_view import WatchBroker, watch  # noqa: PLC0415
+    from daemon.consumers.watch_view import WatchBroker, watch  # noqa: PLC0415
+    from daemon.security.signing import KeyFileError, Keyring, load_public_key, parse_public_key  # noqa: PLC0415
 
     host, port, tls = broker_url(args.broker, tls_allowed=True)
     keys = []
@@ -595,8 +603,8 @@ def _reachable(host: str, port: int) -> None:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
 
-    from daemon import logs  # noqa: PLC0415
     from daemon.games import get_game as game_of  # noqa: PLC0415
+    from daemon.system import logs  # noqa: PLC0415
     from hil.simulate import BrokerGoneError, TableStuckError, simulate  # noqa: PLC0415
 
     game = game_of(args.game)
@@ -653,7 +661,7 @@ DESCRIPTION = ("tabled: the table-side controller for casino table games. It run
 
 
 def _cmd_completion(args: argparse.Namespace) -> int:
-    from daemon.completion import bash  # noqa: PLC0415
+    from daemon.cli.completion import bash  # noqa: PLC0415
 
     sys.stdout.write(bash(parser()))
     return 0
@@ -789,7 +797,7 @@ def _add_display_command(sub: Any) -> None:
 
 
 def _add_principals_command(sub: Any) -> None:
-    from daemon.principals import add_parser  # noqa: PLC0415 - webauthn, only for it
+    from daemon.security.principals import add_parser  # noqa: PLC0415 - webauthn, only for it
 
     add_parser(sub)
 

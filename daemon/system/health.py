@@ -18,7 +18,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from daemon.sdnotify import Notifier
+from daemon.system.sdnotify import Notifier
 
 if TYPE_CHECKING:
     from daemon.service import TableService

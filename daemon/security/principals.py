@@ -18,10 +18,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from daemon.commands import COMMANDS
 from daemon.config import ConfigError, TableConfig, load_config, parse_config
-from daemon.passkeys import enrol
-from daemon.signing import key_id
+from daemon.security.commands import COMMANDS
+from daemon.security.passkeys import enrol
+from daemon.security.signing import key_id
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 RELOAD = "apply it with: systemctl reload tabled"

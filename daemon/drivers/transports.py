@@ -18,7 +18,7 @@ import serial_asyncio_fast
 import usb.core
 import usb.util
 
-from daemon.device_url import DeviceUrl, SerialUrl, SocketUrl, UsbUrl
+from daemon.drivers.device_url import DeviceUrl, SerialUrl, SocketUrl, UsbUrl
 from daemon.errors import TabledError
 from firmware_protocols.shuffler import EP_IN, EP_OUT
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.signing import Keyring, SignatureError, parse_object, require_canonical, shown
+from daemon.security.signing import Keyring, SignatureError, parse_object, require_canonical, shown
 
 
 def accept(raw: bytes, table: str, keyring: Keyring) -> dict[str, Any]:

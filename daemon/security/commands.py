@@ -1,7 +1,7 @@
 """Commands in: ``{prefix}/{table}/cmd/{name}`` with a JSON object payload.
 
 Every command carries an ``id`` (echoed in the reply), an ``issued_at`` time and a
-``sig`` by a configured principal (``daemon/authority.py``). Parsing never raises
+``sig`` by a configured principal (``daemon/security/authority.py``). Parsing never raises
 anything but CommandError, whose ``code`` and message say exactly what is wrong; the
 caller replies with it and changes nothing.
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from daemon.errors import TabledError
 from daemon.games.model import GameRules
-from daemon.signing import signable
+from daemon.security.signing import signable
 
 MAX_PAYLOAD = 4096
 # An oversized command is still read this far, to echo its id in the refusal.

@@ -12,13 +12,13 @@ A command is accepted when:
   command name and the payload (so it cannot be replayed at another table or as another
   command): an Ed25519 signature, or a WebAuthn assertion whose challenge is the SHA-256
   of those same bytes, from an enrolled security key with its sign count gone up
-  (``daemon/passkeys.py``);
+  (``daemon/security/passkeys.py``);
 - that principal is allowed this command;
 - its ``issued_at`` is within ``max_age`` seconds of the table's clock, either way;
 - its ``id`` has not been used before (a replay): every command that passes the checks
   above is journalled with its outcome, accepted or refused, and those ids are reloaded
   at start, so a command refused once can never be carried out later, not even after a
-  restart. A round-scoped command also names its round (``daemon/commands.py``).
+  restart. A round-scoped command also names its round (``daemon/security/commands.py``).
 
 What fails before that is unauthenticated: anyone on the broker can send it. It is
 counted (``Untrusted``), never journalled row by row, and its replies and alerts are
@@ -35,12 +35,12 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon import passkeys
-from daemon.commands import Command, CommandError
 from daemon.config import Principal
-from daemon.passkeys import RelyingParty
 from daemon.results import iso
-from daemon.signing import COMMAND, Keyring, SignatureError, Signer, key_id, shown
+from daemon.security import passkeys
+from daemon.security.commands import Command, CommandError
+from daemon.security.passkeys import RelyingParty
+from daemon.security.signing import COMMAND, Keyring, SignatureError, Signer, key_id, shown
 from daemon.store.journal import JournalRecord
 
 # Journal kinds of a command that passed authentication: carried out, or refused.

@@ -28,9 +28,9 @@ from typing import Any
 import aiomqtt
 
 from daemon.config import TableConfig, broker_nodes, resolve_path
-from daemon.device_url import SerialUrl, UsbUrl
 from daemon.drivers.device import DeviceDriver, DeviceState, DeviceStatus
-from daemon.published_keys import published
+from daemon.drivers.device_url import SerialUrl, UsbUrl
+from daemon.security.published_keys import published
 
 SERVICE_USER = "tabled"
 MIN_FREE = 50 * 2**20  # below this the journal is about to fail: FAIL

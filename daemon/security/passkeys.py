@@ -5,7 +5,7 @@ file on a laptop. The table verifies that assertion itself, so the page's server
 relays bytes it cannot forge or alter.
 
 The challenge the authenticator signs is the SHA-256 of exactly the bytes an Ed25519
-command signature covers (``daemon/authority.py``): the command domain, the table id,
+command signature covers (``daemon/security/authority.py``): the command domain, the table id,
 the command name and the canonical payload without ``sig`` (id, issued_at, round, hold,
 arguments). A changed byte anywhere changes the challenge, and the client data the
 authenticator signed no longer matches it.
@@ -36,7 +36,7 @@ from webauthn.helpers import (
 )
 from webauthn.helpers.exceptions import WebAuthnException
 
-from daemon.signing import SignatureError, canonical, shown
+from daemon.security.signing import SignatureError, canonical, shown
 
 ALG = "WebAuthn"
 SIG_FIELDS = ("cred", "authenticator_data", "client_data", "signature")

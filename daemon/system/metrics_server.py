@@ -1,7 +1,7 @@
 """``GET /metrics`` for Prometheus, on the event loop (asyncio), from a registry.
 
 Served on the loop, not by prometheus_client's own threaded server: the figures read at
-scrape time (daemon/metrics.py) are the service's live state, which only the loop may
+scrape time (daemon/system/metrics.py) are the service's live state, which only the loop may
 touch. One short request per connection, within a deadline, like the display's server;
 anything but ``GET /metrics`` is a 404.
 """

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from daemon.signing import key_id, parse_public_key
+from daemon.security.signing import key_id, parse_public_key
 
 # base64 of the raw public key -> where its private half was published
 PUBLISHED = {

@@ -1,7 +1,7 @@
 """`tabled watch`: a live terminal view of one or more tables, drawn with rich.
 
 It subscribes to ``{prefix}/{table}/#`` (or every table under the prefix), verifies each
-payload with the trusted keys before it changes anything (daemon/watch.py), and redraws:
+payload with the trusted keys before it changes anything (daemon/consumers/watch.py), and redraws:
 per table its status, devices, the round under way card by card or die by die, recent
 results (corrections applied), alerts, and duplicates and gaps by (journal_id, msg_seq).
 """
@@ -19,8 +19,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from daemon.signing import Keyring
-from daemon.watch import TableState, Watcher, result_header, result_line
+from daemon.consumers.watch import TableState, Watcher, result_header, result_line
+from daemon.security.signing import Keyring
 
 DEVICE_STYLE = {"ready": "green", "connecting": "yellow", "handshaking": "yellow",
                 "lost": "bold red", "incompatible": "bold red"}

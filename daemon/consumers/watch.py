@@ -1,7 +1,7 @@
 """What a table is doing, as its signed MQTT payloads tell it: the model behind
 ``tabled watch`` and the view of ``tabled simulate``. No I/O here.
 
-Every payload is checked as the contract says (``daemon.consumer.accept``: the canonical
+Every payload is checked as the contract says (``daemon.consumers.verify.accept``: the canonical
 bytes, a trusted signature, the table of its topic) before it changes anything; one that
 is refused is only counted (with its reason), never shown. Fields this model does not
 know are ignored, so a newer table's payloads (more fields) still show.
@@ -19,10 +19,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from daemon.consumer import accept
+from daemon.consumers.verify import accept
 from daemon.display.catchup import CatchUp
 from daemon.display.corrections import apply_corrections
-from daemon.signing import Keyring, SignatureError, shown
+from daemon.security.signing import Keyring, SignatureError, shown
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 WIDTH = 100  # columns a line may take

@@ -1,0 +1,1 @@
+"""The tabled command line and its tools."""

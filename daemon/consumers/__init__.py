@@ -1,0 +1,1 @@
+"""The consumer side: what every reader of a table's topics does."""

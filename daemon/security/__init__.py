@@ -1,0 +1,1 @@
+"""Who may command a table, and the signatures on everything it publishes."""

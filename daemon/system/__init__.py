@@ -1,0 +1,1 @@
+"""System glue: systemd notification, logs, health and metrics."""
