@@ -39,9 +39,9 @@ from daemon import passkeys
 from daemon.commands import Command, CommandError
 from daemon.config import Principal
 from daemon.passkeys import RelyingParty
-from daemon.results import iso
 from daemon.signing import COMMAND, Keyring, SignatureError, Signer, key_id, shown
 from daemon.store.journal import JournalRecord
+from daemon.timestamps import iso
 
 # Journal kinds of a command that passed authentication: carried out, or refused.
 ACCEPTED, REFUSED = "command", "command_refused"

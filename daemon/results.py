@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from daemon.games.baccarat import Deal, coup_of
@@ -20,6 +19,7 @@ from daemon.games.outcome import BetResult, Result
 from daemon.games.settle import settle_coup, settle_throw
 from daemon.games.tai_sai import Throw
 from daemon.mqtt.envelope import schema_id
+from daemon.timestamps import iso
 
 SCHEMA_ID = schema_id("result")
 CORRECTION_SCHEMA_ID = schema_id("correction")
@@ -38,13 +38,6 @@ class RoundContext:
     shuffle_id: int | None
     opened_at: float
     closed_at: float | None
-
-
-def iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace(
-        "+00:00", "Z")
 
 
 def _base(ctx: RoundContext, status: str, settled_at: float) -> dict[str, Any]:
