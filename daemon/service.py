@@ -42,6 +42,7 @@ from daemon.mqtt import card_event, last_seen, replay
 from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
+from daemon.mqtt.wire import event, results_payload
 from daemon.round import checkpoint
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import (
@@ -478,8 +479,7 @@ class TableService:
 
     def _event(self, kind: str, body: Mapping[str, Any], round_id: str | None
                ) -> dict[str, Any]:
-        return stamp({"type": "event", "event": kind, "round_id": round_id,
-                      "at": iso(self.clock()), **body}, self.cfg.table_id)
+        return event.payload(kind, body, round_id, self.clock(), self.cfg.table_id)
 
     # -- applying effects ---------------------------------------------------------------
 
@@ -622,7 +622,8 @@ class TableService:
             self.metrics.alerts.labels(e.code).inc()
             log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
         elif isinstance(e, RoundResult):
-            final = self.journal.record_result(e.round_id, e.payload, self.topics["results"])
+            final = self.journal.record_result(e.round_id, results_payload(e.facts),
+                                               self.topics["results"])
             self.metrics.result(str(final["status"]))
             slog.info("result", seq=final["seq"], status=final["status"],
                       winner=final.get("winner"), total=final.get("total"))
