@@ -124,7 +124,7 @@ def folded(facts: RoundFacts | CorrectionFacts) -> dict[str, Any]:
     journal's own record format to carry (tests/unit/test_wire_rename.py shows it).
     """
     if isinstance(facts, CorrectionFacts):
-        return {"status": facts.status, "corrects": facts.corrects}
+        return {"corrects": facts.corrects}
     dice = facts.dice
     return {"status": facts.status} | ({} if dice is None else {"dice": list(dice)})
 
