@@ -38,11 +38,10 @@ from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState
 from daemon.drivers.seen import META_PREFIX, Mark, Seen
 from daemon.games import get_game
 from daemon.metrics import TableMetrics
-from daemon.mqtt import card_event, last_seen, replay
+from daemon.mqtt import card_event, last_seen, replay, wire
 from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
-from daemon.mqtt.wire import event, results_payload
 from daemon.round import checkpoint
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import (
@@ -315,9 +314,9 @@ class TableService:
         return [(self.topics["snapshot"], self._snapshot())]
 
     def _snapshot(self) -> dict[str, Any]:
-        return out_of_band({**self.view.body(self.table.state), "at": iso(self.clock()),
-                            "first_msg_seq": self.journal.first_msg_seq()},
-                           self.cfg.table_id, self.journal.journal_id)
+        return wire.snapshot.payload(self.view, self.table.state, self.clock(),
+                                     self.journal.first_msg_seq(), self.cfg.table_id,
+                                     self.journal.journal_id)
 
     async def _keep_snapshot(self, every: float = SNAPSHOT_EVERY) -> None:
         """The retained snapshot, at most every ``every`` seconds while things change."""
@@ -479,7 +478,7 @@ class TableService:
 
     def _event(self, kind: str, body: Mapping[str, Any], round_id: str | None
                ) -> dict[str, Any]:
-        return event.payload(kind, body, round_id, self.clock(), self.cfg.table_id)
+        return wire.event.payload(kind, body, round_id, self.clock(), self.cfg.table_id)
 
     # -- applying effects ---------------------------------------------------------------
 
@@ -622,7 +621,7 @@ class TableService:
             self.metrics.alerts.labels(e.code).inc()
             log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
         elif isinstance(e, RoundResult):
-            final = self.journal.record_result(e.round_id, results_payload(e.facts),
+            final = self.journal.record_result(e.round_id, wire.results_payload(e.facts),
                                                self.topics["results"])
             self.metrics.result(str(final["status"]))
             slog.info("result", seq=final["seq"], status=final["status"],

@@ -8,7 +8,8 @@ wire field; the service journals and publishes what these modules make of them.
 
 - ``result.py``: a round's result (``result.schema.json``);
 - ``correction.py``: the Pit's correction of a published round (``correction.schema.json``);
-- ``event.py``: what happens at the table (``event.schema.json``).
+- ``event.py``: what happens at the table (``event.schema.json``);
+- ``snapshot.py``: the retained snapshot (``snapshot.schema.json``).
 
 The envelope every payload shares (``journal_id``, ``msg_seq``, ``sig``) is added later,
 by the journal and the publisher (``daemon/mqtt/envelope.py``).
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from daemon.mqtt.wire import correction, result
+from daemon.mqtt.wire import correction, event, result, snapshot
 from daemon.results import CorrectionFacts, RoundFacts
+
+__all__ = ["correction", "event", "result", "results_payload", "snapshot"]
 
 
 def results_payload(facts: RoundFacts | CorrectionFacts) -> dict[str, Any]:
