@@ -38,7 +38,7 @@ from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState
 from daemon.drivers.seen import META_PREFIX, Mark, Seen
 from daemon.games import get_game
 from daemon.metrics import TableMetrics
-from daemon.mqtt import card_event, last_seen, replay, wire
+from daemon.mqtt import last_seen, replay, wire
 from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
@@ -506,7 +506,7 @@ class TableService:
     def _record(self, effects: list[Effect]) -> list[DeviceCommand]:
         """Journal the effects (inside the caller's batch); the device commands to send
         once that batch is committed."""
-        events = card_event.plan(effects)
+        events = wire.event.plan(effects)
         for i, e in enumerate(effects):
             round_id = getattr(e, "round_id", None)
             with structlog.contextvars.bound_contextvars(round_id=round_id):
@@ -605,7 +605,7 @@ class TableService:
             self.view = TableView.loads(self.journal.get_meta("snapshot"))
             self.apply(restore(self.table, records))
 
-    def _apply_one(self, e: Effect, event: card_event.Published = None) -> None:
+    def _apply_one(self, e: Effect, event: wire.event.Published = None) -> None:
         if isinstance(e, Record):
             # Journalled as recorded; published as planned (one event per card).
             self.journal.append(e.kind, e.body, round_id=e.round_id, publish=() if event

@@ -8,7 +8,7 @@ wire field; the service journals and publishes what these modules make of them.
 
 - ``result.py``: a round's result (``result.schema.json``);
 - ``correction.py``: the Pit's correction of a published round (``correction.schema.json``);
-- ``event.py``: what happens at the table (``event.schema.json``);
+- ``event.py``: what happens at the table, one event per card (``event.schema.json``);
 - ``snapshot.py``: the retained snapshot (``snapshot.schema.json``).
 
 The envelope every payload shares (``journal_id``, ``msg_seq``, ``sig``) is added later,
