@@ -1,28 +1,26 @@
-"""The published round result, built from the rules engine's settlement.
+"""A round's result as the round core decides it: typed facts, no wire names.
 
-One shape for every game (schema ``daemon/mqtt/schemas/result.schema.json``):
-identification, status, the game-specific outcome, and every offered bet's result.
-A void round carries ``void_reason`` (code and clause) and returns every bet. The
-journal adds ``round_id`` and ``seq`` when it records the result, and ``journal_id`` and
-``msg_seq`` when it seals it (``daemon/mqtt/envelope.py``).
+The rules engine settles the round; this gathers what the table knows of it (its
+context, the outcome, every offered bet's result, a void's reason) into frozen
+dataclasses. What they are published as -- field names, ``type``, ``schema``, ISO
+timestamps -- is the wire layer's (``daemon/mqtt/wire/``, one module per contract
+schema); the service journals and publishes that payload. A void round returns every
+bet under its game's clause; a correction voids a round already published.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
-from daemon.games.baccarat import Deal, coup_of
+from daemon.games.baccarat import Deal, DealtCard, coup_of
 from daemon.games.model import GameRules, Irregularity
 from daemon.games.outcome import BetResult, Result
 from daemon.games.settle import settle_coup, settle_throw
 from daemon.games.tai_sai import Throw
-from daemon.mqtt.envelope import schema_id
 
-SCHEMA_ID = schema_id("result")
-CORRECTION_SCHEMA_ID = schema_id("correction")
+VALID, VOID = "valid", "void"
 
 
 @dataclass(frozen=True)
@@ -36,69 +34,129 @@ class RoundContext:
     closed_at: float | None
 
 
-def iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace(
-        "+00:00", "Z")
+@dataclass(frozen=True)
+class VoidReason:
+    """Why a round is void: the irregularity (its code, clause and text) and what was seen."""
+
+    irregularity: Irregularity
+    detail: str
 
 
-def _base(ctx: RoundContext, status: str, settled_at: float) -> dict[str, Any]:
-    return {
-        "type": "result", "schema": SCHEMA_ID, "table": ctx.table, "game": ctx.game.id,
-        "layout": ctx.layout, "shoe_id": ctx.shoe_id, "shuffle_id": ctx.shuffle_id,
-        "status": status, "opened_at": iso(ctx.opened_at), "closed_at": iso(ctx.closed_at),
-        "settled_at": iso(settled_at),
-        # The table's reading of text that reads two ways (D2): a consumer can tell which.
-        "rules": ctx.game.readings(),
-    }
+@dataclass(frozen=True)
+class CoupOutcome:
+    """A baccarat round settled on its cards."""
+
+    cards: tuple[DealtCard, ...]
+    player_total: int
+    banker_total: int
+    natural: bool
+    winner: str
 
 
-def _bets(results: Sequence[BetResult]) -> list[dict[str, Any]]:
-    return [r.as_dict() for r in results]
+@dataclass(frozen=True)
+class ThrowOutcome:
+    """A Tai Sai round settled on its dice."""
+
+    dice: tuple[int, ...]
+    tumbles: int
+    flat: tuple[bool, ...]
+    total: int
+
+
+@dataclass(frozen=True)
+class VoidOutcome:
+    """A void round: its reason, and the cards or dice seen before it was voided."""
+
+    reason: VoidReason
+    cards: tuple[DealtCard, ...] | None = None
+    dice: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class RoundFacts:
+    """One round's result."""
+
+    ctx: RoundContext
+    outcome: CoupOutcome | ThrowOutcome | VoidOutcome
+    bets: tuple[BetResult, ...]
+    settled_at: float
+
+    @property
+    def status(self) -> str:
+        return VOID if isinstance(self.outcome, VoidOutcome) else VALID
+
+    @property
+    def dice(self) -> tuple[int, ...] | None:
+        return None if isinstance(self.outcome, CoupOutcome) else self.outcome.dice
+
+
+@dataclass(frozen=True)
+class CorrectionFacts:
+    """The Pit voids a round already published (e.g. Tai Sai 5.6, damaged dice): the
+    original stays in the journal; this names the round it voids."""
+
+    table: str
+    game: GameRules[Any]
+    layout: str
+    corrects: str
+    reason: VoidReason
+    by: str
+    bets: tuple[BetResult, ...]
+    settled_at: float
+
+    @property
+    def status(self) -> str:
+        return VOID
+
+
+def folded(facts: RoundFacts | CorrectionFacts) -> dict[str, Any]:
+    """What the table's fold reads of a result's journal record, as that record names it.
+
+    The journal's result record is, for now, the published payload (the wire layer
+    writes it), and a restart folds it from there: so the fold reads it by those names
+    (``status``; ``corrects`` for a correction; ``dice``), and a live fold is given the
+    same. These three are the only names the journal's result record shares with the
+    round core; renaming one on the wire changes what old journals hold, which is the
+    journal's own record format to carry (tests/unit/test_wire_rename.py shows it).
+    """
+    if isinstance(facts, CorrectionFacts):
+        return {"corrects": facts.corrects}
+    dice = facts.dice
+    return {"status": facts.status} | ({} if dice is None else {"dice": list(dice)})
 
 
 def baccarat_result(ctx: RoundContext, deal: Deal, settled_at: float, *,
                     squeeze_waiver: bool = False, insurance_offered: bool = True,
-                    late_windows: frozenset[str] = frozenset()) -> dict[str, Any]:
+                    late_windows: frozenset[str] = frozenset()) -> RoundFacts:
     coup = coup_of([d.card for d in deal.cards])
-    out = _base(ctx, "valid", settled_at)
-    out.update({
-        "cards": [d.as_dict() for d in deal.cards],
-        "player_total": coup.player_total, "banker_total": coup.banker_total,
-        "natural": coup.natural, "winner": coup.winner,
-        "bets": _bets(settle_coup(ctx.game, ctx.layout, coup, squeeze_waiver=squeeze_waiver,
-                                  insurance_offered=insurance_offered,
-                                  late_windows=late_windows)),
-    })
-    return out
+    outcome = CoupOutcome(deal.cards, coup.player_total, coup.banker_total, coup.natural,
+                          coup.winner)
+    return RoundFacts(ctx, outcome, tuple(settle_coup(
+        ctx.game, ctx.layout, coup, squeeze_waiver=squeeze_waiver,
+        insurance_offered=insurance_offered, late_windows=late_windows)), settled_at)
 
 
 def tai_sai_result(ctx: RoundContext, throw: Throw, tumbles: int, flat: Sequence[bool],
-                   settled_at: float) -> dict[str, Any]:
-    out = _base(ctx, "valid", settled_at)
-    out.update({
-        "dice": list(throw.dice), "tumbles": tumbles, "flat": list(flat), "total": throw.total,
-        "bets": _bets(settle_throw(ctx.game, ctx.layout, throw)),
-    })
-    return out
+                   settled_at: float) -> RoundFacts:
+    outcome = ThrowOutcome(tuple(throw.dice), tumbles, tuple(flat), throw.total)
+    return RoundFacts(ctx, outcome, tuple(settle_throw(ctx.game, ctx.layout, throw)),
+                      settled_at)
 
 
 def void_result(ctx: RoundContext, reason: Irregularity, settled_at: float, *,
                 detail: str = "", deal: Deal | None = None,
-                dice: Sequence[int] | None = None) -> dict[str, Any]:
+                dice: Sequence[int] | None = None) -> RoundFacts:
     """Tiger Buffalo 5.16 / Tai Sai 5.12: a void round returns every bet."""
-    out = _base(ctx, "void", settled_at)
-    out["void_reason"] = {"code": reason.code, "clause": reason.clause,
-                          "text": reason.summary, "detail": detail}
-    if deal is not None:
-        out["cards"] = [d.as_dict() for d in deal.cards]
-    if dice is not None:
-        out["dice"] = list(dice)
-    clause = ctx.game.void_returns()
-    out["bets"] = [BetResult(name, Result.PUSH, None, "returned: the round is void", clause)
-                   .as_dict() for name in ctx.game.offered_names(ctx.layout)]
-    return out
+    outcome = VoidOutcome(VoidReason(reason, detail), None if deal is None else deal.cards,
+                          None if dice is None else tuple(dice))
+    return RoundFacts(ctx, outcome, _returned(ctx.game, ctx.layout), settled_at)
+
+
+def _returned(game: GameRules[Any], layout: str) -> tuple[BetResult, ...]:
+    """Every offered bet, returned under the game's clause for a void round."""
+    clause = game.void_returns()
+    return tuple(BetResult(name, Result.PUSH, None, "returned: the round is void", clause)
+                 for name in game.offered_names(layout))
 
 
 def correction_round_id(round_id: str) -> str:
@@ -108,17 +166,7 @@ def correction_round_id(round_id: str) -> str:
 
 def correction_result(table: str, game: GameRules[Any], layout: str, corrects: str,
                       reason: Irregularity, detail: str, by: str, settled_at: float
-                      ) -> dict[str, Any]:
-    """The Pit voids a round already published (e.g. Tai Sai 5.6, damaged dice): a new
-    message on ``results`` naming the round it voids; the original stays in the journal."""
-    clause = game.void_returns()
-    return {
-        "type": "correction", "schema": CORRECTION_SCHEMA_ID, "table": table,
-        "game": game.id, "layout": layout, "corrects": corrects, "status": "void",
-        "void_reason": {"code": reason.code, "clause": reason.clause, "text": reason.summary,
-                        "detail": detail},
-        "by": by,
-        "bets": [BetResult(name, Result.PUSH, None, "returned: the round is void", clause)
-                 .as_dict() for name in game.offered_names(layout)],
-        "settled_at": iso(settled_at),
-    }
+                      ) -> CorrectionFacts:
+    """The Pit voids a round already published: every bet of it returned."""
+    return CorrectionFacts(table, game, layout, corrects, VoidReason(reason, detail), by,
+                           _returned(game, layout), settled_at)

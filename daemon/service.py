@@ -28,12 +28,11 @@ from daemon.drivers.command_outcome import Outcome, Verdict, deliver, reason
 from daemon.drivers.device import DeviceDriver, DeviceNotReadyError, DeviceState, DeviceStatus
 from daemon.drivers.seen import META_PREFIX, Mark, Seen
 from daemon.games import get_game
-from daemon.mqtt import card_event, last_seen, replay
+from daemon.mqtt import last_seen, replay, wire
 from daemon.mqtt.envelope import out_of_band, stamp
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
 from daemon.mqtt.takeover import SessionWatch
-from daemon.results import iso
 from daemon.round import checkpoint
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import (
@@ -62,6 +61,7 @@ from daemon.store import identity
 from daemon.store.identity import Identity, JournalIdentityError
 from daemon.store.journal import RECORDS_MIN_AGE, Journal, JournalError, Publish
 from daemon.system.metrics import TableMetrics
+from daemon.timestamps import iso
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import CommandResult, DeviceKind
 from firmware_protocols.wire import Catalogue, Message
@@ -310,9 +310,9 @@ class TableService:
         return [(self.topics["snapshot"], self._snapshot())]
 
     def _snapshot(self) -> dict[str, Any]:
-        return out_of_band({**self.view.body(self.table.state), "at": iso(self.clock()),
-                            "first_msg_seq": self.journal.first_msg_seq()},
-                           self.cfg.table_id, self.journal.journal_id)
+        return wire.snapshot.payload(self.view, self.table.state, self.clock(),
+                                     self.journal.first_msg_seq(), self.cfg.table_id,
+                                     self.journal.journal_id)
 
     async def _keep_snapshot(self, every: float = SNAPSHOT_EVERY) -> None:
         """The retained snapshot, at most every ``every`` seconds while things change."""
@@ -474,8 +474,7 @@ class TableService:
 
     def _event(self, kind: str, body: Mapping[str, Any], round_id: str | None
                ) -> dict[str, Any]:
-        return stamp({"type": "event", "event": kind, "round_id": round_id,
-                      "at": iso(self.clock()), **body}, self.cfg.table_id)
+        return wire.event.payload(kind, body, round_id, self.clock(), self.cfg.table_id)
 
     # -- applying effects ---------------------------------------------------------------
 
@@ -503,7 +502,7 @@ class TableService:
     def _record(self, effects: list[Effect]) -> list[DeviceCommand]:
         """Journal the effects (inside the caller's batch); the device commands to send
         once that batch is committed."""
-        events = card_event.plan(effects)
+        events = wire.event.plan(effects)
         for i, e in enumerate(effects):
             round_id = getattr(e, "round_id", None)
             with structlog.contextvars.bound_contextvars(round_id=round_id):
@@ -602,7 +601,7 @@ class TableService:
             self.view = TableView.loads(self.journal.get_meta("snapshot"))
             self.apply(restore(self.table, records))
 
-    def _apply_one(self, e: Effect, event: card_event.Published = None) -> None:
+    def _apply_one(self, e: Effect, event: wire.event.Published = None) -> None:
         if isinstance(e, Record):
             # Journalled as recorded; published as planned (one event per card).
             self.journal.append(e.kind, e.body, round_id=e.round_id, publish=() if event
@@ -618,7 +617,8 @@ class TableService:
             self.metrics.alerts.labels(e.code).inc()
             log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
         elif isinstance(e, RoundResult):
-            final = self.journal.record_result(e.round_id, e.payload, self.topics["results"])
+            final = self.journal.record_result(e.round_id, wire.results_payload(e.facts),
+                                               self.topics["results"])
             self.metrics.result(str(final["status"]))
             slog.info("result", seq=final["seq"], status=final["status"],
                       winner=final.get("winner"), total=final.get("total"))

@@ -40,9 +40,9 @@ import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.mqtt.client import Client
-from daemon.results import iso
 from daemon.security.signing import Signer
 from daemon.store.journal import Backlog, Journal, JournalError, OutboxEntry
+from daemon.timestamps import iso
 
 log = logging.getLogger(__name__)
 

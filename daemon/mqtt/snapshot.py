@@ -5,14 +5,15 @@ machines), so it says exactly what a consumer that had seen every message would 
 the open round with its cards or dice so far, the shoe's counters, the last result.
 It is updated in the transaction that stores each message (journal meta ``snapshot``),
 so after a restart it is what was committed, and ``as_of_msg_seq`` is exact: the
-snapshot covers every message up to it and none after.
+snapshot covers every message up to it and none after. Its payload is written by
+``daemon/mqtt/wire/snapshot.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.games.baccarat import deal
@@ -97,16 +98,6 @@ class TableView:
             self.round.held = True
         elif event == "dice":
             self.round.dice = list(p["dice"])
-
-    def body(self, state: str) -> dict[str, Any]:
-        """The snapshot payload's body (the envelope is added by the caller)."""
-        shoe = None
-        if self.shoe is not None:
-            shoe = {**asdict(self.shoe), "left": max(self.shoe.cards - self.shoe.dealt, 0)}
-        return {"type": "snapshot", "state": state, "as_of_msg_seq": self.as_of_msg_seq,
-                "shoe": shoe, "round": None if self.round is None else asdict(self.round),
-                "last_result_seq": self.last_result_seq,
-                "last_result_msg_seq": self.last_result_msg_seq}
 
     def dumps(self) -> str:
         # Written at every commit: plain dicts, not asdict's deep copy, which was the

@@ -331,8 +331,7 @@ class BaccaratTable(RoundLifecycle):
             self.pairs = set()
             self.last_settled = (rnd.round_id, list(rnd.draws)) \
                 if r.body.get("status") == "valid" else None
-        if r.body.get("type") == "correction" and self.disputed is not None and \
-                r.body.get("corrects") == self.disputed["round_id"]:
+        if self.disputed is not None and r.body.get("corrects") == self.disputed["round_id"]:
             self.disputed = None
         super()._fold_result(r)
 

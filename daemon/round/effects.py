@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.errors import TabledError
+from daemon.results import CorrectionFacts, RoundFacts
 from firmware_protocols.wire import Message
 
 
@@ -36,8 +37,11 @@ class Alert:
 
 @dataclass(frozen=True)
 class RoundResult:
+    """Journal and publish a round's result (or a correction) on the results topic; the
+    wire layer (daemon/mqtt/wire/) writes its payload."""
+
     round_id: str
-    payload: dict[str, Any]
+    facts: RoundFacts | CorrectionFacts
 
 
 Effect = Record | DeviceCommand | Alert | RoundResult

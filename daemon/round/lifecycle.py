@@ -23,7 +23,13 @@ from transitions import Machine
 
 from daemon.games.cards import Card
 from daemon.games.model import GameRules
-from daemon.results import correction_result, correction_round_id
+from daemon.results import (
+    CorrectionFacts,
+    RoundFacts,
+    correction_result,
+    correction_round_id,
+    folded,
+)
 from daemon.round import checkpoint
 from daemon.round.effects import Alert, CommandRefusedError, Effect, Record, RoundResult
 from firmware_protocols.wire import Message
@@ -177,10 +183,10 @@ class RoundLifecycle(ABC):
         self.fold(Folded(kind, rec.body, round_id, self.clock()))
         return rec
 
-    def _result(self, round_id: str, payload: dict[str, Any]) -> RoundResult:
+    def _result(self, round_id: str, facts: RoundFacts | CorrectionFacts) -> RoundResult:
         """The round's result (journalled as kind "result"), folded like any record."""
-        self.fold(Folded("result", payload, round_id, self.clock()))
-        return RoundResult(round_id, payload)
+        self.fold(Folded("result", folded(facts), round_id, self.clock()))
+        return RoundResult(round_id, facts)
 
     def _fold_checkpoint(self, r: Folded) -> None:
         """The table as it was when the checkpoint was written (round/checkpoint.py): a
@@ -198,7 +204,7 @@ class RoundLifecycle(ABC):
             self._go("to_play")
 
     def _fold_result(self, r: Folded) -> None:
-        if r.body.get("type") == "correction":
+        if "corrects" in r.body:  # a correction: only a correction names what it corrects
             self.published[str(r.body["corrects"])] = "corrected"
             return
         if r.round_id is not None:

@@ -339,7 +339,7 @@ class TaiSaiTable(RoundLifecycle):
             return self._void("technical_interruption_no_outcome",
                               "restarted before the dice came to rest")
         again = self.judge_throw()
-        if not any(isinstance(e, RoundResult) and e.payload.get("status") == "valid"
+        if not any(isinstance(e, RoundResult) and e.facts.status == "valid"
                    for e in again):
             return again  # a void by its own clause, or held for the Pit (5.14)
         established = self.game.irregularity("technical_interruption_outcome_established")

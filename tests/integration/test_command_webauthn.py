@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from daemon.config import parse_config
-from daemon.results import iso
 from daemon.service import TableService
+from daemon.timestamps import iso
 from tests.keys import commands, signed, signing
 from tests.passkey import ORIGIN, RP_ID, SoftKey
 

@@ -19,9 +19,9 @@ from daemon.consumers.watch import TableState, Watcher
 from daemon.display.view import Display
 from daemon.mqtt.envelope import out_of_band
 from daemon.mqtt.publisher import BACKLOG_EVERY, BrokerSettings, Publisher
-from daemon.results import iso
 from daemon.security.signing import Keyring, Signer
 from daemon.store.journal import Journal, Publish
+from daemon.timestamps import iso
 from hil.broker import Mosquitto
 from tests.keys import TABLE_KEY
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.games import get_game
+from daemon.mqtt.wire import results_payload
 from daemon.round import checkpoint
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import (
@@ -142,7 +143,7 @@ class Rig:
             if isinstance(e, Record):
                 self.record(e.kind, e.body, e.round_id)
             elif isinstance(e, RoundResult):
-                self.record("result", e.payload, e.round_id)
+                self.record("result", results_payload(e.facts), e.round_id)
             elif isinstance(e, DeviceCommand):
                 self.device_command(e.message)
             elif isinstance(e, Alert):

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from daemon.games import get_game
+from daemon.mqtt.wire import results_payload
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import CommandRefusedError, Effect, Record, RoundResult
 from daemon.round.recovery import restore
@@ -43,7 +44,7 @@ class Table:
             if isinstance(e, Record):
                 self.journal.append(Rec(e.kind, e.body, e.round_id, 1.0e9))
             elif isinstance(e, RoundResult):
-                self.journal.append(Rec("result", e.payload, e.round_id, 1.0e9))
+                self.journal.append(Rec("result", results_payload(e.facts), e.round_id, 1.0e9))
         return effects
 
     def cmd(self, name: str, **args: str) -> list[Effect]:

@@ -1,5 +1,6 @@
-"""The daemon's runtime never imports the simulators (hil/): only the command line, which
-composes both, may. Before, daemon/drivers/transports.py imported hil.usb_backend for sim= URLs."""
+"""Layers: the daemon's runtime never imports the simulators (hil/): only the command line,
+which composes both, may (before, daemon/drivers/transports.py imported hil.usb_backend for
+sim= URLs); and the I/O-free core loads no I/O module through any chain of imports."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from daemon.drivers import transports
 from daemon.drivers.device_url import parse_device_url
-from tests.unit.protocols.test_sans_io import imported_modules
+from tests.unit.protocols.test_sans_io import FORBIDDEN, imported_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSERS = {"daemon/cli/main.py"}
@@ -40,3 +41,77 @@ def test_a_sim_url_without_a_simulator_installed_is_a_clear_error() -> None:
             asyncio.run(transports.open_transport("shuffler", url))
     finally:
         transports.use_sim_usb_backend(saved)
+
+
+# -- the I/O-free core, over every chain of imports -------------------------------------
+# firmware_protocols/, daemon/games/ and daemon/round/ do no I/O (docs/architecture.md).
+# tests/unit/protocols/test_sans_io.py checks what each of their files imports itself;
+# this checks what importing them loads, through any chain of the project's modules: the
+# round core once reached daemon.mqtt.envelope through daemon.results, which a check of
+# direct imports passed.
+CORE = ("firmware_protocols", "daemon.games", "daemon.round")
+IO_MODULES = ("daemon.store", "daemon.mqtt", "daemon.drivers", "daemon.service",
+              "daemon.drivers.transports")
+PROJECT = ("daemon", "firmware_protocols", "hil")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the project -> the modules importing it loads first-hand: what it
+    names, each package on the way to them (their __init__ runs), and a ``from pkg import
+    name`` that names a submodule."""
+    files = {_module_name(p): p for top in PROJECT for p in (ROOT / top).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        named = set(imported_modules(tree))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                named |= {f"{node.module}.{a.name}" for a in node.names
+                          if f"{node.module}.{a.name}" in files}
+        loads = set()
+        for m in named | {name}:
+            parts = m.split(".")
+            loads |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+        graph[name] = loads - {name}
+    return graph
+
+
+def io_chains(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each module of the core that loads an I/O module, with one chain that does."""
+    def is_io(m: str) -> bool:
+        return m.split(".", maxsplit=1)[0] in FORBIDDEN or m.startswith(IO_MODULES)
+
+    out: dict[str, list[str]] = {}
+    for start in sorted(m for m in graph if m.startswith(CORE)):
+        paths, queue = {start: [start]}, [start]
+        while queue:
+            m = queue.pop(0)
+            if is_io(m):
+                out[start] = paths[m]
+                break
+            for n in sorted(graph.get(m, ())):
+                if n not in paths:
+                    paths[n] = [*paths[m], n]
+                    if n in graph or is_io(n):
+                        queue.append(n)
+    return out
+
+
+def test_the_core_reaches_no_io_module_through_any_chain() -> None:
+    assert io_chains(import_graph()) == {}
+
+
+def test_the_chain_guard_catches_the_round_core_reaching_mqtt_through_results() -> None:
+    """What results.py imported until the wire layer (daemon/mqtt/wire/): the guard sees the
+    chain a check of direct imports let through."""
+    graph = import_graph()
+    graph["daemon.results"] = graph["daemon.results"] | {"daemon.mqtt",
+                                                         "daemon.mqtt.envelope"}
+    chains = io_chains(graph)
+    assert chains["daemon.round.baccarat"][-2:] == ["daemon.results", "daemon.mqtt"]
+    assert {"daemon.round.lifecycle", "daemon.round.tai_sai"} <= set(chains)

@@ -16,6 +16,7 @@ from daemon.cli.main import main
 from daemon.config import ConfigError, parse_config
 from daemon.games import GAMES, tai_sai_open_cover, tiger_baccarat
 from daemon.games.dice_watch import DiceWatchSettings
+from daemon.mqtt.wire import result
 from daemon.results import RoundContext, void_result
 from daemon.round.kinds import TableSpec, display_view, table_kind
 from hil.scenario import ScenarioError, parse_scenario
@@ -96,7 +97,8 @@ def test_the_scenario_loader_reads_each_new_game_by_its_kind() -> None:
 
 def test_a_void_round_of_a_new_game_returns_bets_under_its_own_clause() -> None:
     ctx = RoundContext("fx-1", CARDS, "E", None, None, 1_764_000_000.0, None)
-    payload = void_result(ctx, CARDS.irregularity("not_shuffled"), 1_764_000_001.0)
+    payload = result.payload(void_result(ctx, CARDS.irregularity("not_shuffled"),
+                                         1_764_000_001.0))
     assert {b["clause"] for b in payload["bets"]} == {"9.9"}
 
 

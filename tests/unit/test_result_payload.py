@@ -1,4 +1,5 @@
-"""Published results: built from the engine's settlement, valid against the shipped schema."""
+"""Published results: the round core's result facts, built from the engine's settlement, as
+the wire layer publishes them, valid against the shipped schema."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from daemon import results
 from daemon.games import GAMES, get_game
 from daemon.games.baccarat import deal
 from daemon.games.cards import RANKS, SUITS, Card
 from daemon.games.tai_sai import Throw
-from daemon.results import RoundContext, baccarat_result, tai_sai_result, void_result
+from daemon.mqtt.wire import result
+from daemon.results import RoundContext
 from daemon.security.signing import Keyring
 from daemon.store.journal import Journal
 from tests.keys import TABLE_SIGNER, sealed
@@ -26,6 +29,18 @@ SCHEMA = json.loads((files("daemon.mqtt") / "schemas" / "result.schema.json").re
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA,
                                             format_checker=jsonschema.FormatChecker())
 BACCARAT = [g for g in GAMES.values() if g.kind == "baccarat"]
+
+
+def baccarat_result(*args: Any, **kw: Any) -> dict[str, Any]:
+    return result.payload(results.baccarat_result(*args, **kw))
+
+
+def tai_sai_result(*args: Any, **kw: Any) -> dict[str, Any]:
+    return result.payload(results.tai_sai_result(*args, **kw))
+
+
+def void_result(*args: Any, **kw: Any) -> dict[str, Any]:
+    return result.payload(results.void_result(*args, **kw))
 
 
 def ctx(game_id: str, layout: str) -> RoundContext:

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.mqtt.snapshot import TableView
+from daemon.mqtt.wire import snapshot
 
 
 def stream(rounds: list[list[str]]) -> list[dict[str, Any]]:
@@ -41,7 +42,7 @@ def test_a_shoe_mid_round() -> None:
     msgs = stream([["2S", "3H", "4D", "5C"], ["6S", "7H"]])[:-1]  # round 2 still open
     for p in msgs:
         view.fold(p)
-    body = view.body("dealing")
+    body = snapshot.body(view, "dealing")
     assert body["as_of_msg_seq"] == len(msgs)
     assert body["shoe"] == {"shoe_id": "s1", "shuffle_id": 7, "cards": 416, "dealt": 6,
                             "left": 410, "hand": 1, "loaded_msg_seq": 1,
@@ -70,8 +71,8 @@ def test_a_restart_at_any_message_gives_the_same_snapshot(rounds: list[list[str]
     after = TableView.loads(before.dumps())  # what the journal's meta holds
     for p in msgs[cut:]:
         after.fold(p)
-    assert after.body("idle") == straight.body("idle")
-    assert straight.body("idle")["shoe"]["hand"] == len(rounds)
+    assert snapshot.body(after, "idle") == snapshot.body(straight, "idle")
+    assert snapshot.body(straight, "idle")["shoe"]["hand"] == len(rounds)
 
 
 def test_tai_sai_5_14_a_held_throw_shows_held_until_the_pit_lets_it_be_thrown_again() -> None:
@@ -82,7 +83,7 @@ def test_tai_sai_5_14_a_held_throw_shows_held_until_the_pit_lets_it_be_thrown_ag
     for n, (event, body) in enumerate(events, 1):
         view.fold({"type": "event", "event": event, "round_id": "r1", "msg_seq": n,
                    "at": at, **body})
-    assert view.body("tumbling")["round"]["held"] is True
+    assert snapshot.body(view, "tumbling")["round"]["held"] is True
     view.fold({"type": "event", "event": "throw_again", "round_id": "r1", "msg_seq": 4,
                "at": at, "by": "sup", "hold": "r1/hold-1"})
-    assert view.body("tumbling")["round"]["held"] is False
+    assert snapshot.body(view, "tumbling")["round"]["held"] is False

@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 from daemon.games import get_game
+from daemon.mqtt.wire import results_payload
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Record, RoundResult
 from firmware_protocols import shoe as sp
@@ -61,7 +62,7 @@ class Table:
 
 
 def results(effects: list[Any]) -> list[dict[str, Any]]:
-    return [e.payload for e in effects if isinstance(e, RoundResult)]
+    return [results_payload(e.facts) for e in effects if isinstance(e, RoundResult)]
 
 
 def kinds(effects: list[Any]) -> list[str]:

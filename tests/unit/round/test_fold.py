@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.games import get_game
+from daemon.mqtt.wire import results_payload
 from daemon.round import checkpoint
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import CommandRefusedError, Effect, Record, RoundResult
@@ -44,7 +45,7 @@ def journal(effects: list[Effect], at: float) -> list[Rec]:
         if isinstance(e, Record):
             out.append(Rec(e.kind, e.body, e.round_id, at))
         elif isinstance(e, RoundResult):
-            out.append(Rec("result", e.payload, e.round_id, at))
+            out.append(Rec("result", results_payload(e.facts), e.round_id, at))
     return out
 
 

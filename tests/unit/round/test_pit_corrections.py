@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from daemon.mqtt.wire import results_payload
 from daemon.round.effects import Alert, CommandRefusedError, RoundResult
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
@@ -35,7 +36,7 @@ def test_tai_sai_5_6_damaged_dice_void_an_already_published_round() -> None:
     out = t.void_settled_round("sup-3", "r1", "die 2 chipped since round 1")
     [corr] = [e for e in out if isinstance(e, RoundResult)]
     assert corr.round_id == "r1/correction"
-    p = corr.payload
+    p = results_payload(corr.facts)
     assert (p["type"], p["corrects"], p["status"]) == ("correction", "r1", "void")
     assert (p["void_reason"]["code"], p["void_reason"]["clause"]) == ("damaged_dice", "5.6")
     assert {b["result"] for b in p["bets"]} == {"push"} and p["by"] == "sup-3"

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from daemon.games import get_game
+from daemon.mqtt.wire import results_payload
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, Effect, Record, RoundResult
 from daemon.round.lifecycle import RoundLifecycle
@@ -32,7 +33,7 @@ def journal_effects(journal: Journal, effects: list[Effect]) -> list[Effect]:
         elif isinstance(e, Alert):
             journal.append("alert", {"clause": e.clause, "code": e.code}, round_id=e.round_id)
         elif isinstance(e, RoundResult):
-            journal.record_result(e.round_id, e.payload, "t/results")
+            journal.record_result(e.round_id, results_payload(e.facts), "t/results")
     return effects
 
 
@@ -76,7 +77,7 @@ class Harness:
 
 
 def results(effects: list[Effect]) -> list[dict[str, Any]]:
-    return [e.payload for e in effects if isinstance(e, RoundResult)]
+    return [results_payload(e.facts) for e in effects if isinstance(e, RoundResult)]
 
 
 def alerts(effects: list[Effect]) -> list[str]:

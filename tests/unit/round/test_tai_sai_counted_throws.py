@@ -10,6 +10,7 @@ from typing import Any
 
 from daemon.games import get_game
 from daemon.games.dice_watch import DiceWatchSettings
+from daemon.mqtt.wire import results_payload
 from daemon.round.effects import Alert, DeviceCommand, Record, RoundResult
 from daemon.round.lifecycle import Folded
 from daemon.round.tai_sai import TaiSaiTable
@@ -33,7 +34,7 @@ def armed_table(**kw: Any) -> tuple[TaiSaiTable, list[Any]]:
 
 
 def results(effects: list[Any]) -> list[dict[str, Any]]:
-    return [e.payload for e in effects if isinstance(e, RoundResult)]
+    return [results_payload(e.facts) for e in effects if isinstance(e, RoundResult)]
 
 
 def pit_alerts(effects: list[Any]) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from daemon.games import get_game
+from daemon.mqtt.wire import results_payload
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Record, RoundResult
 from daemon.round.lifecycle import Folded
 from daemon.round.recovery import restore
@@ -35,7 +36,7 @@ class Journal:
     def __call__(self, effects: list[Any]) -> list[Any]:
         self.records += [Folded(e.kind, e.body, e.round_id, AT)
                          for e in effects if isinstance(e, Record)]
-        self.records += [Folded("result", e.payload, e.round_id, AT)
+        self.records += [Folded("result", results_payload(e.facts), e.round_id, AT)
                          for e in effects if isinstance(e, RoundResult)]
         return effects
 
@@ -64,7 +65,7 @@ def obey(t: TaiSaiTable, effects: list[Any]) -> list[Any]:
 
 
 def results(effects: list[Any]) -> list[dict[str, Any]]:
-    return [e.payload for e in effects if isinstance(e, RoundResult)]
+    return [results_payload(e.facts) for e in effects if isinstance(e, RoundResult)]
 
 
 def holds(effects: list[Any]) -> list[str]:

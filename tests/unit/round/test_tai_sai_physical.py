@@ -40,6 +40,7 @@ from typing import Any
 import pytest
 
 from daemon.games import get_game
+from daemon.mqtt.wire import results_payload
 from daemon.round.effects import (
     Alert,
     CommandRefusedError,
@@ -142,9 +143,10 @@ class PhysicalTable:
                     self.holds[str(body["hold_id"])] = str(e.round_id)
                     self.rounds[str(e.round_id)].owed = True
             elif isinstance(e, RoundResult):
-                self.records.append(Folded("result", json.loads(json.dumps(e.payload)),
+                payload = results_payload(e.facts)
+                self.records.append(Folded("result", json.loads(json.dumps(payload)),
                                            e.round_id, 0.0))
-                self.published(e.round_id, e.payload)
+                self.published(e.round_id, payload)
         for e in effects:
             if isinstance(e, DeviceCommand) and e.device == "tumbler":
                 self.send(e.message)

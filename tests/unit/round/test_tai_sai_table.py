@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from daemon.games import get_game
+from daemon.mqtt.wire import results_payload
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, RoundResult
 from daemon.round.tai_sai import TaiSaiTable
 from firmware_protocols import tumbler as tp
@@ -38,7 +39,7 @@ def throw(t: TaiSaiTable, dice: tuple[int, int, int], tumbles: int = 3,
 
 
 def result(effects: list[Any]) -> dict[str, Any]:
-    [r] = [e.payload for e in effects if isinstance(e, RoundResult)]
+    [r] = [results_payload(e.facts) for e in effects if isinstance(e, RoundResult)]
     jsonschema.validate(sealed({**r, "seq": 1, "round_id": "r1"}), SCHEMA)
     return r
 

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from daemon.games import get_game
 from daemon.games.baccarat import deal
 from daemon.games.cards import parse_card
+from daemon.mqtt.wire import results_payload
+from daemon.results import CorrectionFacts
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import CommandRefusedError, DeviceCommand, Effect, RoundResult
 from firmware_protocols import shoe as sp
@@ -61,10 +63,10 @@ class Rig:
         for e in effects:
             if isinstance(e, DeviceCommand) and isinstance(e.message, sp.LockGate):
                 self.gate_open = not e.message.locked
-            elif isinstance(e, RoundResult) and e.payload.get("type") == "correction":
-                self.corrected.add(e.payload["corrects"])
+            elif isinstance(e, RoundResult) and isinstance(e.facts, CorrectionFacts):
+                self.corrected.add(e.facts.corrects)
             elif isinstance(e, RoundResult):
-                self.results.append({**e.payload, "round_id": e.round_id})
+                self.results.append({**results_payload(e.facts), "round_id": e.round_id})
 
     def report(self, n: int, card: str, fault: str) -> None:
         """The shoe's message(s) for draw ``n``, through ``fault``."""

@@ -1,4 +1,8 @@
-"""One published event per card (contract v2).
+"""What happens at the table, on the wire: ``daemon/mqtt/schemas/event.schema.json``.
+
+An event is a journal record the table published, its body's fields the record's, under
+the envelope written here (``payload``). Which records are published, and as what, is
+``plan``'s: one published event per card (contract v2).
 
 The round core records three things per card -- the draw as the shoe reported it
 (``card_drawn``), the card placed in a hand (``card``) and the card the rules require
@@ -12,11 +16,14 @@ no card (the first card of a deal, after insurance closes, after a restart) as i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from daemon.mqtt.envelope import stamp
 from daemon.round.effects import DeviceCommand, Effect, Record
+from daemon.timestamps import iso
 
+TYPE = "event"
 Published = tuple[str, dict[str, Any]] | None  # (event kind, body), or journal only
 
 
@@ -62,3 +69,10 @@ def _next_record(effects: Sequence[Effect], i: int) -> tuple[int, Record] | None
         if not isinstance(e, DeviceCommand):
             return None
     return None
+
+
+def payload(kind: str, body: Mapping[str, Any], round_id: str | None, at: float,
+            table: str) -> dict[str, Any]:
+    """Event ``kind`` of ``round_id`` (None: of no round) with its ``body``, at ``at``."""
+    return stamp({"type": TYPE, "event": kind, "round_id": round_id, "at": iso(at), **body},
+                 table)
