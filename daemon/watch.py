@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.consumer import accept
+from daemon.display.backlog import backlog_text
 from daemon.display.catchup import CatchUp
 from daemon.display.corrections import apply_corrections
 from daemon.signing import Keyring, SignatureError, shown
@@ -211,25 +212,6 @@ def result_line(r: dict[str, Any]) -> str:
     return fit(f"{head}  {hand('player'):<14} {r.get('player_total', ''):>2}  "
                f"{hand('banker'):<14} {r.get('banker_total', ''):>2}  "
                f"{str(r.get('winner', '')).upper():<6}  {wins}")
-
-
-def backlog_text(status: dict[str, Any]) -> str:
-    """A status's ``backlog`` in words: the messages the table has stored and the broker
-    has not yet acknowledged, and since when the oldest of them waits."""
-    b = status.get("backlog")
-    if not isinstance(b, dict):
-        why = ("the table is offline: its will cannot know" if status.get("state") == "offline"
-               else "not published by this table" if status else "no status yet")
-        return f"outbox backlog: unknown ({why})"
-    as_of = str(status.get("at") or "")[11:19]
-    n = b.get("messages") or 0
-    if type(n) is not int:  # the schema says an integer; anything else is not drawn
-        return f"outbox backlog: unknown (not a number of messages, as of {as_of})"
-    if not n:
-        return f"outbox backlog: none (as of {as_of})"
-    return (f"outbox backlog: {n} message{'s' if n != 1 else ''} not yet published, oldest "
-            f"msg_seq {b.get('oldest_msg_seq')} stored {str(b.get('oldest_at') or '')[11:19]}"
-            f" (as of {as_of})")
 
 
 @dataclass

@@ -15,8 +15,9 @@ from daemon.signing import Keyring, SignatureError, private_key_pem, public_key_
 from hil.broker import Mosquitto
 from hil.dealer import COMMAND_FAULTS, SimDealer
 from hil.process import DaemonProcess
-from hil.runner import Report, RoundReport, check, correct_settled, settle_alert_windows
+from hil.report import Report, RoundReport, check, settle_alert_windows
 from hil.scenario import Rig, Round, Scenario
+from hil.settled import correct_settled
 
 OPERATOR_TIMEOUT = 300.0  # a person is slower than a simulator
 

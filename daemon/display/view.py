@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.consumer import accept
+from daemon.display.backlog import backlog_text
 from daemon.display.catchup import CatchUp
 from daemon.display.corrections import apply_corrections
 from daemon.display.dice import dice_stats
@@ -33,7 +34,6 @@ from daemon.display.pit import PitWaits
 from daemon.display.roads import derive
 from daemon.games.cards import POINT_VALUE
 from daemon.signing import Keyring, SignatureError, shown
-from daemon.watch import backlog_text
 
 MAX_REFUSED = 50
 MAX_ALERTS = 50

@@ -30,15 +30,14 @@ from typing import Any
 from daemon.signing import public_key_text
 from hil.broker import Mosquitto
 from hil.process import DaemonProcess
+from hil.report import Report, settle_alert_windows
 from hil.rig import SimRig
 from hil.runner import (
-    Report,
     RunContext,
     ScriptedDealer,
     _scripted_dealer,
     _scripted_round,
     _set_up_devices,
-    settle_alert_windows,
 )
 from hil.scenario import Fault, Scenario, load_scenario
 from tests.browser.cdp import Browser, chromium

@@ -17,7 +17,7 @@ from daemon.device_url import SerialUrl
 from daemon.drivers.device import DeviceDriver, DeviceState
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import LIMITS, DeviceKind, Limit
-from firmware_protocols.spec import EXAMPLES
+from firmware_protocols.examples import EXAMPLES
 from firmware_protocols.wire import Catalogue, Message
 from hil.device import SimDevice
 from hil.ports import PtyPort
