@@ -468,7 +468,8 @@ def _cmd_command_sign(args: argparse.Namespace) -> int:
 def _cmd_hil_run(args: argparse.Namespace) -> int:
     from hil.runner import main_run  # noqa: PLC0415
 
-    return main_run(args.scenario, args.broker, args.rig, args.speed, args.seed)
+    broker = broker_address(args.broker, "hil run") if args.broker else None
+    return main_run(args.scenario, broker, args.rig, args.speed, args.seed)
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -515,7 +516,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     from daemon.signing import KeyFileError, Keyring, load_public_key, parse_public_key  # noqa: PLC0415
     from daemon.watch_view import WatchBroker, watch  # noqa: PLC0415
 
-    host, port, tls = broker_url(args.broker, tls_allowed=True)
+    host, port, tls = broker_url(args.broker)
     keys = []
     for k in args.key:
         try:
@@ -559,13 +560,15 @@ def _check_table_id(option: str, table: str) -> None:
         raise UsageError(f"{option} {table!r}: {problem}")
 
 
-def broker_url(text: str, *, tls_allowed: bool) -> tuple[str, int, bool]:
-    """``mqtt[s]://host:port`` or ``host:port`` -> host, port (1883/8883 if left out), TLS."""
+def broker_url(text: str, *, plain_for: str | None = None) -> tuple[str, int, bool]:
+    """``mqtt[s]://host:port`` or ``host:port`` -> host, port (1883/8883 if left out), TLS.
+    ``plain_for``: the command that speaks plain MQTT only, which refuses ``mqtts://``."""
     from urllib.parse import urlsplit  # noqa: PLC0415
 
+    tls_allowed = plain_for is None
     if text.startswith("mqtts://") and not tls_allowed:
-        raise UsageError(f"--broker {text}: simulate speaks plain MQTT to a broker on this "
-                         "machine or a lab network; give mqtt://host:port")
+        raise UsageError(f"--broker {text}: {plain_for} speaks plain MQTT to a broker on "
+                         "this machine or a lab network; give mqtt://host:port")
     parts = urlsplit(text if "://" in text else f"mqtt://{text}")
     tls = parts.scheme == "mqtts"
     try:
@@ -580,9 +583,9 @@ def broker_url(text: str, *, tls_allowed: bool) -> tuple[str, int, bool]:
     return parts.hostname, port, tls
 
 
-def broker_address(text: str) -> tuple[str, int]:
-    """simulate's --broker: plain MQTT only."""
-    host, port, _ = broker_url(text, tls_allowed=False)
+def broker_address(text: str, command: str) -> tuple[str, int]:
+    """The --broker of a command that speaks plain MQTT only (simulate, hil run)."""
+    host, port, _ = broker_url(text, plain_for=command)
     return host, port
 
 
@@ -617,7 +620,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if not 0.1 <= args.speed <= 1000:
         raise UsageError(f"--speed {args.speed:g}: give 0.1 to 1000 (times real time)")
     _check_table_id("--table", args.table)
-    broker = broker_address(args.broker) if args.broker else None
+    broker = broker_address(args.broker, "simulate") if args.broker else None
     if broker is not None:
         _reachable(*broker)
     logs.setup("WARNING")  # the rounds are the display; the journal has the details

@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.authority import sign_command
 from daemon.commands import round_scoped
-from daemon.mqtt.publisher import NODELAY
+from daemon.mqtt.client import NODELAY
 from hil.ports import DevicePort
 from hil.scenario import Fault
 from hil.shoe import ShoeSim

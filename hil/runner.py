@@ -644,8 +644,9 @@ async def _random_rounds(dealer: SimDealer, r: Round, report: Report, s: Scenari
     last.mark, last.expect, last.windowed = block, dict(r.expect), True
 
 
-def main_run(path: str, broker_url: str | None, rig_path: str | None, speed: float,
+def main_run(path: str, broker: tuple[str, int] | None, rig_path: str | None, speed: float,
              seed: int) -> int:
+    """`tabled hil run`, its --broker already read by the command line (host, port)."""
     from hil.scenario import ScenarioError, load_rig, load_scenario  # noqa: PLC0415
 
     try:
@@ -654,10 +655,6 @@ def main_run(path: str, broker_url: str | None, rig_path: str | None, speed: flo
     except ScenarioError as exc:
         print(f"tabled: {exc}", file=sys.stderr)
         return 2
-    broker = None
-    if broker_url:
-        host, _, port = broker_url.removeprefix("mqtt://").partition(":")
-        broker = (host, int(port or 1883))
     started = time.monotonic()
     report = asyncio.run(run_scenario(s, broker=broker, rig=rig, speed=speed, seed=seed))
     sys.stdout.write(report.render())

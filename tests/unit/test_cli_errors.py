@@ -51,7 +51,13 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
         ([*SIGN[2:], "--round", "r1", "--hold", "r1:1", "--swap", "abc", "confirm_order"],
          "confirm_order.swap must be two draw numbers"),
         ([*SIGN[2:], "close_betting"], "give --round")],
-    "hil run": [([f"{GONE}/scenario.json"], f"{GONE}/scenario.json")],
+    "hil run": [([f"{GONE}/scenario.json"], f"{GONE}/scenario.json"),
+                # Read by the command line's own parser (a port that is no number was a
+                # traceback from the runner's parse by hand).
+                ([f"{GONE}/scenario.json", "--broker", "mqtt://127.0.0.1:port"],
+                 "--broker mqtt://127.0.0.1:port: expected mqtt://host:port"),
+                ([f"{GONE}/scenario.json", "--broker", "mqtts://127.0.0.1:8883"],
+                 "hil run speaks plain MQTT")],
     "completion": [(["zsh"], "zsh")],
     "display": [(["--broker", "mqtt://127.0.0.1:1883", "--key", PUB, "--listen",
                   "127.0.0.1:99999"], "the port must be 1 to 65535"),
