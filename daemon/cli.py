@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from daemon.errors import TabledError
+from daemon.errors import InputError, TabledError
 from daemon.games import get_game
 from daemon.games.cards import parse_cards
 from daemon.games.errors import RulesError
@@ -549,7 +549,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 SIM_LAYOUT = {"tiger-buffalo": "P", "tai-sai-open-cover": "E"}
 
 
-class UsageError(TabledError, ValueError):
+class UsageError(InputError, ValueError):
     """A bad argument: one line on stderr, exit 2."""
 
 
@@ -606,7 +606,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
     from daemon import logs  # noqa: PLC0415
     from daemon.games import get_game as game_of  # noqa: PLC0415
-    from hil.simulate import BrokerGoneError, TableStuckError, simulate  # noqa: PLC0415
+    from hil.simulate import simulate  # noqa: PLC0415
 
     game = game_of(args.game)
     layout = game.check_layout(args.layout or SIM_LAYOUT.get(game.id, next(iter(game.layouts))))
@@ -643,10 +643,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                               speed=args.speed, table=args.table)
 
     try:
-        results = asyncio.run(run())
-    except (BrokerGoneError, TableStuckError) as exc:
-        print(f"tabled: {exc}", file=sys.stderr)
-        return 1
+        results = asyncio.run(run())  # the broker gone, the table stuck: exit 1, in main
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
     except asyncio.CancelledError:
@@ -909,9 +906,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except (RulesError, UsageError) as exc:
+    except TabledError as exc:
+        # What tabled refused or could not do: said in one line (a scenario's or a
+        # config's problems follow it, indented), and its family's exit status.
         print(f"tabled: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_status
     except BrokenPipeError:
         # The reader went away (`tabled verify ... | head`): not an error to report. The
         # interpreter's flush of stdout at exit would raise again, so point it nowhere.

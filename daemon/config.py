@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from daemon.commands import COMMANDS
 from daemon.device_url import DeviceUrl, DeviceUrlError, parse_device_url
-from daemon.errors import TabledError
+from daemon.errors import InputError
 from daemon.games import GAMES
 from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
@@ -75,7 +75,7 @@ def table_id_problem(table_id: str) -> str | None:
     return "letters, digits, '-' and '_' only (it is part of every MQTT topic)"
 
 
-class ConfigError(TabledError, ValueError):
+class ConfigError(InputError, ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
         super().__init__(f"{source} is not valid:\n" + "\n".join(f"  {p}" for p in problems))

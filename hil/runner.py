@@ -23,6 +23,7 @@ from daemon.games.settle import settle_cards
 from hil import qemu_rig
 from hil.broker import Mosquitto
 from hil.dealer import COMMAND_FAULTS, SimDealer, prompt
+from hil.errors import RunError
 from hil.faults import LineFaults
 from hil.process import DaemonProcess
 from hil.report import Report, RoundReport, check, settle_alert_windows
@@ -423,7 +424,7 @@ class ScriptedDealer(SimDealer):
             answer = await self.command("void_round", reason="the tumbler reported a value "
                                         "out of range")
             if not answer["ok"]:
-                raise RuntimeError(f"void_round refused: {answer.get('error')}")
+                raise RunError(f"void_round refused: {answer.get('error')}")
 
 
 @dataclass
@@ -647,14 +648,10 @@ async def _random_rounds(dealer: SimDealer, r: Round, report: Report, s: Scenari
 def main_run(path: str, broker: tuple[str, int] | None, rig_path: str | None, speed: float,
              seed: int) -> int:
     """`tabled hil run`, its --broker already read by the command line (host, port)."""
-    from hil.scenario import ScenarioError, load_rig, load_scenario  # noqa: PLC0415
+    from hil.scenario import load_rig, load_scenario  # noqa: PLC0415
 
-    try:
-        s = load_scenario(path)
-        rig = load_rig(rig_path) if rig_path else None
-    except ScenarioError as exc:
-        print(f"tabled: {exc}", file=sys.stderr)
-        return 2
+    s = load_scenario(path)  # a ScenarioError: exit 2, in the command line's main
+    rig = load_rig(rig_path) if rig_path else None
     started = time.monotonic()
     report = asyncio.run(run_scenario(s, broker=broker, rig=rig, speed=speed, seed=seed))
     sys.stdout.write(report.render())

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hil.dealer import CORRECTION, SimDealer
+from hil.errors import RunError
 from hil.report import Report
 from hil.scenario import Fault, Round
 
@@ -20,7 +21,7 @@ async def correct_settled(dealer: SimDealer, r: Round, i: int, report: Report) -
         voided = next((x.result for x in report.rounds if x.windowed and x.index + 1 ==
                        number), None)
         if voided is None:
-            raise RuntimeError(f"round {number} has no published result to void")
+            raise RunError(f"round {number} has no published result to void")
         rid = voided["round_id"]
         await dealer.give(Fault(f.fault, args={**f.args, "round_id": rid}))
         if f.fault == "void_settled":
