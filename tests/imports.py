@@ -97,3 +97,26 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if v not in index:
             visit(v)
     return sorted(found)
+
+
+def imports_of_test_modules(tests: Path = ROOT / "tests") -> dict[str, list[str]]:
+    """Test module -> the other test modules it imports from (a helper belongs in a
+    helper module: a test module imported for its helpers runs its tests twice over and
+    ties one suite to another's fixtures)."""
+    root = tests.parent
+    modules = {".".join(p.relative_to(root).with_suffix("").parts)
+               for p in tests.rglob("test_*.py")}
+    out: dict[str, list[str]] = {}
+    for path in sorted(tests.rglob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        named: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                named |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                named.add(node.module)
+                named |= {f"{node.module}.{a.name}" for a in node.names}
+        found = sorted(named & modules)
+        if found:
+            out[".".join(path.relative_to(root).with_suffix("").parts)] = found
+    return out

@@ -41,7 +41,7 @@ from hil.runner import (
 )
 from hil.scenario import Fault, Scenario, load_scenario
 from tests.browser.cdp import Browser, chromium
-from tests.browser.test_display import DisplayProcess
+from tests.browser.display_process import DisplayProcess
 
 SHOTS = os.environ.get("TABLED_SCREENSHOTS")
 SCENARIOS = Path(__file__).resolve().parents[2] / "hil" / "scenarios"

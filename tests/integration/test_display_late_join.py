@@ -24,7 +24,7 @@ import aiomqtt
 
 from daemon.display.catchup import MAX_ASKS, RETRY
 from daemon.signing import public_key_text
-from tests.browser.test_display import DisplayProcess
+from tests.browser.display_process import DisplayProcess
 from tests.reliability.harness import Table, sim_table
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from daemon import transports
 from daemon.device_url import parse_device_url
-from tests.imports import cycles, import_graph, imported_modules
+from tests.imports import cycles, import_graph, imported_modules, imports_of_test_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSERS = {"daemon/cli.py"}
@@ -61,6 +61,12 @@ def test_no_folder_imports_a_module_that_imports_the_folder_back() -> None:
 def test_the_cycle_check_finds_an_indirect_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared helpers live in helper modules (tests/unit/round/tables.py,
+    tests/device/c_devices.py, ...), never in a test_* module another one imports."""
+    assert imports_of_test_modules() == {}
 
 
 def test_a_sim_url_without_a_simulator_installed_is_a_clear_error() -> None:
