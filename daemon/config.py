@@ -16,34 +16,22 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from daemon.drivers.device_url import DeviceUrl, DeviceUrlError, parse_device_url
-from daemon.errors import TabledError
+from daemon.errors import InputError
 from daemon.games import GAMES
 from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
 from daemon.round.kinds import table_kind
 from daemon.security.commands import COMMANDS
-from daemon.security.passkeys import Credential, RelyingParty, parse_credential, parse_relying_party
+from daemon.security.passkeys import RelyingParty, parse_credential, parse_relying_party
+from daemon.security.principal import Principal
 from daemon.security.published_keys import published
 from daemon.security.signing import KeyFileError, Signer, load_private_key, parse_public_key
 from daemon.system.logs import LEVELS
 
 CREDENTIAL = "credential:"
 
-
-@dataclass(frozen=True)
-class Principal:
-    """Someone allowed to command this table, and which commands: by an Ed25519 public key
-    (scripts, ``tabled command sign``) or by an enrolled WebAuthn credential (a
-    supervisor's security key at the Pit page, ``daemon/security/passkeys.py``); exactly one."""
-
-    name: str
-    key: Ed25519PublicKey | None
-    allow: frozenset[str]
-    credential: Credential | None = None
 
 # A game's table settings (daemon/games/table_settings.py) are [table] keys of their own.
 SETTING_KEYS = {s.key for g in GAMES.values() for s in g.settings}
@@ -75,7 +63,7 @@ def table_id_problem(table_id: str) -> str | None:
     return "letters, digits, '-' and '_' only (it is part of every MQTT topic)"
 
 
-class ConfigError(TabledError, ValueError):
+class ConfigError(InputError, ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
         super().__init__(f"{source} is not valid:\n" + "\n".join(f"  {p}" for p in problems))

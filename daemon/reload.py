@@ -18,8 +18,9 @@ from typing import Any
 
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from daemon.config import BrokerConfig, Principal, TableConfig
+from daemon.config import BrokerConfig, TableConfig
 from daemon.games.dice_watch import DiceWatch, DiceWatchSettings
+from daemon.security.principal import Principal
 
 
 def _key(p: Principal) -> bytes:

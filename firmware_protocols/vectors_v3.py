@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 
 from firmware_protocols import common, shoe
+from firmware_protocols.examples import EXAMPLES, device_of
 from firmware_protocols.framing import DecodeError, Decoder, Frame, Kind, crc16, crc32
 from firmware_protocols.link import (
     DEVICE_QUEUE,
@@ -140,7 +141,6 @@ def _invalid() -> list[str]:
 
 
 def render() -> str:
-    from firmware_protocols.spec import EXAMPLES, _device_of  # noqa: PLC0415 - a cycle
     stamp = Stamp(ORIGIN, NUMBER, REPLY_TO)
     out = [HEADER.rstrip("\n"),
            f"stamp {ORIGIN} {NUMBER} {REPLY_TO} {stamp.to_bytes().hex()}",
@@ -148,7 +148,7 @@ def render() -> str:
     for cls, example in EXAMPLES.items():
         re = 5 if not cls.EVENT and cls.SENDER == "device" else 0
         s = Stamp(ORIGIN, NUMBER, re)
-        out.append(f"msg3 {_device_of(cls)} {cls.MSG_ID:02x} {cls.NAME} {s.origin} "
+        out.append(f"msg3 {device_of(cls)} {cls.MSG_ID:02x} {cls.NAME} {s.origin} "
                    f"{s.number} {s.reply_to} {_stamped(example, s).to_bytes().hex()}")
     out += [_frame(Frame(Kind.RST, payload=bytes.fromhex("1122334403"))),
             _frame(Frame(Kind.RSTACK, payload=bytes.fromhex("11223344a1b2c3d403"))),

@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from hil.errors import ToolFailedError
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -25,7 +27,7 @@ class Mosquitto:
                  persistent: bool = False, anonymous: bool = True) -> None:
         binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
         if not Path(binary).exists():
-            raise RuntimeError("mosquitto is not installed: apt-get install mosquitto")
+            raise ToolFailedError("mosquitto is not installed: apt-get install mosquitto")
         self.binary = binary
         self.port = port or free_port()
         self.conf = workdir / f"mosquitto-{self.port}.conf"
@@ -58,13 +60,13 @@ class Mosquitto:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"mosquitto exited: {self.log.read_text()[-500:]}")
+                raise ToolFailedError(f"mosquitto exited: {self.log.read_text()[-500:]}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
                     return
             except OSError:
                 time.sleep(0.05)
-        raise RuntimeError("mosquitto did not start listening")
+        raise ToolFailedError("mosquitto did not start listening")
 
     def cleanup(self) -> None:
         self.stop()

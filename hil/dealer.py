@@ -22,11 +22,12 @@ from typing import Any, ClassVar
 import aiomqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.mqtt.publisher import NODELAY
+from daemon.mqtt.client import NODELAY
 from daemon.security.authority import sign_command
 from daemon.security.commands import round_scoped
+from hil.errors import RunError
 from hil.ports import DevicePort
-from hil.scenario import Fault
+from hil.scenario import Fault, ScenarioError
 from hil.shoe import ShoeSim
 from hil.shuffler import SHUFFLE_SECONDS, ShufflerSim
 from hil.tumbler import TumblerSim
@@ -183,9 +184,9 @@ class SimDealer:
             name, answer = "confirm_result", await self.command(
                 "confirm_result", round_id=str(f.args["round_id"]))
         else:
-            raise ValueError(f"{f.fault} is not a command fault")
+            raise ScenarioError("this scenario", [f"{f.fault} is not a command fault"])
         if not answer["ok"]:
-            raise RuntimeError(f"{name} refused: {answer.get('error')}")
+            raise RunError(f"{name} refused: {answer.get('error')}")
 
     async def pit_decides(self, held: dict[str, Any], draws: list[int] | None = None) -> None:
         """The Pit's word on a held result (the simulated Pit sees the cards on the
@@ -200,11 +201,11 @@ class SimDealer:
                 return
             answer = await self.command("confirm_order", **self.answering(held))
             if not answer["ok"]:
-                raise RuntimeError(f"confirm_order refused: {answer.get('error')}")
+                raise RunError(f"confirm_order refused: {answer.get('error')}")
         except RuntimeError as exc:
             answer = await self.command("void_round", reason=f"the Pit cannot settle it: {exc}")
             if not answer["ok"]:
-                raise RuntimeError(f"void_round refused: {answer.get('error')}") from None
+                raise RunError(f"void_round refused: {answer.get('error')}") from None
 
     def answering(self, held: dict[str, Any] | None = None) -> dict[str, str]:
         """The ``hold`` argument of an answer to a result_held (this one, or the last)."""
@@ -227,7 +228,7 @@ class SimDealer:
         result_held that follows, which its reconstruction answers."""
         answer = await self.command("hold_round", reason=reason)
         if not answer["ok"]:
-            raise RuntimeError(f"hold_round refused: {answer.get('error')}")
+            raise RunError(f"hold_round refused: {answer.get('error')}")
         return await self._expect(lambda t, b: t == "events" and
                                   b.get("event") == "result_held" and b.get("reason") == "pit")
 
@@ -239,7 +240,7 @@ class SimDealer:
                 **self.answering(held)}
         answer = await self.command("reconstruct_deal", **args)
         if not answer["ok"]:
-            raise RuntimeError(f"reconstruct_deal refused: {answer.get('error')}")
+            raise RunError(f"reconstruct_deal refused: {answer.get('error')}")
 
     def card_of(self, draw_no: int) -> str:
         """What the Pit says of a draw: the card on the table (the Pit sees it)."""
@@ -280,7 +281,7 @@ class SimDealer:
         for attempt in range(3):  # a shuffle lost to a device fault: press again
             answer = await self.command("new_shoe")
             if not answer["ok"]:
-                raise RuntimeError(f"new_shoe refused: {answer}")
+                raise RunError(f"new_shoe refused: {answer}")
             try:
                 await self._expect(lambda t, b: t == "events" and
                                    b.get("event") == "shuffle_certified", patience)
@@ -301,7 +302,7 @@ class SimDealer:
                 self.shoe_port.kick()
                 return
             await asyncio.sleep(0.01)
-        raise RuntimeError("the shoe gate never opened")
+        raise RunError("the shoe gate never opened")
 
     async def throw_round(self) -> dict[str, Any]:
         """Tai Sai: bets, "No more bets", then the button once the tumbler is armed."""
@@ -394,7 +395,7 @@ class SimDealer:
             await self._new_shoe()
             opened = await self.command("open_betting")
         if not opened["ok"]:
-            raise RuntimeError(f"open_betting refused: {opened}")
+            raise RunError(f"open_betting refused: {opened}")
         return True
 
     async def during_betting(self) -> None:
@@ -403,7 +404,7 @@ class SimDealer:
     async def close_round(self) -> None:
         closed = await self.command("close_betting")
         if not closed["ok"]:
-            raise RuntimeError(f"close_betting refused: {closed}")
+            raise RunError(f"close_betting refused: {closed}")
 
     async def after_card(self, n: int) -> None:
         """Anything done after the round's n-th card (0: after "No more bets")."""
@@ -419,7 +420,7 @@ class SimDealer:
         """Offer insurance and close the window; False: it stays open, the dealer draws."""
         answer = await self.command("close_insurance")
         if not answer["ok"]:
-            raise RuntimeError(f"close_insurance refused: {answer}")
+            raise RunError(f"close_insurance refused: {answer}")
         return True
 
     async def next_card(self, body: dict[str, Any]) -> None:
@@ -453,7 +454,7 @@ class SimDealer:
         if state == "betting_open":
             closed = await self.command("close_betting")
             if not closed["ok"]:
-                raise RuntimeError(f"close_betting refused: {closed}")
+                raise RunError(f"close_betting refused: {closed}")
         if self.tumbler is not None:  # the throw awaited: the button, once armed
             await self.press_when_armed(regardless=False)
             return await self._expect(lambda t, b: t == "results")

@@ -23,6 +23,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from hil.errors import ToolFailedError
+
 
 def free_ports(n: int) -> list[int]:
     """n distinct free loopback ports: all bound at once, so none is handed out twice."""
@@ -51,12 +53,12 @@ def nats_binary() -> str:
     ordinary user's PATH)."""
     if chosen := os.environ.get(BINARY_ENV):
         if not Path(chosen).is_file():
-            raise RuntimeError(f"{BINARY_ENV}={chosen}: no such file")
+            raise ToolFailedError(f"{BINARY_ENV}={chosen}: no such file")
         return chosen
     for binary in (PINNED_BINARY, shutil.which("nats-server"), DEBIAN_BINARY):
         if binary is not None and Path(binary).is_file():
             return str(binary)
-    raise RuntimeError("nats-server is not installed (bash scripts/setup.sh dev installs the "
+    raise ToolFailedError("nats-server is not installed (bash scripts/setup.sh dev installs the "
                        "pinned release; Debian: apt-get install nats-server)")
 
 
@@ -186,13 +188,13 @@ class NatsCluster:
             node = pending[0]
             assert node.proc is not None
             if node.proc.poll() is not None:
-                raise RuntimeError(f"nats-server {node.name} exited: "
+                raise ToolFailedError(f"nats-server {node.name} exited: "
                                    f"{node.log.read_text(errors='replace')[-800:]}")
             if self._healthy(node):
                 pending.pop(0)
                 continue
             if time.monotonic() > deadline:
-                raise RuntimeError(f"nats-server {node.name} not healthy after {timeout}s: "
+                raise ToolFailedError(f"nats-server {node.name} not healthy after {timeout}s: "
                                    f"{node.log.read_text(errors='replace')[-800:]}")
             time.sleep(0.2)
 

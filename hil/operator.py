@@ -14,9 +14,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from daemon.security.signing import Keyring, SignatureError, private_key_pem, public_key_text
 from hil.broker import Mosquitto
 from hil.dealer import COMMAND_FAULTS, SimDealer
+from hil.errors import RunError
 from hil.process import DaemonProcess
-from hil.runner import Report, RoundReport, check, correct_settled, settle_alert_windows
+from hil.report import Report, RoundReport, check, settle_alert_windows
 from hil.scenario import Rig, Round, Scenario
+from hil.settled import correct_settled
 
 OPERATOR_TIMEOUT = 300.0  # a person is slower than a simulator
 
@@ -87,7 +89,7 @@ class OperatorDealer(SimDealer):
             answer = await self.command("reconstruct_deal", cards=cards,
                                         **self.answering(body))
             if not answer["ok"]:
-                raise RuntimeError(f"reconstruct_deal refused: {answer.get('error')}")
+                raise RunError(f"reconstruct_deal refused: {answer.get('error')}")
 
     async def offer_insurance(self, body: dict[str, Any]) -> bool:
         if self.round.faults_at("insurance"):

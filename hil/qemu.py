@@ -17,7 +17,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon.errors import TabledError
+from daemon.errors import ToolError
+from hil.errors import EmulatorStoppedError, ToolFailedError
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "device" / "board" / "lm3s6965" / "build.sh"
@@ -26,7 +27,7 @@ BOOT_SEED_ADDRESS = 0x20000000
 PTY_LINE = re.compile(rb"char device redirected to (\S+) \(label line\)")
 
 
-class QemuMissingError(TabledError, RuntimeError):
+class QemuMissingError(ToolError, RuntimeError):
     """QEMU or the Arm toolchain is not installed (scripts/setup.sh dev installs them)."""
 
 
@@ -45,7 +46,7 @@ def build_images(out: Path) -> dict[str, Path]:
     done = subprocess.run(["bash", str(BUILD), str(out)], capture_output=True, text=True,
                           check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"the firmware did not build:\n{done.stdout}{done.stderr}")
+        raise ToolFailedError(f"the firmware did not build:\n{done.stdout}{done.stderr}")
     return {name: out / f"{name}.elf" for name in ("shoe", "shuffler", "tumbler")}
 
 
@@ -101,7 +102,7 @@ class Mcu:
         async with asyncio.timeout(20):
             while not (m := PTY_LINE.search(await self._proc.stdout.readline() or b"EOF")):
                 if self._proc.returncode is not None or self._proc.stdout.at_eof():
-                    raise RuntimeError(f"QEMU did not start ({self.image})")
+                    raise ToolFailedError(f"QEMU did not start ({self.image})")
             self.pty = m.group(1).decode()
             tmp = self.link.with_name(self.link.name + ".tmp")
             with contextlib.suppress(FileNotFoundError):
@@ -126,13 +127,13 @@ class Mcu:
     def send(self, line: str) -> None:
         """A sensor line to the firmware (written at once; the socket keeps order)."""
         if self._test is None:
-            raise RuntimeError("the emulated MCU is not running")
+            raise EmulatorStoppedError("the emulated MCU is not running")
         self._test.write(line.encode() + b"\n")
 
     def reset(self) -> None:
         """The MCU's reset: SRAM keeps its contents, the firmware boots again."""
         if self._monitor is None:
-            raise RuntimeError("the emulated MCU is not running")
+            raise EmulatorStoppedError("the emulated MCU is not running")
         self._monitor.write(b"system_reset\n")
 
     async def kill(self) -> None:

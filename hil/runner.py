@@ -14,8 +14,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,152 +22,20 @@ from daemon.games.cards import parse_cards
 from daemon.games.settle import settle_cards
 from hil import qemu_rig
 from hil.broker import Mosquitto
-from hil.dealer import COMMAND_FAULTS, CORRECTION, SimDealer, prompt
+from hil.dealer import COMMAND_FAULTS, SimDealer, prompt
+from hil.errors import RunError
 from hil.faults import LineFaults
 from hil.process import DaemonProcess
+from hil.report import Report, RoundReport, check, settle_alert_windows
 from hil.rig import SimRig
 from hil.scenario import Fault, Rig, Round, Scenario
+from hil.settled import correct_settled
 from hil.shuffler import fresh_decks
 from hil.tumbler import Throw
 from hil.watching import watch_lines
 
 NOT_FLAT_TILT = 120  # tenths of a degree: well past the flat limit
 LOST_READS = ("lost_read", "late_read")  # faults whose read never reaches the host in time
-
-
-@dataclass
-class RoundReport:
-    index: int
-    result: dict[str, Any] | None
-    alerts: list[str]
-    mismatches: list[str] = field(default_factory=list)
-    mark: int = 0  # where this round's messages begin in the dealer's record
-    expect: dict[str, Any] = field(default_factory=dict)
-    extra: list[str] = field(default_factory=list)  # mismatches not from expectations
-    # Checked over a window of messages (a scripted round, or a block of random rounds).
-    windowed: bool = False
-    details: list[tuple[str, str]] = field(default_factory=list)  # (code, detail) of alerts
-    # The Pit's corrections published in the window: {"round": n, "void_clause", "void_code"}
-    corrections: list[dict[str, Any]] = field(default_factory=list)
-
-    def line(self) -> str:
-        r = self.result
-        if r is None:
-            what = "no result (refused)"
-        elif r["status"] == "void":
-            what = f"seq {r['seq']} VOID {r['void_reason']['clause']} {r['void_reason']['code']}"
-        elif "dice" in r:
-            what = f"seq {r['seq']} dice {r['dice']} total {r['total']}"
-        else:
-            what = (f"seq {r['seq']} {r['winner']} {r['player_total']}-{r['banker_total']} "
-                    f"({len(r['cards'])} cards)")
-        alerts = f"; alerts {', '.join(self.alerts)}" if self.alerts else ""
-        alerts += "".join(f"; corrects round {c['round']} (VOID {c['void_clause']} "
-                          f"{c['void_code']})" for c in self.corrections)
-        mark = "ok  " if not self.mismatches else "FAIL"
-        out = f"{mark} round {self.index + 1}: {what}{alerts}"
-        return out + "".join(f"\n       {m}" for m in self.mismatches)
-
-
-@dataclass
-class Report:
-    scenario: Scenario
-    rounds: list[RoundReport] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    # Every payload the dealer received from the table (topic after the table's prefix,
-    # body), in order: for checks of the contract (tests validate them against the schemas).
-    payloads: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    # Why the scenario was not played on this rig (a fault only the simulators inject).
-    not_run: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.not_run and not self.problems and all(not r.mismatches
-                                                               for r in self.rounds)
-
-    def render(self) -> str:
-        s = self.scenario
-        lines = [f"scenario {s.name} ({s.game} layout {s.layout}"
-                 f"{f', {s.decks} decks' if s.decks else ''}"
-                 f"{'; clauses ' + ', '.join(s.clauses) if s.clauses else ''})"]
-        lines += [r.line() for r in self.rounds]
-        lines += [f"FAIL {p}" for p in self.problems]
-        if s.known_defect:
-            lines.append(f"known defect, expected to fail: {s.known_defect}")
-        if self.not_run:
-            return "\n".join(lines + [f"NOT RUN on this rig: {w}" for w in self.not_run]) + "\n"
-        bad = sum(1 for r in self.rounds if r.mismatches) + len(self.problems)
-        lines.append(f"{len(self.rounds)} rounds, {bad} mismatch(es): "
-                     f"{'PASS' if self.ok else 'FAIL'}")
-        return "\n".join(lines) + "\n"
-
-
-def check_messages(expect: dict[str, Any], alerts: list[str],
-                   details: list[tuple[str, str]] | None = None,
-                   corrections: list[dict[str, Any]] | None = None) -> list[str]:
-    """Every expectation about the alerts and corrections of a round (or a block of
-    rounds) not met, as a sentence. ``None``: not collected, not checked."""
-    out: list[str] = []
-    for code in expect.get("alerts", []):
-        if code not in alerts:
-            out.append(f"expected alert {code}, saw {alerts or 'none'}")
-    for code in expect.get("no_alerts", []):
-        if code in alerts:
-            out.append(f"expected no alert {code}, saw {alerts.count(code)}")
-    for code, words in expect.get("alert_text", {}).items():
-        said = [d for c, d in details or [] if c == code]
-        if details is not None and not any(words in d for d in said):
-            out.append(f"expected an alert {code} saying {words!r}, saw {said or 'none'}")
-    if corrections is not None:
-        want = sorted(expect.get("corrections", []), key=lambda c: c["round"])
-        got = sorted(corrections, key=lambda c: c["round"])
-        if want != got:
-            out.append(f"expected corrections {want}, got {got}")
-    return out
-
-
-def check(expect: dict[str, Any], result: dict[str, Any] | None, alerts: list[str],
-          details: list[tuple[str, str]] | None = None,
-          corrections: list[dict[str, Any]] | None = None) -> list[str]:
-    """Every expectation the result does not meet, as a sentence."""
-    out: list[str] = []
-    if result is None:
-        if expect.get("status", "refused") != "refused":
-            out.append(f"expected a {expect['status']} result, but the round was refused")
-        return out + check_messages(expect, alerts, details, corrections)
-    actual: dict[str, Any] = {
-        "status": result["status"], "winner": result.get("winner"),
-        "player_total": result.get("player_total"), "banker_total": result.get("banker_total"),
-        "natural": result.get("natural"), "total": result.get("total"),
-        "dice": result.get("dice"), "cards": len(result.get("cards", [])),
-        "void_clause": (result.get("void_reason") or {}).get("clause"),
-        "void_code": (result.get("void_reason") or {}).get("code"),
-        "wins": sorted(b["bet"] for b in result["bets"] if b["result"] == "win"),
-        "rules": result.get("rules"),
-    }
-    for key, want in expect.items():
-        if key in MESSAGE_KEYS:
-            continue  # check_messages
-        if key == "payout_cap":  # IP 5.13.1: the windows whose insurance bets are capped
-            caps = [b for b in result["bets"] if "payout_cap" in b]
-            capped = {b["window"]: b["payout_cap"]["clause"] for b in caps}
-            if capped != want or any(b["payout_cap"]["limit"] != "original_bet" for b in caps):
-                out.append(f"expected payout caps {want}, got "
-                           f"{[(b['bet'], b.get('window'), b['payout_cap']) for b in caps]}")
-        elif key == "pays":
-            pays = {b["bet"]: b.get("pays") for b in result["bets"] if b["result"] == "win"}
-            for bet, p in want.items():
-                if pays.get(bet) != p:
-                    out.append(f"expected {bet} to pay {p}, got {pays.get(bet)}")
-        elif key == "wins":
-            if sorted(want) != actual["wins"]:
-                out.append(f"expected wins {sorted(want)}, got {actual['wins']}")
-        elif actual[key] != want:
-            out.append(f"expected {key} {want!r}, got {actual[key]!r}")
-    return out + check_messages(expect, alerts, details, corrections)
-
-
-MESSAGE_KEYS = {"alerts", "no_alerts", "alert_text", "corrections"}
 
 
 def shuffled_order(s: Scenario, rng: random.Random) -> list[str]:
@@ -557,7 +424,7 @@ class ScriptedDealer(SimDealer):
             answer = await self.command("void_round", reason="the tumbler reported a value "
                                         "out of range")
             if not answer["ok"]:
-                raise RuntimeError(f"void_round refused: {answer.get('error')}")
+                raise RunError(f"void_round refused: {answer.get('error')}")
 
 
 @dataclass
@@ -752,47 +619,6 @@ async def _scripted_round(dealer: ScriptedDealer, sim: SimRig, i: int, r: Round,
     await correct_settled(dealer, r, i, report)
 
 
-async def correct_settled(dealer: SimDealer, r: Round, i: int, report: Report) -> None:
-    """The faults after round ``i``'s result: the Pit voids a round already published
-    (Tai Sai 5.6; a disputed baccarat result, D23), named by its number in the scenario,
-    and its correction comes next; or confirms a disputed result as published (D23)."""
-    for f in r.faults_at("settled"):
-        number = int(f.args.get("round", i + 1))
-        voided = next((x.result for x in report.rounds if x.windowed and x.index + 1 ==
-                       number), None)
-        if voided is None:
-            raise RuntimeError(f"round {number} has no published result to void")
-        rid = voided["round_id"]
-        await dealer.give(Fault(f.fault, args={**f.args, "round_id": rid}))
-        if f.fault == "void_settled":
-            await dealer._expect(_correction_of(rid))
-
-
-def _correction_of(round_id: str) -> Callable[[str, dict[str, Any]], bool]:
-    return lambda t, b: t == CORRECTION and b.get("corrects") == round_id
-
-
-def settle_alert_windows(report: Report, seen: list[tuple[str, dict[str, Any]]]) -> None:
-    """A round's alerts (and corrections) are everything from its start to the next
-    round's start (the last round's: to the end of the run): an alert about a round can
-    follow its result, e.g. a card drawn after it, or a shoe found altered when it ends.
-    A correction no scenario expects is a mismatch: it voids a round."""
-    numbers = {rr.result["round_id"]: rr.index + 1 for rr in report.rounds
-               if rr.windowed and rr.result}
-    scripted = [rr for rr in report.rounds if rr.windowed]
-    for n, rr in enumerate(scripted):
-        end = scripted[n + 1].mark if n + 1 < len(scripted) else len(seen)
-        window = seen[rr.mark:end]
-        rr.alerts = [b["code"] for t, b in window if t == "alerts"]
-        rr.details = [(b["code"], b.get("detail", "")) for t, b in window if t == "alerts"]
-        rr.corrections = [{"round": numbers.get(b["corrects"], b["corrects"]),
-                           "void_clause": b["void_reason"]["clause"],
-                           "void_code": b["void_reason"]["code"]}
-                          for t, b in window if t == CORRECTION]
-        rr.mismatches = check(rr.expect, rr.result, rr.alerts, rr.details,
-                              rr.corrections) + rr.extra
-
-
 async def _random_rounds(dealer: SimDealer, r: Round, report: Report, s: Scenario) -> None:
     """Rounds from a random certified shoe (or dice thrown at random); each result is
     settled again independently from its cards and must match the published bets. The
@@ -819,20 +645,13 @@ async def _random_rounds(dealer: SimDealer, r: Round, report: Report, s: Scenari
     last.mark, last.expect, last.windowed = block, dict(r.expect), True
 
 
-def main_run(path: str, broker_url: str | None, rig_path: str | None, speed: float,
+def main_run(path: str, broker: tuple[str, int] | None, rig_path: str | None, speed: float,
              seed: int) -> int:
-    from hil.scenario import ScenarioError, load_rig, load_scenario  # noqa: PLC0415
+    """`tabled hil run`, its --broker already read by the command line (host, port)."""
+    from hil.scenario import load_rig, load_scenario  # noqa: PLC0415
 
-    try:
-        s = load_scenario(path)
-        rig = load_rig(rig_path) if rig_path else None
-    except ScenarioError as exc:
-        print(f"tabled: {exc}", file=sys.stderr)
-        return 2
-    broker = None
-    if broker_url:
-        host, _, port = broker_url.removeprefix("mqtt://").partition(":")
-        broker = (host, int(port or 1883))
+    s = load_scenario(path)  # a ScenarioError: exit 2, in the command line's main
+    rig = load_rig(rig_path) if rig_path else None
     started = time.monotonic()
     report = asyncio.run(run_scenario(s, broker=broker, rig=rig, speed=speed, seed=seed))
     sys.stdout.write(report.render())

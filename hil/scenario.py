@@ -50,7 +50,7 @@ from typing import Any
 
 from daemon.config import SETTING_KEYS
 from daemon.drivers.device_url import DeviceUrlError, parse_device_url
-from daemon.errors import TabledError
+from daemon.errors import InputError
 from daemon.games import GAMES
 from daemon.games.cards import parse_card
 from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
@@ -156,7 +156,7 @@ DICE_FAULTS = {"bad_die", "activate_early", "tumble_count", "device_count", "arm
                "activate_idle"}
 
 
-class ScenarioError(TabledError, ValueError):
+class ScenarioError(InputError, ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
         super().__init__(f"{source} is not a valid scenario:\n" +

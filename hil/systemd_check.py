@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from daemon.security.signing import private_key_pem, public_key_text
 from hil.broker import Mosquitto
 from hil.dealer import SimDealer
+from hil.errors import ToolFailedError
 from hil.process import to_toml
 from hil.rig import SimRig
 
@@ -42,7 +43,7 @@ DROP_IN = Path("/etc/systemd/system/tabled.service.d/simulated-shoe.conf")
 def sh(*args: str, check: bool = True, timeout: float = 120) -> str:
     proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
     if check and proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}): "
+        raise ToolFailedError(f"{' '.join(args)} failed ({proc.returncode}): "
                            f"{proc.stdout}{proc.stderr}")
     return proc.stdout.strip()
 

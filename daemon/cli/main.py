@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from daemon.errors import TabledError
+from daemon.errors import InputError, TabledError
 from daemon.games import GAMES, get_game
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
@@ -465,7 +465,8 @@ def _cmd_command_sign(args: argparse.Namespace) -> int:
 def _cmd_hil_run(args: argparse.Namespace) -> int:
     from hil.runner import main_run  # noqa: PLC0415
 
-    return main_run(args.scenario, args.broker, args.rig, args.speed, args.seed)
+    broker = broker_address(args.broker, "hil run") if args.broker else None
+    return main_run(args.scenario, broker, args.rig, args.speed, args.seed)
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -520,7 +521,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     from daemon.consumers.watch_view import WatchBroker, watch  # noqa: PLC0415
     from daemon.security.signing import KeyFileError, Keyring, load_public_key, parse_public_key  # noqa: PLC0415
 
-    host, port, tls = broker_url(args.broker, tls_allowed=True)
+    host, port, tls = broker_url(args.broker)
     keys = []
     for k in args.key:
         try:
@@ -550,7 +551,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
-class UsageError(TabledError, ValueError):
+class UsageError(InputError, ValueError):
     """A bad argument: one line on stderr, exit 2."""
 
 
@@ -561,13 +562,15 @@ def _check_table_id(option: str, table: str) -> None:
         raise UsageError(f"{option} {table!r}: {problem}")
 
 
-def broker_url(text: str, *, tls_allowed: bool) -> tuple[str, int, bool]:
-    """``mqtt[s]://host:port`` or ``host:port`` -> host, port (1883/8883 if left out), TLS."""
+def broker_url(text: str, *, plain_for: str | None = None) -> tuple[str, int, bool]:
+    """``mqtt[s]://host:port`` or ``host:port`` -> host, port (1883/8883 if left out), TLS.
+    ``plain_for``: the command that speaks plain MQTT only, which refuses ``mqtts://``."""
     from urllib.parse import urlsplit  # noqa: PLC0415
 
+    tls_allowed = plain_for is None
     if text.startswith("mqtts://") and not tls_allowed:
-        raise UsageError(f"--broker {text}: simulate speaks plain MQTT to a broker on this "
-                         "machine or a lab network; give mqtt://host:port")
+        raise UsageError(f"--broker {text}: {plain_for} speaks plain MQTT to a broker on "
+                         "this machine or a lab network; give mqtt://host:port")
     parts = urlsplit(text if "://" in text else f"mqtt://{text}")
     tls = parts.scheme == "mqtts"
     try:
@@ -582,9 +585,9 @@ def broker_url(text: str, *, tls_allowed: bool) -> tuple[str, int, bool]:
     return parts.hostname, port, tls
 
 
-def broker_address(text: str) -> tuple[str, int]:
-    """simulate's --broker: plain MQTT only."""
-    host, port, _ = broker_url(text, tls_allowed=False)
+def broker_address(text: str, command: str) -> tuple[str, int]:
+    """The --broker of a command that speaks plain MQTT only (simulate, hil run)."""
+    host, port, _ = broker_url(text, plain_for=command)
     return host, port
 
 
@@ -605,7 +608,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
     from daemon.games import get_game as game_of  # noqa: PLC0415
     from daemon.system import logs  # noqa: PLC0415
-    from hil.simulate import BrokerGoneError, TableStuckError, simulate  # noqa: PLC0415
+    from hil.simulate import simulate  # noqa: PLC0415
 
     game = game_of(args.game)
     layout = game.check_layout(args.layout or game.simulated_layout())
@@ -619,7 +622,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if not 0.1 <= args.speed <= 1000:
         raise UsageError(f"--speed {args.speed:g}: give 0.1 to 1000 (times real time)")
     _check_table_id("--table", args.table)
-    broker = broker_address(args.broker) if args.broker else None
+    broker = broker_address(args.broker, "simulate") if args.broker else None
     if broker is not None:
         _reachable(*broker)
     logs.setup("WARNING")  # the rounds are the display; the journal has the details
@@ -642,10 +645,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
                               speed=args.speed, table=args.table)
 
     try:
-        results = asyncio.run(run())
-    except (BrokerGoneError, TableStuckError) as exc:
-        print(f"tabled: {exc}", file=sys.stderr)
-        return 1
+        results = asyncio.run(run())  # the broker gone, the table stuck: exit 1, in main
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
     except asyncio.CancelledError:
@@ -797,7 +797,7 @@ def _add_display_command(sub: Any) -> None:
 
 
 def _add_principals_command(sub: Any) -> None:
-    from daemon.security.principals import add_parser  # noqa: PLC0415 - webauthn, only for it
+    from daemon.cli.principals import add_parser  # noqa: PLC0415 - webauthn, only for it
 
     add_parser(sub)
 
@@ -910,9 +910,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except (RulesError, UsageError) as exc:
+    except TabledError as exc:
+        # What tabled refused or could not do: said in one line (a scenario's or a
+        # config's problems follow it, indented), and its family's exit status.
         print(f"tabled: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_status
     except BrokenPipeError:
         # The reader went away (`tabled verify ... | head`): not an error to report. The
         # interpreter's flush of stdout at exit would raise again, so point it nowhere.

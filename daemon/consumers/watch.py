@@ -6,10 +6,11 @@ bytes, a trusted signature, the table of its topic) before it changes anything; 
 is refused is only counted (with its reason), never shown. Fields this model does not
 know are ignored, so a newer table's payloads (more fields) still show.
 
-Contract v2 (docs/mqtt.md), by the display's rules, not a second copy of them: a message
-is new once per (journal_id, msg_seq) and gaps are in msg_seq (daemon/display/catchup.py);
-results are kept per (journal_id, seq), and a correction voids the round it names
-(daemon/display/corrections.py). The watch asks for no replays: it shows the gaps.
+Contract v2 (docs/mqtt.md), by the display's fold, not a second copy of it
+(daemon/consumers/fold.py): a message is new once per (journal_id, msg_seq) and gaps are in
+msg_seq; results are kept per (journal_id, seq), and a correction voids the round it
+names; a late will of an older session is not news. The watch asks for no replays: it
+shows the gaps.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from __future__ import annotations
 import collections
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from daemon.consumers.backlog import backlog_text
+from daemon.consumers.fold import TableFold
 from daemon.consumers.verify import accept
-from daemon.display.catchup import CatchUp
-from daemon.display.corrections import apply_corrections
 from daemon.security.signing import Keyring, SignatureError, shown
 
 SUITS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -47,36 +48,29 @@ def fit(line: str, width: int = WIDTH) -> str:
 
 
 @dataclass
-class TableState:
-    table: str
-    status: dict[str, Any] = field(default_factory=dict)
-    devices: dict[str, dict[str, Any]] = field(default_factory=dict)
+class TableState(TableFold):
+    """One table as the watch shows it: the shared fold (daemon/consumers/fold.py) and the
+    round under way, in a line."""
+
     round_id: str | None = None
     phase: str = "idle"
     cards: list[tuple[str, str]] = field(default_factory=list)  # (hand, card code)
     dice: list[int] = field(default_factory=list)
     tumbles: int = 0
-    results: dict[tuple[str | None, int], dict[str, Any]] = field(default_factory=dict)
     alerts: collections.deque[dict[str, Any]] = field(
         default_factory=lambda: collections.deque(maxlen=6))
-    journal_id: str | None = None  # the newest journal met
-    duplicates: int = 0  # messages seen again (at least once delivery), counted once
-    catchup: CatchUp = field(init=False)
     _joined: set[str] = field(default_factory=set)  # journals whose snapshot was taken
 
-    def __post_init__(self) -> None:
-        self.catchup = CatchUp(self.table)
+    KEPT_RESULTS: ClassVar[int] = KEPT_RESULTS
 
     def apply(self, kind: str, body: dict[str, Any]) -> dict[str, Any] | None:
         """Take one verified payload; returns a result or correction that is new."""
-        msg, jid = body.get("msg_seq"), body.get("journal_id")
-        if type(msg) is int and isinstance(jid, str) and not self.catchup.saw(jid, msg):
-            self.duplicates += 1
+        if not self.fresh(kind, body):
             return None
         if kind == "status":
-            self.status = body
+            self.take_status(body)
         elif kind == "devices":
-            self.devices[str(body.get("name", "?"))] = body
+            self.take_device(str(body.get("name", "?")), body)
         elif kind == "alerts":
             self.alerts.append(body)
         elif kind == "events":
@@ -118,16 +112,8 @@ class TableState:
             self.phase = "dice read"
 
     def _result(self, r: dict[str, Any]) -> dict[str, Any] | None:
-        jid = r.get("journal_id") if isinstance(r.get("journal_id"), str) else None
-        key = (jid, int(r.get("seq", 0)))
-        if key in self.results:
-            self.duplicates += 1
+        if not self.take_result(r):
             return None
-        self.results[key] = r
-        if jid is not None:  # a late copy from an older journal does not take us back
-            self.journal_id = self.catchup.current or jid
-        if len(self.results) > KEPT_RESULTS:
-            del self.results[min(self.results, key=lambda k: k[1])]
         if r.get("type") != "correction" and r.get("round_id") == self.round_id:
             self.round_id, self.phase = None, "idle"
         return r
@@ -135,9 +121,7 @@ class TableState:
     def shown_results(self) -> list[dict[str, Any]]:
         """The newest journal's results in seq order, corrections applied (the corrected
         round void), each correction in its place."""
-        ordered = sorted((r for (j, _), r in self.results.items() if j == self.journal_id),
-                         key=lambda r: int(r["seq"]))
-        results, fixes = apply_corrections(ordered)
+        results, fixes = self.corrected()
         return sorted([*results, *fixes], key=lambda r: int(r["seq"]))
 
     def missing(self) -> list[tuple[int, int]]:
@@ -158,7 +142,7 @@ class TableState:
 
     def backlog_line(self) -> str:
         """How far the table's outbox is behind, as its status last said (contract v2)."""
-        return backlog_text(self.status)
+        return backlog_text(self.status or {})
 
     def live_line(self) -> str:
         """The round under way, in one line."""
@@ -211,25 +195,6 @@ def result_line(r: dict[str, Any]) -> str:
     return fit(f"{head}  {hand('player'):<14} {r.get('player_total', ''):>2}  "
                f"{hand('banker'):<14} {r.get('banker_total', ''):>2}  "
                f"{str(r.get('winner', '')).upper():<6}  {wins}")
-
-
-def backlog_text(status: dict[str, Any]) -> str:
-    """A status's ``backlog`` in words: the messages the table has stored and the broker
-    has not yet acknowledged, and since when the oldest of them waits."""
-    b = status.get("backlog")
-    if not isinstance(b, dict):
-        why = ("the table is offline: its will cannot know" if status.get("state") == "offline"
-               else "not published by this table" if status else "no status yet")
-        return f"outbox backlog: unknown ({why})"
-    as_of = str(status.get("at") or "")[11:19]
-    n = b.get("messages") or 0
-    if type(n) is not int:  # the schema says an integer; anything else is not drawn
-        return f"outbox backlog: unknown (not a number of messages, as of {as_of})"
-    if not n:
-        return f"outbox backlog: none (as of {as_of})"
-    return (f"outbox backlog: {n} message{'s' if n != 1 else ''} not yet published, oldest "
-            f"msg_seq {b.get('oldest_msg_seq')} stored {str(b.get('oldest_at') or '')[11:19]}"
-            f" (as of {as_of})")
 
 
 @dataclass

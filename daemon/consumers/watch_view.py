@@ -61,7 +61,7 @@ def _devices(t: TableState) -> Text:
 
 
 def _table_panel(t: TableState) -> Panel:
-    s = t.status
+    s = t.status or {}
     online = s.get("state") == "online"
     title = Text(f"table {t.table}", style="bold")
     if s:

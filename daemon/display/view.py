@@ -23,12 +23,11 @@ import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from daemon.consumers.backlog import backlog_text
+from daemon.consumers.fold import TableFold
 from daemon.consumers.verify import accept
-from daemon.consumers.watch import backlog_text
-from daemon.display.catchup import CatchUp
-from daemon.display.corrections import apply_corrections
 from daemon.display.dice import dice_stats
 from daemon.display.pit import PitWaits
 from daemon.display.roads import derive
@@ -63,43 +62,31 @@ def baccarat_total(cards: list[dict[str, Any]], hand: str) -> int:
 
 
 @dataclass
-class TableView:
-    table: str
-    status: dict[str, Any] | None = None
-    devices: dict[str, dict[str, Any]] = field(default_factory=dict)
-    results: dict[tuple[str | None, int], dict[str, Any]] = field(default_factory=dict)
-    journal_id: str | None = None
+class DisplayedTable(TableFold):
+    """One table as the page shows it: the shared fold (fold.py), the round, the shoe, the
+    alerts and what waits for the Pit."""
+
     alerts: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=MAX_ALERTS))
     round: dict[str, Any] = field(default_factory=dict)
     shoe: dict[str, Any] = field(default_factory=dict)
-    duplicates: int = 0
     fetched: int = 0  # new messages that came in replay answers
-    catchup: CatchUp = field(init=False)
     snapshot: dict[str, Any] | None = None
     round_msg: int = 0  # msg_seq of the newest event applied to the round view
     shoe_msg: int = 0  # msg_seq of the shoe counters' newest event
     pit: PitWaits = field(default_factory=PitWaits)  # what waits for the Pit (pit.py)
 
-    def __post_init__(self) -> None:
-        self.catchup = CatchUp(self.table)
+    KEPT_RESULTS: ClassVar[int] = MAX_RESULTS
 
     # ---- applying verified payloads ----
 
     def apply(self, kind: str, name: str, body: dict[str, Any]) -> bool:
         """Applies one verified payload; False if it changed nothing (a duplicate)."""
-        msg, jid = body.get("msg_seq"), body.get("journal_id")
-        if type(msg) is int and isinstance(jid, str) and kind != "snapshot" and \
-                not self.catchup.saw(jid, msg):
-            self.duplicates += 1
+        if not self.fresh(kind, body):
             return False
         if kind == "status":
-            return self._status(body)
+            return self.take_status(body)
         if kind == "devices":
-            old = self.devices.get(name, {}).get("msg_seq")
-            if type(msg) is int and type(old) is int and msg < old:
-                return False  # a replayed older state: the newer one stands
-            self.devices[name] = body
-            return True
+            return self.take_device(name, body)
         if kind == "results":
             return self._result(body) | self.pit.result(body)
         if kind == "alerts":
@@ -112,35 +99,17 @@ class TableView:
             return self.pit.reply(body)
         return False  # topics a later contract adds
 
-    def _status(self, body: dict[str, Any]) -> bool:
-        old = self.status
-        # A will from an older session arriving late is not news (docs/mqtt.md).
-        if (old is not None and body.get("state") == "offline" and old.get("state") == "online"
-                and int(body.get("session", 0)) < int(old.get("session", 0))):
-            return False
-        self.status = body
-        self.catchup.status(body.get("state"), body.get("session"))
-        return True
-
     def _result(self, body: dict[str, Any]) -> bool:
-        journal = body.get("journal_id")
-        if isinstance(journal, str):
-            # The newest journal met (catchup): a late copy from an older one does not
-            # take the roads back to it.
-            self.journal_id = self.catchup.current or journal
-        key = (journal if isinstance(journal, str) else None, int(body["seq"]))
-        if key in self.results:
-            self.duplicates += 1
+        if not self.take_result(body):
             return False
-        self.results[key] = body
-        if len(self.results) > MAX_RESULTS:
-            del self.results[min(self.results, key=lambda k: self.results[k]["seq"])]
         if body.get("type") == "correction":
             return True  # applied where the results are read: ``corrected``
         if self.round.get("round_id") == body.get("round_id"):
             self.round["phase"] = "settled"
             self.round["result"] = body
-        newest = key[1] >= max((s for j, s in self.results if j == key[0]), default=0)
+        journal = body.get("journal_id") if isinstance(body.get("journal_id"), str) else None
+        seq = int(body["seq"])
+        newest = seq >= max((s for j, s in self.results if j == journal), default=0)
         if newest and body.get("shoe_id") and body.get("shoe_id") != self.shoe.get("shoe_id"):
             # A result from a shoe the display never saw loaded (it joined mid-shoe); a
             # late copy of an older shoe's result does not take the roads back to it.
@@ -281,17 +250,6 @@ class TableView:
         return True
 
     # ---- what the page shows ----
-
-    def ordered_results(self) -> list[dict[str, Any]]:
-        """Results of the current journal in seq order."""
-        return sorted((r for (j, _), r in self.results.items() if j == self.journal_id),
-                      key=lambda r: int(r["seq"]))
-
-    def corrected(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Results in seq order with each correction applied (docs/mqtt.md, "Corrections":
-        the corrected round reads as void, with the correction's reason), and the
-        corrections themselves. A correction whose result is not here yet waits for it."""
-        return apply_corrections(self.ordered_results())
 
     def gaps(self) -> list[tuple[int, int]]:
         seqs = [int(r["seq"]) for r in self.ordered_results()]
@@ -497,7 +455,7 @@ class Display:
         self.keyring = keyring
         self.prefix = prefix.rstrip("/")
         self.only = tables or None
-        self.tables: dict[str, TableView] = {}
+        self.tables: dict[str, DisplayedTable] = {}
         self.refused: deque[Refusal] = deque(maxlen=MAX_REFUSED)
         self.refused_total = 0
         self.verified = 0  # payloads whose signature a trusted key verified
@@ -553,7 +511,7 @@ class Display:
         if bad is not None:
             self._refuse(at, topic, f"signed but malformed: {bad}")
             return ""
-        view = self.tables.setdefault(table, TableView(table))
+        view = self.tables.setdefault(table, DisplayedTable(table))
         if not view.apply(kind, name, body):
             return None
         if topic_kind == "replay":

@@ -23,7 +23,7 @@ from typing import Any
 
 from daemon.drivers.device_url import DeviceUrl, SerialUrl
 from daemon.drivers.transports import Transport, TransportError, open_transport
-from daemon.errors import TabledError
+from daemon.errors import DeviceError
 from firmware_protocols.common import (
     CommandResult,
     DeviceKind,
@@ -61,7 +61,7 @@ class DeviceState(StrEnum):
     INCOMPATIBLE = "incompatible"  # wrong device kind or protocol version
 
 
-class SessionEndedError(TabledError):
+class SessionEndedError(DeviceError):
     """Why a device session ended; the driver reconnects."""
 
     def __init__(self, reason: str, state: DeviceState = DeviceState.LOST) -> None:
@@ -69,7 +69,7 @@ class SessionEndedError(TabledError):
         self.state = state
 
 
-class DeviceNotReadyError(TabledError, RuntimeError):
+class DeviceNotReadyError(DeviceError, RuntimeError):
     """The device cannot take or answer a command. ``sent``: the command had already gone
     out (the session ended while it waited for its answer), so it may have been carried
     out; otherwise it was never sent."""

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
-from daemon.errors import TabledError
+from daemon.errors import InputError
 
 BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600)
 
 
-class DeviceUrlError(TabledError, ValueError):
+class DeviceUrlError(InputError, ValueError):
     pass
 
 

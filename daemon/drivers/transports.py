@@ -19,14 +19,14 @@ import usb.core
 import usb.util
 
 from daemon.drivers.device_url import DeviceUrl, SerialUrl, SocketUrl, UsbUrl
-from daemon.errors import TabledError
+from daemon.errors import DeviceError
 from firmware_protocols.shuffler import EP_IN, EP_OUT
 
 USB_READ_TIMEOUT_MS = 1000  # only bounds how long close() waits for the reader thread
 USB_WRITE_TIMEOUT_MS = 1000
 
 
-class TransportError(TabledError, ConnectionError):
+class TransportError(DeviceError, ConnectionError):
     """The device went away (unplugged, powered off, port closed)."""
 
 

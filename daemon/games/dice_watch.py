@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import product
 
-from daemon.errors import TabledError
+from daemon.errors import InputError
 
 FACES = range(1, 7)
 DICE = 3
@@ -113,7 +113,7 @@ def _homogeneity(one: list[int], rest: list[int]) -> float:
     return stat
 
 
-class DiceWatchError(TabledError, ValueError):
+class DiceWatchError(InputError, ValueError):
     pass
 
 

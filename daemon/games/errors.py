@@ -1,9 +1,9 @@
 """The engine's own error types. Callers catch RulesError; nothing else is raised on bad input."""
 
-from daemon.errors import TabledError
+from daemon.errors import InputError
 
 
-class RulesError(TabledError, ValueError):
+class RulesError(InputError, ValueError):
     """Input that the approved rules do not allow (bad card code, unknown layout, ...)."""
 
 

@@ -18,10 +18,16 @@ the connect timeout (a NATS node refusing while its session stream has no leader
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 import aiomqtt
 import paho.mqtt.client as paho
+
+# The socket options of every MQTT client here (the publisher's, the HIL dealer's): paho
+# leaves Nagle on, so a small reply waits for the broker's delayed ACK, ~40 ms per
+# exchange (measured: a command round trip fell from 88 ms to under 1 ms).
+NODELAY = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
 
 
 class Client(aiomqtt.Client):

@@ -33,7 +33,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from daemon.errors import TabledError
+from daemon.errors import InputError
 
 MAX_REQUEST = 1024  # bytes
 MAX_MESSAGES = 500
@@ -48,7 +48,7 @@ TOPICS = ("events", "results", "alerts", "replies", "devices")
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-class ReplayError(TabledError, ValueError):
+class ReplayError(InputError, ValueError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code

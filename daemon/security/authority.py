@@ -35,10 +35,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.config import Principal
 from daemon.security import passkeys
 from daemon.security.commands import Command, CommandError
 from daemon.security.passkeys import RelyingParty
+from daemon.security.principal import Principal
 from daemon.security.signing import COMMAND, Keyring, SignatureError, Signer, key_id, shown
 from daemon.store.journal import JournalRecord
 from daemon.timestamps import iso

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.errors import TabledError
+from daemon.errors import InputError
 from daemon.games.model import GameRules
 from daemon.security.signing import signable
 
@@ -64,7 +64,7 @@ def round_scoped(name: str) -> bool:
     return name not in TABLE_SCOPED
 
 
-class CommandError(TabledError, ValueError):
+class CommandError(InputError, ValueError):
     def __init__(self, code: str, message: str, command_id: str | None = None,
                  name: str | None = None) -> None:
         super().__init__(bounded(message, MAX_MESSAGE))

@@ -36,7 +36,14 @@ from webauthn.helpers import (
 )
 from webauthn.helpers.exceptions import WebAuthnException
 
+from daemon.errors import InputError
 from daemon.security.signing import SignatureError, canonical, shown
+
+
+class EnrolmentError(InputError, ValueError):
+    """A security key's enrolment, or a credential or relying party in the config, that
+    cannot be taken: says why."""
+
 
 ALG = "WebAuthn"
 SIG_FIELDS = ("cred", "authenticator_data", "client_data", "signature")
@@ -116,43 +123,43 @@ def enrol(response: Mapping[str, Any], challenge_text: str, rp: RelyingParty,
           name: str) -> Enrolment:
     """An enrolment from the Pit page (``navigator.credentials.create``'s JSON and the
     challenge the page asked it to sign), verified by the library: the credential to
-    list as a principal. ValueError says why not."""
+    list as a principal. EnrolmentError says why not."""
     try:
         verified = verify_registration_response(
             credential=dict(response), expected_challenge=base64url_to_bytes(challenge_text),
             expected_rp_id=rp.rp_id, expected_origin=list(rp.origins),
             require_user_verification=False)
     except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
-        raise ValueError(f"the enrolment does not verify: {exc}") from None
+        raise EnrolmentError(f"the enrolment does not verify: {exc}") from None
     return Enrolment(name, Credential(bytes(verified.credential_id),
                                       bytes(verified.credential_public_key)))
 
 
 def parse_credential(credential_id: object, public_key: object) -> Credential:
-    """A credential as written in the config (both base64url); ValueError says why not."""
+    """A credential as written in the config (both base64url); EnrolmentError says why not."""
     if not isinstance(credential_id, str) or not isinstance(public_key, str):
-        raise ValueError("'credential_id' and 'public_key' must be base64url text")
+        raise EnrolmentError("'credential_id' and 'public_key' must be base64url text")
     try:
         cid, key = base64url_to_bytes(credential_id), base64url_to_bytes(public_key)
     except ValueError as exc:
-        raise ValueError(f"not base64url: {exc}") from None
+        raise EnrolmentError(f"not base64url: {exc}") from None
     if not cid or not key:
-        raise ValueError("'credential_id' and 'public_key' must not be empty")
+        raise EnrolmentError("'credential_id' and 'public_key' must not be empty")
     try:
         decode_credential_public_key(key)
     except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"'public_key' is not a COSE public key: {exc}") from None
+        raise EnrolmentError(f"'public_key' is not a COSE public key: {exc}") from None
     return Credential(cid, key)
 
 
 def parse_relying_party(rp_id: object, origins: object) -> RelyingParty:
     if not isinstance(rp_id, str) or not rp_id or "/" in rp_id or ":" in rp_id:
-        raise ValueError("'rp_id' must be the Pit page's host name, e.g. pit.example")
+        raise EnrolmentError("'rp_id' must be the Pit page's host name, e.g. pit.example")
     if isinstance(origins, str):
         origins = [origins]
     if not isinstance(origins, Sequence) or not origins or not all(
             isinstance(o, str) and o.startswith(("https://", "http://localhost"))
             for o in origins):
-        raise ValueError("'origins' must list the Pit page's origins, e.g. "
+        raise EnrolmentError("'origins' must list the Pit page's origins, e.g. "
                          "https://pit.example:8443 (http only for localhost)")
     return RelyingParty(rp_id, tuple(origins))

@@ -33,17 +33,17 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from daemon.errors import TabledError
+from daemon.errors import InputError
 
 PUBLISHED = b"tabled-payload-v1\n"
 COMMAND = b"tabled-command-v1\n"
 
 
-class SignatureError(TabledError, ValueError):
+class SignatureError(InputError, ValueError):
     """A payload is unsigned, malformed, signed by an unknown key, or altered."""
 
 
-class KeyFileError(TabledError, ValueError):
+class KeyFileError(InputError, ValueError):
     """A key file cannot be read or is not an Ed25519 key."""
 
 

@@ -22,7 +22,7 @@ from daemon.security.signing import Signer
 from hil.broker import free_port
 from tests.browser.cdp import chromium
 from tests.keys import TABLE_KEY, TABLE_KEYRING
-from tests.unit.display.test_view import AT, correction, event, result
+from tests.unit.display.payloads import AT, correction, event, result
 
 MARK = "x\"'><img data-pwned=\"{}\">"  # no "/": it also stands in a topic level
 SIGNER = Signer(TABLE_KEY)

@@ -30,19 +30,18 @@ from typing import Any
 from daemon.security.signing import public_key_text
 from hil.broker import Mosquitto
 from hil.process import DaemonProcess
+from hil.report import Report, settle_alert_windows
 from hil.rig import SimRig
 from hil.runner import (
-    Report,
     RunContext,
     ScriptedDealer,
     _scripted_dealer,
     _scripted_round,
     _set_up_devices,
-    settle_alert_windows,
 )
 from hil.scenario import Fault, Scenario, load_scenario
 from tests.browser.cdp import Browser, chromium
-from tests.browser.test_display import DisplayProcess
+from tests.browser.display_process import DisplayProcess
 
 SHOTS = os.environ.get("TABLED_SCREENSHOTS")
 SCENARIOS = Path(__file__).resolve().parents[2] / "hil" / "scenarios"

@@ -23,8 +23,7 @@ from daemon.security.signing import private_key_pem
 from hil.broker import Mosquitto
 from hil.process import DaemonProcess
 from hil.rig import SimRig
-from tests.device.pty_proxy import PtyProxy
-from tests.device.test_reference_device import (
+from tests.device.c_devices import (
     CDevice,
     CShufflerRig,
     built,
@@ -33,6 +32,7 @@ from tests.device.test_reference_device import (
     results_at_least,
     sent_events,
 )
+from tests.device.pty_proxy import PtyProxy
 from tests.journal_file import read_only
 from tests.reliability.harness import Observer
 from tests.soak import SOAK

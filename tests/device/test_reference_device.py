@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +24,16 @@ from firmware_protocols.wire import Message
 from hil.broker import Mosquitto
 from hil.process import DaemonProcess
 from hil.rig import SimRig
+from tests.device.c_devices import (
+    ROOT,
+    CShufflerRig,
+    deal_one_round,
+    emulator,
+    results_at_least,
+    sent_events,
+)
 from tests.reliability.harness import Observer
 from tests.wait import until
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("device-build")
-    done = subprocess.run(["bash", str(ROOT / "device" / "build.sh"), str(out)],
-                          capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stdout + done.stderr  # warnings are errors (-Werror)
-    return out
 
 
 def test_c_library_passes_the_shared_vectors(built: Path) -> None:
@@ -54,48 +51,6 @@ def test_c_library_passes_the_shared_vectors(built: Path) -> None:
     assert "3 commit, 4 sha256" in done.stdout
 
 
-class CDevice:
-    """The emulator process: commands on stdin, what happened on stdout."""
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self.lines: list[str] = []
-        self._reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        while line := await self.proc.stdout.readline():
-            self.lines.append(line.decode().strip())
-
-    async def do(self, *commands: str) -> None:
-        assert self.proc.stdin is not None
-        for c in commands:
-            self.proc.stdin.write(c.encode() + b"\n")
-        await self.proc.stdin.drain()
-
-    def count(self, prefix: str) -> int:
-        return sum(line.startswith(prefix) for line in self.lines)
-
-    async def saw(self, prefix: str, count: int = 1, timeout: float = 20) -> None:
-        await until(lambda: self.count(prefix) >= count, timeout)
-
-
-@contextlib.asynccontextmanager
-async def emulator(built: Path, kind: str, link: Path, *args: str) -> AsyncIterator[CDevice]:
-    proc = await asyncio.create_subprocess_exec(
-        str(built / "emulator"), kind, str(link), *args, stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE)
-    device = CDevice(proc)
-    try:
-        await device.saw("pty ")
-        yield device
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        device._reader.cancel()
-
-
 @contextlib.asynccontextmanager
 async def running(driver: DeviceDriver) -> AsyncIterator[None]:
     task = asyncio.create_task(driver.run())
@@ -107,24 +62,8 @@ async def running(driver: DeviceDriver) -> AsyncIterator[None]:
             await task
 
 
-def results_at_least(observer: Observer, n: int) -> Callable[[], bool]:
-    return lambda: len(observer.of("results")) >= n
-
-
 def cards_of(got: list[Message]) -> list[tuple[int, str]]:
     return [(m.draw_no, m.card) for m in got if isinstance(m, shoe.CardDrawn)]
-
-
-def sent_events(dev: CDevice) -> list[tuple[int, int, str]]:
-    """(ORIGIN, NUM, name) of every event the emulator's link took, in order."""
-    out, origin = [], 0
-    for line in dev.lines:
-        word, *rest = line.split()
-        if word == "origin":
-            origin = int(rest[0])
-        elif word == "sent":
-            out.append((origin, int(rest[0]), rest[1]))
-    return out
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])
@@ -231,25 +170,6 @@ async def test_c_tumbler_plays_tai_sai_with_the_real_daemon(built: Path, tmp_pat
         daemon.stop()
         listener.cancel()
         broker.cleanup()
-
-
-class CShufflerRig(SimRig):
-    """Baccarat with no simulator: the C shuffler and the C shoe behind ptys, the shuffler
-    on a serial line (real shufflers offer one besides USB)."""
-
-    def devices(self) -> dict[str, str]:
-        return {name: f"serial://{self.work / name}?baud=115200" for name in ("shoe", "shuffler")}
-
-
-async def deal_one_round(observer: Observer, shoe_dev: CDevice, n: int) -> None:
-    """Draw, at the dealer's pace, until the round's result is out (the gate locks after
-    the last card, so a draw too many is refused by the shoe, not dealt)."""
-    while len(observer.of("results")) < n:
-        drew = sum(line.startswith("drew ") for line in shoe_dev.lines)
-        await shoe_dev.do("draw")
-        with contextlib.suppress(TimeoutError):  # the gate still locked: draw again
-            await shoe_dev.saw("drew ", drew + 1, timeout=1)
-        await asyncio.sleep(0.2)  # the daemon takes the card before the next is drawn
 
 
 @pytest.mark.parametrize("mode", ["honest", "repeat", "switch", "short", "alter"])

@@ -16,7 +16,8 @@ import pytest
 
 from daemon.games import GAMES
 from hil.ports import PtyPort
-from hil.runner import check, run_scenario
+from hil.report import check
+from hil.runner import run_scenario
 from hil.scenario import (
     EXPECT_KEYS,
     FAULTS,

@@ -12,10 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shutil
 import ssl
-import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,34 +24,11 @@ from daemon.config import parse_config
 from daemon.security.signing import SignatureError
 from daemon.service import TableService
 from hil.broker import Mosquitto
+from tests.integration.secured_broker import USERS, secured_broker
 from tests.keys import STRANGER_KEY, TABLE_KEYRING, commands, signed, signing
-from tests.pki import Pki, broker_access_files
+from tests.pki import Pki
 
 ROOT = Path(__file__).resolve().parents[2]
-USERS = {"ts-1": "pw-ts-1", "ts-2": "pw-ts-2", "pit-supervisor-1": "pw-sup",
-         "settlement": "pw-settle"}
-
-
-@contextlib.asynccontextmanager
-async def secured_broker(work: Path) -> AsyncIterator[tuple[Mosquitto, Pki, Path]]:
-    # Mosquitto drops root for its own user before reading these: a readable directory.
-    files = Path(tempfile.mkdtemp(prefix="tabled-pki-"))
-    files.chmod(0o755)
-    pki = Pki(files)
-    server_cert, server_key = pki.issue("broker", server=True)
-    for user in USERS:
-        pki.issue(user)
-    passwd, acl = broker_access_files(files, USERS)
-    broker = Mosquitto(work, anonymous=False, extra_conf=(
-        f"cafile {pki.ca_file}\ncertfile {server_cert}\nkeyfile {server_key}\n"
-        "require_certificate true\nuse_identity_as_username false\n"
-        f"password_file {passwd}\nacl_file {acl}\n"))
-    broker.start()
-    try:
-        yield broker, pki, files
-    finally:
-        broker.cleanup()
-        shutil.rmtree(files, ignore_errors=True)
 
 
 def client(broker: Mosquitto, pki: Pki, user: str, **kw: Any) -> aiomqtt.Client:

@@ -4,9 +4,7 @@ unplug and replug, firmware reboot, wrong protocol version, lost heartbeat, USB.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -22,18 +20,8 @@ from hil.ports import PtyPort, TcpPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
 from hil.usb_backend import sim_backend
+from tests.integration.running_driver import running
 from tests.wait import until
-
-
-@contextlib.asynccontextmanager
-async def running(driver: DeviceDriver) -> AsyncIterator[asyncio.Task[None]]:
-    task = asyncio.create_task(driver.run())
-    try:
-        yield task
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 def shoe_driver(path: Path, received: list[Message], **kw: float) -> DeviceDriver:

@@ -17,14 +17,15 @@ from daemon.drivers.device import DeviceDriver, DeviceState
 from daemon.drivers.device_url import SerialUrl
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import LIMITS, DeviceKind, Limit
-from firmware_protocols.spec import EXAMPLES
+from firmware_protocols.examples import EXAMPLES
 from firmware_protocols.wire import Catalogue, Message
 from hil.device import SimDevice
 from hil.ports import PtyPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
 from hil.tumbler import TumblerSim
-from tests.integration.test_device_driver import running
+from tests.integration.running_driver import running
+from tests.integration.tai_sai_service import tai_sai_service
 from tests.wait import until
 
 WIRE_MAX = {"u8": 0xFF, "u16": 0xFFFF, "u32": 0xFFFF_FFFF, "u8[3]": 0xFF, "u8[52]": 0xFF,
@@ -103,21 +104,6 @@ async def test_every_device_message_at_and_beyond_its_limits_through_the_driver(
             assert f"payload {m.to_bytes().hex()}" in detail and "is outside" in detail
         assert driver.status.state is DeviceState.READY and driver.status.sessions == 1
     await port.stop()
-
-
-def tai_sai_service(tmp_path: Path) -> Any:
-    from daemon.config import parse_config  # noqa: PLC0415
-    from daemon.service import TableService  # noqa: PLC0415
-    from tests.keys import commands, signing  # noqa: PLC0415
-
-    s = TableService(parse_config({
-        "table": {"id": "ts-1", "game": "tai-sai-open-cover", "layout": "E"},
-        "devices": {"tumbler": "socket://127.0.0.1:9", "serials": {"tumbler": "TB0001"}},
-        "journal": {"path": str(tmp_path / "j.db")},
-        "signing": signing(), "commands": commands()}))
-    s.apply(s.table.open_betting())
-    s.apply(s.table.close_betting())
-    return s
 
 
 async def test_tai_sai_5_14_a_die_of_7_through_the_service_goes_to_the_pit(

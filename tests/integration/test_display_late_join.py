@@ -22,9 +22,9 @@ from typing import Any
 
 import aiomqtt
 
-from daemon.display.catchup import MAX_ASKS, RETRY
+from daemon.consumers.catchup import MAX_ASKS, RETRY
 from daemon.security.signing import public_key_text
-from tests.browser.test_display import DisplayProcess
+from tests.browser.display_process import DisplayProcess
 from tests.reliability.harness import Table, sim_table
 
 

@@ -18,7 +18,7 @@ from daemon.display.view import Display
 from daemon.security.signing import Signer, public_key_text
 from hil.broker import Mosquitto, free_port
 from tests.keys import TABLE_KEY, TABLE_KEYRING
-from tests.unit.display.test_view import result, snapshot, v2
+from tests.unit.display.payloads import result, snapshot, v2
 
 SIGNER = Signer(TABLE_KEY)
 

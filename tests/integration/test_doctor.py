@@ -39,7 +39,7 @@ from hil.device import SimDevice
 from hil.ports import PtyPort
 from hil.shoe import ShoeSim
 from hil.tumbler import TumblerSim
-from tests.integration.test_broker_trust import USERS, secured_broker
+from tests.integration.secured_broker import USERS, secured_broker
 from tests.pki import Pki
 
 

@@ -12,7 +12,7 @@ from firmware_protocols import tumbler
 from firmware_protocols.common import Heartbeat
 from firmware_protocols.link import Stamp
 from firmware_protocols.wire import Message
-from tests.integration.test_device_limits import tai_sai_service
+from tests.integration.tai_sai_service import tai_sai_service
 
 BOOT = 0xB0075EED
 

@@ -11,7 +11,7 @@ from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import DeviceCommand
 from daemon.service import TableService
 from firmware_protocols import shoe as sp
-from tests.integration.test_journal_retention import Dealer, config
+from tests.integration.service_dealer import Dealer, config
 from tests.journal_file import committed_kinds
 
 

@@ -5,30 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import aiomqtt
 
 from hil.broker import Mosquitto
 from hil.simulate import simulate
-
-
-async def retained(port: int, pattern: str) -> dict[str, dict[str, Any]]:
-    """What a consumer connecting now is given: the retained messages only."""
-    out: dict[str, dict[str, Any]] = {}
-    async with aiomqtt.Client("127.0.0.1", port) as client:
-        await client.subscribe(pattern, qos=1)
-        try:
-            async with asyncio.timeout(1.0):
-                async for m in client.messages:
-                    assert m.retain
-                    out[str(m.topic)] = json.loads(bytes(m.payload))
-        except TimeoutError:
-            pass
-    return out
+from tests.integration.retained import retained
 
 
 async def test_simulate_leaves_the_table_and_its_devices_offline(tmp_path: Path) -> None:

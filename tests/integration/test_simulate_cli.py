@@ -184,7 +184,7 @@ def test_sigterm_with_a_broker_leaves_the_table_offline_not_its_will(
     not the will the broker sends for a connection that was dropped (time null)."""
     import asyncio  # noqa: PLC0415
 
-    from tests.integration.test_retained_state import retained  # noqa: PLC0415
+    from tests.integration.retained import retained  # noqa: PLC0415
 
     broker = Mosquitto(tmp_path)
     broker.start()

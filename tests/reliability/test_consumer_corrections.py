@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hil.runner import run_scenario
 from hil.scenario import load_scenario
-from tests.reliability.test_consumer_v2 import documented
+from tests.reliability.mqtt_doc import documented
 
 SCENARIO = Path(__file__).resolve().parents[2] / "hil" / "scenarios" / \
     "tai-sai-damaged-dice-correction.json"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -30,20 +29,12 @@ from hil.process import to_toml
 from tests.journal_file import read_only
 from tests.poison import corpus
 from tests.reliability.harness import Table, outage, sim_table
+from tests.reliability.mqtt_doc import documented
 from tests.wait import until
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "mqtt.md"
 SCHEMAS = {p.name.split(".")[0]: jsonschema.Draft202012Validator(json.loads(p.read_text()))
            for p in (files("daemon.mqtt") / "schemas").iterdir()
            if p.name.endswith(".schema.json")}
-
-
-def documented() -> dict[str, Any]:
-    """Every python block of docs/mqtt.md, run in one namespace."""
-    scope: dict[str, Any] = {}
-    for block in re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S):
-        exec(compile(block, str(DOC), "exec"), scope)
-    return scope
 
 
 class LiveConsumer:

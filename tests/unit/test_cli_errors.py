@@ -4,6 +4,7 @@ subcommand must be added to BAD, or test_every_subcommand_is_walked fails."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from daemon.cli.main import _walk, parser
+from daemon.errors import FAMILIES, InputError, ToolError
 from tests.keys import TABLE_KEY_FILE
 
 GONE = "/nonexistent/dir"
@@ -51,7 +53,13 @@ BAD: dict[str, list[tuple[list[str], str]]] = {
         ([*SIGN[2:], "--round", "r1", "--hold", "r1:1", "--swap", "abc", "confirm_order"],
          "confirm_order.swap must be two draw numbers"),
         ([*SIGN[2:], "close_betting"], "give --round")],
-    "hil run": [([f"{GONE}/scenario.json"], f"{GONE}/scenario.json")],
+    "hil run": [([f"{GONE}/scenario.json"], f"{GONE}/scenario.json"),
+                # Read by the command line's own parser (a port that is no number was a
+                # traceback from the runner's parse by hand).
+                ([f"{GONE}/scenario.json", "--broker", "mqtt://127.0.0.1:port"],
+                 "--broker mqtt://127.0.0.1:port: expected mqtt://host:port"),
+                ([f"{GONE}/scenario.json", "--broker", "mqtts://127.0.0.1:8883"],
+                 "hil run speaks plain MQTT")],
     "completion": [(["zsh"], "zsh")],
     "display": [(["--broker", "mqtt://127.0.0.1:1883", "--key", PUB, "--listen",
                   "127.0.0.1:99999"], "the port must be 1 to 65535"),
@@ -91,3 +99,30 @@ def test_a_bad_argument_is_one_line_and_exit_2(name: str, args: list[str], says:
             if line.startswith(("tabled", "FAIL"))]
     assert len(said) == 1, proc.stderr + proc.stdout
     assert says in said[0], said[0]
+
+
+def test_a_missing_program_is_one_line_and_the_tool_familys_exit_status(
+        tmp_path: Path) -> None:
+    """hil run on a virtual rig with no QEMU on PATH: it printed QemuMissingError's
+    traceback and exited 1; every TabledError is now caught at the command line's top."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "bash").symlink_to("/bin/bash")  # the firmware build's shell, not QEMU
+    root = Path(__file__).resolve().parents[2]
+    scenario = next((root / "hil" / "scenarios").glob("tiger-buffalo-*.json"))
+    proc = subprocess.run([sys.executable, "-m", "daemon", "hil", "run", str(scenario),
+                           "--rig", str(root / "hil" / "rigs" / "qemu-shoe.json")],
+                          capture_output=True, text=True, timeout=120, check=False,
+                          cwd=tmp_path, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "PATH": str(bin_dir)})
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == ToolError.exit_status == 5, (proc.returncode, proc.stderr)
+    assert proc.stderr.splitlines() == [
+        "tabled: missing: qemu-system-arm, gcc-arm-none-eabi (apt-get install "
+        "qemu-system-arm gcc-arm-none-eabi libnewlib-arm-none-eabi)"], proc.stderr
+
+
+def test_each_family_has_its_own_exit_status() -> None:
+    statuses = [f.exit_status for f in FAMILIES]
+    assert len(set(statuses)) == len(statuses)
+    assert InputError.exit_status == 2  # the one systemd does not restart (operations.md)

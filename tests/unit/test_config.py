@@ -13,28 +13,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from daemon.config import ConfigError, broker_nodes, load_config, parse_config
 from daemon.drivers.device_url import DeviceUrlError, SerialUrl, SocketUrl, UsbUrl, parse_device_url
 from daemon.security.signing import key_id, private_key_pem, public_key_text
-from tests.keys import SUPERVISOR_KEY, TABLE_KEY, TABLE_KEY_FILE, commands, signing
+from tests.keys import SUPERVISOR_KEY, TABLE_KEY, TABLE_KEY_FILE
+from tests.unit.configs import good, problems
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def good() -> dict[str, Any]:
-    return {
-        "table": {"id": "bac-07", "game": "tiger-buffalo", "layout": "P", "decks": 8},
-        "devices": {"shoe": "serial:///dev/tabled/shoe?baud=115200",
-                    "shuffler": "usb://1d50:6178?serial=SF0001",
-                    "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
-        "broker": {"url": "mqtt://127.0.0.1:1883"},
-        "journal": {"path": "/tmp/j.db"},
-        "signing": signing(),
-        "commands": commands(),
-    }
-
-
-def problems(data: dict[str, Any]) -> list[str]:
-    with pytest.raises(ConfigError) as err:
-        parse_config(data)
-    return err.value.problems
 
 
 def example_with_a_real_principal(tmp_path: Path) -> Path:

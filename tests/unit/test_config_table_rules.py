@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from daemon.config import parse_config
-from tests.unit.test_config import good, problems
+from tests.unit.configs import good, problems
 
 
 def insurance_table(**table: Any) -> dict[str, Any]:

@@ -1,6 +1,10 @@
 """Layers: the daemon's runtime never imports the simulators (hil/): only the command line,
 which composes both, may (before, daemon/drivers/transports.py imported hil.usb_backend for
-sim= URLs); and the I/O-free core loads no I/O module through any chain of imports."""
+sim= URLs); and the I/O-free core loads no I/O module through any chain of imports.
+
+And no module imports another that imports it back, directly or through others (issue 27:
+hil/operator.py and hil/runner.py did, display/ and watch.py did, the protocol specs and
+their vectors did)."""
 
 from __future__ import annotations
 
@@ -12,7 +16,13 @@ import pytest
 
 from daemon.drivers import transports
 from daemon.drivers.device_url import parse_device_url
-from tests.unit.protocols.test_sans_io import FORBIDDEN, imported_modules
+from tests.imports import (
+    FORBIDDEN,
+    cycles,
+    import_graph,
+    imported_modules,
+    imports_of_test_modules,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSERS = {"daemon/cli/main.py"}
@@ -30,6 +40,36 @@ def test_nothing_in_the_daemon_but_the_command_line_imports_hil() -> None:
         if hil and rel not in COMPOSERS:
             offenders[rel] = sorted(hil)
     assert offenders == {}
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    assert cycles(import_graph()) == []
+
+
+def _room(module: str) -> str:
+    """A module's folder below a top package (daemon.display), or the module itself."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 else module
+
+
+def test_no_folder_imports_a_module_that_imports_the_folder_back() -> None:
+    rooms: dict[str, set[str]] = {}
+    for module, imported in import_graph().items():
+        rooms.setdefault(_room(module), set()).update(_room(m) for m in imported)
+    for room, imported in rooms.items():
+        imported.discard(room)
+    assert cycles(rooms) == []
+
+
+def test_the_cycle_check_finds_an_indirect_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared helpers live in helper modules (tests/unit/round/tables.py,
+    tests/device/c_devices.py, ...), never in a test_* module another one imports."""
+    assert imports_of_test_modules() == {}
 
 
 def test_a_sim_url_without_a_simulator_installed_is_a_clear_error() -> None:
@@ -60,7 +100,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def import_graph() -> dict[str, set[str]]:
+def load_graph() -> dict[str, set[str]]:
     """Each module of the project -> the modules importing it loads first-hand: what it
     names, each package on the way to them (their __init__ runs), and a ``from pkg import
     name`` that names a submodule."""
@@ -103,13 +143,13 @@ def io_chains(graph: dict[str, set[str]]) -> dict[str, list[str]]:
 
 
 def test_the_core_reaches_no_io_module_through_any_chain() -> None:
-    assert io_chains(import_graph()) == {}
+    assert io_chains(load_graph()) == {}
 
 
 def test_the_chain_guard_catches_the_round_core_reaching_mqtt_through_results() -> None:
     """What results.py imported until the wire layer (daemon/mqtt/wire/): the guard sees the
     chain a check of direct imports let through."""
-    graph = import_graph()
+    graph = load_graph()
     graph["daemon.results"] = graph["daemon.results"] | {"daemon.mqtt",
                                                          "daemon.mqtt.envelope"}
     chains = io_chains(graph)

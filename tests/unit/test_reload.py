@@ -11,7 +11,7 @@ from daemon import reload
 from daemon.config import parse_config
 from daemon.games.dice_watch import DiceWatch, DiceWatchSettings
 from daemon.security.signing import public_key_text
-from tests.unit.test_config import good
+from tests.unit.configs import good
 
 
 def with_(data: dict[str, Any], section: str, **values: Any) -> dict[str, Any]:

@@ -12,9 +12,9 @@ from cryptography.hazmat.primitives import serialization
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.config import Principal
 from daemon.security.authority import CommandAuthority, sign_command
 from daemon.security.commands import Command, CommandError, parse_command
+from daemon.security.principal import Principal
 from daemon.security.signing import (
     KeyFileError,
     Keyring,

@@ -3,7 +3,7 @@ MAX_ASKS unanswered requests in a row, and asking again once the table is back."
 
 from __future__ import annotations
 
-from daemon.display.catchup import MAX_ASKS, RETRY, CatchUp
+from daemon.consumers.catchup import MAX_ASKS, RETRY, CatchUp
 
 
 def _wanting() -> CatchUp:

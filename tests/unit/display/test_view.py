@@ -14,23 +14,9 @@ from daemon.display.dice import CHI2_DF5_P001, MIN_THROWS_FOR_WATCH, dice_stats
 from daemon.display.view import Display
 from daemon.security.signing import Signer
 from tests.keys import STRANGER_KEY, TABLE_KEY, TABLE_KEYRING
+from tests.unit.display.payloads import AT, JID, correction, event, result, snapshot, v2
 
 SIGNER = Signer(TABLE_KEY)
-AT = "2026-11-26T10:00:00.000Z"
-
-
-def result(seq: int, winner: str = "banker", **extra: Any) -> dict[str, Any]:
-    cards = [{"card": "2S", "hand": "player", "position": 1},
-             {"card": "3H", "hand": "banker", "position": 1},
-             {"card": "3S", "hand": "player", "position": 2},
-             {"card": "4D", "hand": "banker", "position": 2}]
-    return {"type": "result", "schema": "tabled/result/1", "round_id": f"t1-{seq:06d}",
-            "seq": seq, "table": "t1", "game": "tiger-buffalo", "layout": "P",
-            "shoe_id": "shoe-1", "shuffle_id": 1, "status": "valid", "cards": cards,
-            "player_total": 5, "banker_total": 7, "natural": False, "winner": winner,
-            "bets": [{"bet": winner, "result": "win", "pays": "1:1", "line": "x",
-                      "clause": "4.1.1"}],
-            "opened_at": AT, "closed_at": AT, "settled_at": AT, "replayed": False, **extra}
 
 
 def wire(body: dict[str, Any], signer: Signer = SIGNER) -> bytes:
@@ -123,11 +109,6 @@ def test_a_late_will_from_an_older_session_is_not_news() -> None:
     assert d.view()["tables"]["t1"]["status"]["state"] == "offline"
 
 
-def event(kind: str, rid: str | None, **extra: Any) -> dict[str, Any]:
-    return {"type": "event", "event": kind, "table": "t1", "round_id": rid, "at": AT,
-            "replayed": False, **extra}
-
-
 def test_the_round_in_progress_card_by_card_and_the_shoe_counters() -> None:
     d = display()
     d.receive("tables/t1/events", wire(event("shoe_loaded", None, shoe_id="shoe-1",
@@ -175,26 +156,6 @@ def test_contract_v2_fields_are_tolerated_and_used() -> None:
     assert d.receive("tables/t1/results", wire(b), AT) == "t1"
     view = d.view()["tables"]["t1"]
     assert [c["hand"]["winner"] for c in view["roads"]["bead_plate"]] == ["player"]
-
-
-JID = "3f9c0a51d2e47b68"
-
-
-def v2(body: dict[str, Any], msg_seq: int | None) -> dict[str, Any]:
-    return {**body, "journal_id": JID, "msg_seq": msg_seq,
-            "schema": f"tabled/{body['type']}/2"}
-
-
-def snapshot(as_of: int, hand: int, loaded: int, cards: list[dict[str, Any]]) -> dict[str, Any]:
-    # The fields of docs/mqtt.md (contract v2), "{prefix}/{table}/snapshot".
-    return v2({"type": "snapshot", "table": "t1", "state": "dealing", "as_of_msg_seq": as_of,
-               "first_msg_seq": 1, "at": AT,
-               "shoe": {"shoe_id": "shoe-1", "shuffle_id": 1, "cards": 416, "dealt": 60,
-                        "left": 356, "hand": hand, "loaded_msg_seq": loaded,
-                        "first_result_seq": 1},
-               "round": {"round_id": "r13", "opened_at": AT, "betting": False,
-                         "held": False, "cards": cards, "dice": None},
-               "last_result_seq": hand, "last_result_msg_seq": as_of - 3}, None)
 
 
 def test_v2_joined_mid_shoe_takes_the_snapshot_and_replays_the_shoes_results() -> None:
@@ -362,15 +323,6 @@ def test_a_cleared_device_topic_is_shown_as_cleared_not_dropped() -> None:
     assert d.receive("tables/t9/devices/shoe", b"", AT) is None  # no such table seen
 
 
-def correction(seq: int, corrects: str, game: str = "tiger-buffalo") -> dict[str, Any]:
-    return {"type": "correction", "schema": "tabled/correction/1",
-            "round_id": f"{corrects}/correction", "seq": seq, "table": "t1", "game": game,
-            "layout": "P", "corrects": corrects, "status": "void", "by": "pit-1",
-            "void_reason": {"code": "damaged_dice", "clause": "5.6", "text": "t",
-                            "detail": "d"},
-            "bets": [], "settled_at": AT, "replayed": False}
-
-
 def test_a_correction_voids_the_round_it_names_and_is_one_of_the_sequence() -> None:
     # Issue 15 / docs/mqtt.md "Corrections": on results, its own seq, `corrects` names the
     # round; it may arrive before the result after a gap.
@@ -426,7 +378,7 @@ def test_v2_a_late_result_of_a_replaced_journal_does_not_take_the_roads_back() -
 
 def test_a_new_journal_met_while_following_is_wanted_whole_though_its_snapshot_is_first(
         ) -> None:
-    from daemon.display.catchup import CatchUp  # noqa: PLC0415
+    from daemon.consumers.catchup import CatchUp  # noqa: PLC0415
 
     c = CatchUp("t1")
     c.joined({"journal_id": "a" * 16, "as_of_msg_seq": 10}, 0)  # joining: from 11 on

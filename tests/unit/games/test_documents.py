@@ -14,21 +14,10 @@ import pytest
 
 from daemon.games import GAMES, insurance_plus
 from daemon.games.docs import render_games_md
+from tests.unit.games.documents import DOCUMENT, ROOT, RULES, text
 
-ROOT = Path(__file__).resolve().parents[3]
-RULES = ROOT / "docs" / "rules"
 SHARED = ROOT.parent / "shared" / "rules"
 SUMS = ROOT / "docs" / "rules.sha256"
-DOCUMENT = {
-    "tiger-buffalo": "tiger-buffalo-rws-v4.txt",
-    "tiger-buffalo-insurance-plus": "tiger-buffalo-insurance-plus-rws.txt",
-    "tiger-baccarat": "tiger-baccarat-mbs-v3.txt",
-    "tai-sai-open-cover": "tai-sai-open-cover-rws-v5.txt",
-}
-
-
-def text(game: str) -> str:
-    return (RULES / DOCUMENT[game]).read_text(encoding="utf-8")
 
 
 def _sums_of(directory: Path) -> dict[str, str]:

@@ -16,6 +16,7 @@ from firmware_protocols.framing import (
     Kind,
     crc16,
 )
+from tests.unit.protocols.crcs import bitwise_crc, bitwise_crc32
 
 # Vectors assembled by hand from the spec's table, checksummed by bitwise_crc below.
 VECTORS = [
@@ -24,16 +25,6 @@ VECTORS = [
     (Frame(Kind.RST, payload=bytes.fromhex("0000abcd")),
      "7e 01 03 00 00 00 04 e6 00 00 ab cd 84 c4"),
 ]
-
-
-def bitwise_crc(data: bytes) -> int:
-    """CRC-16/CCITT-FALSE written out bit by bit, independent of binascii."""
-    c = 0xFFFF
-    for b in data:
-        c ^= b << 8
-        for _ in range(8):
-            c = ((c << 1) ^ 0x1021) & 0xFFFF if c & 0x8000 else (c << 1) & 0xFFFF
-    return c
 
 
 def test_crc16_ccitt_false_check_value() -> None:
@@ -193,16 +184,6 @@ V2_VECTORS = [
      "7e 02 00 01 00 20 05 a7 5a 68 65 6c 6c 6f bb 9c 37 24"),
     (Frame(Kind.ACK, 0, 5, 0, b"", version=2, sess=0x5A), "7e 02 01 00 05 00 00 f1 5a cf 89 34 c6"),
 ]
-
-
-def bitwise_crc32(data: bytes) -> int:
-    """CRC-32/ISO-HDLC written out bit by bit (reflected, poly 0xEDB88320), independent of zlib."""
-    c = 0xFFFFFFFF
-    for b in data:
-        c ^= b
-        for _ in range(8):
-            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
-    return c ^ 0xFFFFFFFF
 
 
 @pytest.mark.parametrize(("frame", "hexed"), V2_VECTORS)

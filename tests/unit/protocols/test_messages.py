@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.endpoint import decode_frame_bytes
-from firmware_protocols.spec import EXAMPLES
+from firmware_protocols.examples import EXAMPLES
 from firmware_protocols.wire import Message, MessageError, WireType
 
 CATALOGUES = {"shoe": shoe.CATALOGUE, "shuffler": shuffler.CATALOGUE,

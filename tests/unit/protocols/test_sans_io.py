@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.imports import FORBIDDEN, imported_modules
+
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = (ROOT / "firmware_protocols", ROOT / "daemon" / "games", ROOT / "daemon" / "round")
 SOURCES = sorted(p for pkg in PACKAGES for p in pkg.glob("*.py"))
-FORBIDDEN = {"asyncio", "serial", "serial_asyncio_fast", "usb", "socket", "time", "os",
-             "threading", "select", "selectors", "subprocess", "io", "pathlib", "datetime",
-             "random", "uuid", "secrets", "sqlite3", "aiomqtt", "hil", "logging",
-             "structlog"}
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -34,16 +32,6 @@ def test_no_io_imports(path: Path) -> None:
                                                                "daemon.service",
                                                                "daemon.drivers.transports"))}
     assert not io, f"{path.name} imports {sorted(io)}"
-
-
-def imported_modules(tree: ast.AST) -> set[str]:
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            out.add(node.module)
-    return out
 
 
 def test_no_open_calls() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from firmware_protocols import spec
+from firmware_protocols.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -21,4 +22,4 @@ def test_spec_is_up_to_date(device: str) -> None:
 def test_every_message_has_an_example() -> None:
     for _, _, messages, _ in spec.DEVICES.values():
         for cls in messages:
-            assert cls in spec.EXAMPLES
+            assert cls in EXAMPLES

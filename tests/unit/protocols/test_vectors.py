@@ -14,7 +14,7 @@ import pytest
 from firmware_protocols import common, shoe, shuffler, spec, tumbler
 from firmware_protocols.framing import DecodeError, Decoder, Frame, Kind
 from firmware_protocols.wire import Catalogue
-from tests.unit.protocols.test_framing import bitwise_crc, bitwise_crc32
+from tests.unit.protocols.crcs import bitwise_crc, bitwise_crc32
 
 ROOT = Path(__file__).resolve().parents[3]
 LINES = [line.split(" ") for line in

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from firmware_protocols import common, shoe, shuffler, tumbler
 from firmware_protocols.endpoint import Endpoint, Numbered
+from firmware_protocols.examples import EXAMPLES
 from firmware_protocols.framing import Decoder, Frame, Kind
 from firmware_protocols.link import Link, Stamp
-from firmware_protocols.spec import EXAMPLES
 from firmware_protocols.wire import Catalogue, MessageError
 
 VECTORS = Path(__file__).parents[3] / "firmware_protocols" / "vectors_v3.txt"

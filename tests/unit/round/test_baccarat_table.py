@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
 import json
-import random
 import time
 import uuid
 from importlib.resources import files
@@ -14,59 +12,14 @@ import jsonschema
 import pytest
 
 from daemon.games import get_game
-from daemon.mqtt.wire import results_payload
 from daemon.round.baccarat import BaccaratTable
-from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Record, RoundResult
+from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Record
 from firmware_protocols import shoe as sp
 from firmware_protocols import shuffler as fp
 from tests.keys import sealed
+from tests.unit.round.tables import DECKS, NONCE, Table, kinds, results
 
 SCHEMA = json.loads((files("daemon.mqtt") / "schemas" / "result.schema.json").read_text())
-DECKS = 8
-NONCE = bytes(16)
-
-
-def shuffled(seed: int = 1) -> list[str]:
-    cards = [c for _ in range(DECKS) for c in fp.INVENTORY_ORDER]
-    random.Random(seed).shuffle(cards)
-    return cards
-
-
-class Table:
-    """A table with a certified shoe whose top cards are chosen by the test."""
-
-    def __init__(self, game: str = "tiger-buffalo", layout: str = "P",
-                 top: list[str] | None = None) -> None:
-        ids = itertools.count(1)
-        self.t = BaccaratTable("bac-07", get_game(game), layout, DECKS,
-                               clock=lambda: 1_764_000_000.0, new_round_id=lambda: f"r{next(ids)}")
-        cards = shuffled()
-        for i, c in enumerate(top or []):  # move chosen cards to the top, keep the inventory
-            j = cards.index(c, i)
-            cards[i], cards[j] = cards[j], cards[i]
-        self.cards = cards
-        self.draws = 0
-        self.effects: list[Any] = []
-        self.effects += self.t.shuffle_complete(fp.ShuffleComplete(
-            77, DECKS, fp.inventory_of(cards), 0, True, fp.commitment(77, NONCE, cards)))
-        self.effects += self.t.shoe_loaded(sp.ShoeLoaded(len(cards), 0xC0FFEE))
-
-    def draw(self, **kw: Any) -> list[Any]:
-        card = kw.pop("card", None) or self.cards[self.draws]
-        self.draws += 1
-        msg = sp.CardDrawn(self.draws, card, 99, kw.pop("deck_set", 0xC0FFEE),
-                           kw.pop("double_draw", False), kw.pop("face_up", False))
-        out = self.t.card_drawn(msg)
-        self.effects += out
-        return out
-
-
-def results(effects: list[Any]) -> list[dict[str, Any]]:
-    return [results_payload(e.facts) for e in effects if isinstance(e, RoundResult)]
-
-
-def kinds(effects: list[Any]) -> list[str]:
-    return [e.kind for e in effects if isinstance(e, Record)]
 
 
 def test_rws_tb_3_10_a_full_round() -> None:
@@ -266,7 +219,7 @@ def test_rws_tb_5_5_1_foreign_card_during_betting_voids_the_round() -> None:
 def test_carried_cards_survive_a_restart(tmp_path: Any) -> None:
     from daemon.round.recovery import restore  # noqa: PLC0415
     from daemon.store.journal import Journal  # noqa: PLC0415
-    from tests.unit.round.test_recovery import journal_effects  # noqa: PLC0415
+    from tests.unit.round.journalling import journal_effects  # noqa: PLC0415
 
     t = Table(top=["9S", "2H", "KH", "3D", "5C"])
     j = Journal(tmp_path / "j.db")
@@ -287,7 +240,7 @@ def test_mbs_5_17_1_a_restart_keeps_the_carried_card_in_its_round(tmp_path: Any)
     # round went on with its cards shifted by one.
     from daemon.round.recovery import restore  # noqa: PLC0415
     from daemon.store.journal import Journal  # noqa: PLC0415
-    from tests.unit.round.test_recovery import journal_effects  # noqa: PLC0415
+    from tests.unit.round.journalling import journal_effects  # noqa: PLC0415
 
     t = Table("tiger-baccarat", "A", top=["9S", "2H", "KH", "3D", "5C", "4H", "2C", "3S"])
     j = Journal(tmp_path / "j.db")
@@ -356,7 +309,7 @@ def test_rws_tb_5_5_2_a_restart_before_the_reveal_still_finds_a_switched_card(
         tmp_path: Any) -> None:
     from daemon.round.recovery import restore  # noqa: PLC0415
     from daemon.store.journal import Journal  # noqa: PLC0415
-    from tests.unit.round.test_recovery import journal_effects  # noqa: PLC0415
+    from tests.unit.round.journalling import journal_effects  # noqa: PLC0415
 
     t = Table(top=["9S", "2H", "KH", "3D"])
     j = Journal(tmp_path / "j.db")

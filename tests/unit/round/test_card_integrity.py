@@ -16,7 +16,7 @@ from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Effect, Record
 from firmware_protocols import shoe as sp
 from firmware_protocols import shuffler as fp
-from tests.unit.round.test_baccarat_table import DECKS, NONCE, results, shuffled
+from tests.unit.round.tables import DECKS, NONCE, results, shuffled
 
 SET = 0xC0FFEE
 # A physical 9-9 tie: P 9S AS 9C (9), B 2H KD 7C (9).

@@ -8,7 +8,7 @@ changes the format without anyone deciding to: ``restore`` would set the old nam
 the table would go on with the new one at its default.
 
 So each file holds, besides the checkpoint, what the writing release's table did next:
-the records of the next steps of the fold tests' random dealer (test_fold.py). This
+the records of the next steps of the fold tests' random dealer (fold_steps.py). This
 release must rebuild a table from the checkpoint that does exactly the same. The
 checkpoint is taken where its table differs most from a fresh one, mid-round. The
 files are never rewritten: a change that breaks one needs a migration that still reads
@@ -34,7 +34,7 @@ from daemon.round import checkpoint
 from daemon.round.effects import CommandRefusedError
 from daemon.round.lifecycle import RoundLifecycle
 from firmware_protocols import shuffler as fp
-from tests.unit.round.test_fold import DECKS, journal, new_table, random_step, snapshot
+from tests.unit.round.fold_steps import DECKS, journal, new_table, random_step, snapshot
 
 HERE = Path(__file__).parent / "checkpoints"
 GAMES = ("tiger-buffalo", "tiger-baccarat", "tiger-buffalo-insurance-plus",

@@ -11,8 +11,8 @@ import pytest
 from daemon.games import GAMES, get_game
 from daemon.round.effects import Record
 from firmware_protocols import shoe as sp
-from tests.unit.games.test_documents import text
-from tests.unit.round.test_baccarat_table import Table
+from tests.unit.games.documents import text
+from tests.unit.round.tables import Table
 
 TOP = ["9H", "KS", "TD", "2C"]  # a natural: four cards settle the round
 CLAUSE = re.compile(r"\b\d+(?:\.\d+)+\b")

@@ -14,8 +14,8 @@ from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, CommandRefusedError, Record
 from daemon.round.recovery import restore
 from firmware_protocols import shoe as sp
-from tests.unit.round.test_baccarat_table import Table, kinds, results
-from tests.unit.round.test_fold import journal
+from tests.unit.round.fold_steps import journal
+from tests.unit.round.tables import Table, kinds, results
 
 
 def held(effects: list[Any]) -> dict[str, Any]:
@@ -216,7 +216,6 @@ def test_void_closes_a_double_draws_carried_pair() -> None:
     for _ in range(3):
         out += t.draw()
     assert all("QC" not in dealt(r) for r in results(out))
-
 
 
 def test_d24_one_copy_too_many_is_the_pits_not_a_void() -> None:

@@ -13,7 +13,7 @@ from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, CommandRefusedError, Record
 from daemon.round.lifecycle import Folded
 from firmware_protocols import shoe as sp
-from tests.unit.round.test_baccarat_table import DECKS, Table, kinds, results
+from tests.unit.round.tables import DECKS, Table, kinds, results
 
 IP = "tiger-buffalo-insurance-plus"
 # The deal: Player 2+K = 2 draws a 6 (8); Banker 3+3 = 6 draws on a 6, a 3 (9).

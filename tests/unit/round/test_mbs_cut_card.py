@@ -6,7 +6,7 @@ from typing import Any
 
 from daemon.round.effects import Alert, Record
 from firmware_protocols import shoe as sp
-from tests.unit.round.test_baccarat_table import Table, kinds, results
+from tests.unit.round.tables import Table, kinds, results
 
 TOP = ["9H", "KS", "TD", "2C", "8S", "3H", "KD", "4C"]  # two natural rounds
 

@@ -19,8 +19,8 @@ from daemon.round.recovery import restore
 from daemon.security.commands import CommandError, check_irregularity, parse_command
 from daemon.store.journal import Journal
 from firmware_protocols import shoe as sp
-from tests.unit.round.test_baccarat_table import DECKS, Table, kinds, results
-from tests.unit.round.test_recovery import journal_effects
+from tests.unit.round.journalling import journal_effects
+from tests.unit.round.tables import DECKS, Table, kinds, results
 
 
 def alerts(effects: list[Any]) -> list[tuple[str, str]]:

@@ -18,8 +18,8 @@ from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal
 from tests.keys import sealed
-from tests.unit.round.test_baccarat_table import Table
-from tests.unit.round.test_tai_sai_counted_throws import ARM, settle, table, throw
+from tests.unit.round.tables import Table
+from tests.unit.round.tai_sai_tables import ARM, settle, table, throw
 
 SCHEMA = json.loads((files("daemon.mqtt") / "schemas" / "correction.schema.json").read_text())
 
@@ -84,7 +84,7 @@ def test_rws_5_6_and_mbs_5_1_2_earlier_outcomes_stand(game: str, clause: str) ->
 
 def test_tai_sai_5_6_the_correction_is_journalled_with_its_own_seq_and_survives_a_restart(
         tmp_path: Path) -> None:
-    from tests.unit.round.test_recovery import journal_effects  # noqa: PLC0415
+    from tests.unit.round.journalling import journal_effects  # noqa: PLC0415
 
     j = Journal(tmp_path / "j.db")
     t = table()

@@ -21,20 +21,9 @@ from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal
 from firmware_protocols import shoe as sp
 from firmware_protocols import shuffler as fp
+from tests.unit.round.journalling import journal_effects
 
 DECKS = 8
-
-
-def journal_effects(journal: Journal, effects: list[Effect]) -> list[Effect]:
-    """What the service writes to the journal for each effect."""
-    for e in effects:
-        if isinstance(e, Record):
-            journal.append(e.kind, e.body, round_id=e.round_id)
-        elif isinstance(e, Alert):
-            journal.append("alert", {"clause": e.clause, "code": e.code}, round_id=e.round_id)
-        elif isinstance(e, RoundResult):
-            journal.record_result(e.round_id, results_payload(e.facts), "t/results")
-    return effects
 
 
 class Harness:

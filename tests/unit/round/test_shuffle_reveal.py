@@ -21,8 +21,8 @@ from daemon.round.reveal import assemble
 from daemon.store.journal import Journal
 from firmware_protocols import shoe as sp
 from firmware_protocols import shuffler as fp
-from tests.unit.round.test_baccarat_table import DECKS, NONCE, Table, kinds
-from tests.unit.round.test_recovery import journal_effects
+from tests.unit.round.journalling import journal_effects
+from tests.unit.round.tables import DECKS, NONCE, Table, kinds
 
 CHUNK = 26  # what the simulated shuffler sends per order_chunk (hil/shuffler.py)
 

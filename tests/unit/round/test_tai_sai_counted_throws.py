@@ -5,26 +5,17 @@ its messages."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
-from daemon.games import get_game
 from daemon.games.dice_watch import DiceWatchSettings
 from daemon.mqtt.wire import results_payload
 from daemon.round.effects import Alert, DeviceCommand, Record, RoundResult
 from daemon.round.lifecycle import Folded
 from daemon.round.tai_sai import TaiSaiTable
 from firmware_protocols import tumbler as tp
+from tests.unit.round.tai_sai_tables import ARM, settle, table, throw
 
-ARM = tp.Arm(0, True)
 FLAT = ((0, 0, 0), (1, 1, 1))
-
-
-def table(**kw: Any) -> TaiSaiTable:
-    ids = itertools.count(1)
-    return TaiSaiTable("ts-1", get_game("tai-sai-open-cover"), "E",
-                       clock=lambda: 1_764_000_000.0, new_round_id=lambda: f"r{next(ids)}",
-                       **kw)
 
 
 def armed_table(**kw: Any) -> tuple[TaiSaiTable, list[Any]]:
@@ -39,20 +30,6 @@ def results(effects: list[Any]) -> list[dict[str, Any]]:
 
 def pit_alerts(effects: list[Any]) -> list[str]:
     return [a.detail for a in effects if isinstance(a, Alert) and a.clause == "5.14"]
-
-
-def throw(t: TaiSaiTable, *counts: int) -> list[Any]:
-    """The button pressed with the arm on (an activation), then one Tumble message for
-    each of ``counts`` (the tumbler's own running count)."""
-    out = t.activated(tp.Activated(1, True))
-    for n in counts:
-        out += t.tumble(tp.Tumble(n))
-    return out
-
-
-def settle(t: TaiSaiTable, dice: tuple[int, int, int] = (2, 4, 6),
-           flat: tuple[int, int, int] = (1, 1, 1), confidence: int = 97) -> list[Any]:
-    return t.settled(tp.Settled(dice, (0, 0, 0), flat, confidence))
 
 
 def test_tai_sai_5_5_1_one_tumble_message_with_count_3_is_one_tumble() -> None:

@@ -19,11 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import ConfigError, TableConfig, load_config, parse_config
+from daemon.errors import InputError
 from daemon.security.commands import COMMANDS
 from daemon.security.passkeys import enrol
 from daemon.security.signing import key_id
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class PrincipalError(InputError, ValueError):
+    """A principal that cannot be added or revoked as asked."""
+
+
 RELOAD = "apply it with: systemctl reload tabled"
 
 
@@ -105,11 +112,11 @@ def _add(args: argparse.Namespace) -> int:
         given = json.loads(args.enrolment.read_text(encoding="utf-8"))
         name, challenge, response = given["name"], given["challenge"], given["response"]
         if not isinstance(name, str) or not NAME.fullmatch(name):
-            raise ValueError("the name must be 1-64 letters, digits, '-' or '_'")
+            raise PrincipalError("the name must be 1-64 letters, digits, '-' or '_'")
         if name in cfg.principals:
-            raise ValueError(f"{name} is already a principal; revoke it first")
+            raise PrincipalError(f"{name} is already a principal; revoke it first")
         if cfg.webauthn is None:
-            raise ValueError("the config has no [commands.webauthn] rp_id and origins (where "
+            raise PrincipalError("the config has no [commands.webauthn] rp_id and origins (where "
                              "the Pit page is served): add them first (docs/pit.md)")
         done = enrol(response, challenge, cfg.webauthn, name)
         text = args.config.read_text(encoding="utf-8")
@@ -127,7 +134,7 @@ def _revoke(args: argparse.Namespace) -> int:
     try:
         text = without(args.config.read_text(encoding="utf-8"), args.name)
         if text is None:
-            raise ValueError(f"{args.config} lists no principal {args.name!r}")
+            raise PrincipalError(f"{args.config} lists no principal {args.name!r}")
         _replace(args.config, text)
     except (ConfigError, OSError, ValueError, tomllib.TOMLDecodeError) as exc:
         print(f"tabled: {exc}", file=sys.stderr)
