@@ -1,0 +1,350 @@
+"""Issue #24: the C reference device (device/), driven over its pty by a host built only
+from the outsider's codec (v3_decoder.py): every frame the device reads was encoded by
+it, every frame the device wrote is decoded by it. The emulator's stdin/stdout lines are
+its documented test interface (device/README.md, the header of emulator.c)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import select
+import subprocess
+import threading
+import time
+import tty
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.outsider import v3_decoder as v3
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST_ORIGIN = 0x0B0571DE
+
+
+@pytest.fixture(scope="module")
+def emulator_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Only the emulator, unoptimised: a second or so to build."""
+    out = tmp_path_factory.mktemp("outsider-device") / "emulator"
+    sources = sorted((ROOT / "device" / "src").glob("*.c"))
+    subprocess.run(
+        ["gcc", "-std=c99", "-O0", "-o", str(out), *map(str, sources),
+         str(ROOT / "device" / "emulator" / "emulator.c")],
+        check=True,
+    )  # fmt: skip
+    return out
+
+
+class Device:
+    """The emulator process: lines in on stdin, lines out on stdout."""
+
+    def __init__(self, binary: Path, kind: str, link: Path) -> None:
+        self.proc = subprocess.Popen(
+            [str(binary), kind, str(link), "--speed", "10", "--seed", "7"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
+        )  # fmt: skip
+        self.lines: list[str] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.line("pty ")
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self.lock:
+                self.lines.append(line.strip())
+
+    def send(self, line: str) -> int:
+        """Write a line; returns a mark for line() to look only at what came after."""
+        assert self.proc.stdin is not None
+        with self.lock:
+            mark = len(self.lines)
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return mark
+
+    def line(self, prefix: str, after: int = 0, timeout: float = 5.0) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                found = [x for x in self.lines[after:] if x.startswith(prefix)]
+            if found:
+                return found[0]
+            time.sleep(0.02)
+        raise AssertionError(f"no {prefix!r} line from the emulator: {self.lines}")
+
+    @property
+    def origin(self) -> int:
+        return int(self.line("origin ").split()[1])
+
+    def sent(self) -> list[tuple[int, str]]:
+        """The 'sent NUM NAME' lines: every event the device's link took."""
+        with self.lock:
+            parts = [x.split() for x in self.lines]
+        return [(int(p[1]), p[2]) for p in parts if p[0] == "sent"]
+
+    def stop(self) -> None:
+        self.send("quit")
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def device_factory(emulator_bin: Path, tmp_path: Path) -> Iterator[Callable[[str], Device]]:
+    """Starts emulators (a pty link each, under tmp_path) and stops them after the test."""
+    started: list[Device] = []
+
+    def start(kind: str) -> Device:
+        started.append(Device(emulator_bin, kind, tmp_path / kind))
+        return started[-1]
+
+    yield start
+    for d in started:
+        d.stop()
+
+
+Message = tuple[v3.Stamp, v3.Decoded]
+
+
+class Host:
+    """A host end of the link, only as far as these checks need: it answers RST, keeps
+    SEQ, acknowledges what it delivers (unless told to hold), and stamps its commands."""
+
+    def __init__(self, link: Path, boot: int) -> None:
+        self.fd = os.open(link, os.O_RDWR | os.O_NOCTTY)
+        tty.setraw(self.fd)
+        self.rx = v3.Receiver()
+        self.t0 = time.monotonic()
+        self.boot, self.peer, self.sess = boot, 0, 0
+        self.seq = self.expected = 0
+        self.num = 0
+        self.hold_acks = False
+        self.pending: list[v3.Frame] = []
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def write(self, data: bytes) -> None:
+        os.write(self.fd, data)
+
+    def read(self, timeout: float) -> list[tuple[float, v3.Frame]]:
+        out: list[tuple[float, v3.Frame]] = []
+        end = time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
+            if select.select([self.fd], [], [], min(left, 0.05))[0]:
+                now = (time.monotonic() - self.t0) * 1000
+                out += [(now, f) for f in self.rx.feed(os.read(self.fd, 4096), now)]
+        return out
+
+    def accept(self, rst: v3.Rst) -> None:
+        """Answer the device's RST: the session is up, version 3."""
+        self.peer = rst.boot
+        self.write(v3.encode_rstack(v3.RstAck(rst.boot, self.boot, 3)))
+        self.sess = v3.sess_of(rst.boot, self.boot)
+        self.seq = self.expected = 0
+
+    def resume(self, boot: int, previous: tuple[int, int], ack: int) -> v3.RstAck:
+        """Start a new session from the host, naming the one before with `ack`."""
+        self.write(v3.encode_rst(v3.Rst(boot, 3, previous, ack)))
+        for _, f in self.read(1.0):
+            if f.kind == v3.RSTACK:
+                r = v3.decode_rstack(f)
+                assert v3.rstack_taken(r, boot, 3) and r.version == 3
+                self.boot, self.peer = boot, r.boot
+                self.sess = v3.sess_of(boot, r.boot)
+                self.seq = self.expected = 0
+                return r
+        raise AssertionError("no RSTACK")
+
+    def command(self, name: str, **values: v3.Value) -> int:
+        self.num += 1
+        m = v3.BY_NAME[name]
+        stamp = v3.Stamp(HOST_ORIGIN, self.num, 0)
+        frame = v3.data_frame(3, m, values, seq=self.seq, ack=self.expected, sess=self.sess,
+                              stamp=stamp)  # fmt: skip
+        self.seq = (self.seq + 1) % 256
+        self.write(frame)
+        return self.num
+
+    def messages(self, timeout: float, until: str | None = None) -> list[Message]:
+        """Delivered DATA messages, in order, until `until` arrives or time is up."""
+        out: list[Message] = []
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for _, f in self.read(0.05):
+                if f.kind != v3.DATA or f.ver != 3 or f.sess != self.sess:
+                    continue
+                if f.seq != self.expected:
+                    continue  # a duplicate (or a frame ahead): dropped, the device resends
+                self.expected = (self.expected + 1) % 256
+                self.pending.append(f)
+                if not self.hold_acks:
+                    ack = v3.Frame(3, v3.ACK, ack=self.expected, sess=self.sess)
+                    self.write(v3.encode_frame(ack))
+                stamp, d = v3.decode_data(f)
+                assert stamp is not None
+                out.append((stamp, d))
+                if until == d.message.name:
+                    return out
+        if until is not None:
+            raise AssertionError(f"no {until} in {[(s, d.message.name) for s, d in out]}")
+        return out
+
+
+def connect(device: Device, link: Path) -> Host:
+    host = Host(link, boot=0x51DE0001)
+    for _, f in host.read(2.0):
+        if f.kind == v3.RST:
+            host.accept(v3.decode_rst(f))
+            return host
+    raise AssertionError("the device sent no RST")
+
+
+def events(msgs: list[Message]) -> list[tuple[int, str]]:
+    return [(s.num, d.message.name) for s, d in msgs if d.message.name not in v3.NOT_EVENTS]
+
+
+def test_rst_resend_and_a_v3_session(
+    device_factory: Callable[[str], Device], tmp_path: Path
+) -> None:
+    """The device's RSTs are version 1 frames offering 3, resent at most 250 ms apart;
+    after our RSTACK, identify is answered with RE = our command number and ORIGIN the
+    boot id it printed, and heartbeats carry the last event number and RE 0."""
+    dev = device_factory("shoe")
+    host = Host(tmp_path / "shoe", boot=0x51DE0001)
+    rsts = [(t, f) for t, f in host.read(1.6) if f.kind == v3.RST]
+    assert len(rsts) >= 4
+    boot = v3.decode_rst(rsts[0][1]).boot
+    for _, f in rsts:
+        assert f.ver == 1 and v3.decode_rst(f) == v3.Rst(boot, 3)
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(rsts)]
+    assert max(gaps) < 250 + 80, f"RST resent {gaps} ms apart: 250 ms is a cap"
+    host.accept(v3.decode_rst(rsts[-1][1]))
+    assert dev.origin == boot, "ORIGIN: the boot id at power-up"
+    num = host.command("identify", tag=1)
+    msgs = host.messages(3.0, until="identify_reply")
+    stamp, reply = msgs[-1]
+    assert reply.values["tag"] == 1 and reply.values["kind"] == 1
+    assert reply.values["protocol_version"] == 3 and reply.out_of_range == ()
+    assert stamp == v3.Stamp(dev.origin, 0, num)
+    beats = [(s, d) for s, d in host.messages(2.5) if d.message.name == "heartbeat"]
+    assert beats, "no heartbeat in 2.5 s"
+    assert all(s == v3.Stamp(dev.origin, 0, 0) for s, _ in beats), beats
+    host.close()
+
+
+def test_shoe_events_numbered_and_resent_with_their_stamp(
+    device_factory: Callable[[str], Device], tmp_path: Path
+) -> None:
+    """Events numbered 1, 2, ... in the order the link took them; an answer carries the
+    command's NUM in RE; after a host RST naming the session with an earlier ACK, the
+    device re-sends what it held with the same stamps, and the host's filter takes each
+    event exactly once."""
+    dev = device_factory("shoe")
+    host = connect(dev, tmp_path / "shoe")
+    seen = v3.EventFilter()
+    taken: list[tuple[int, str]] = []
+
+    def take(msgs: list[Message]) -> None:
+        for s, d in msgs:
+            assert s.origin == dev.origin and d.out_of_range == ()
+            if seen.take("shoe", d.message.name, s) and d.message.name not in v3.NOT_EVENTS:
+                taken.append((s.num, d.message.name))
+
+    dev.send("load AS KD 7C 2H QS 9D")
+    take(host.messages(3.0, until="shoe_loaded"))
+    num = host.command("lock_gate", tag=2, locked=False)  # a shoe loads with its gate shut
+    msgs = host.messages(3.0, until="gate")
+    take(msgs)
+    [(stamp, result)] = [(s, d) for s, d in msgs if d.message.name == "command_result"]
+    assert result.values == {"tag": 2, "result": 0, "detail": ""} and stamp.re == num
+    assert stamp.num == 1, "an answer carries the last event number before it"
+
+    def draw() -> None:
+        dev.line("drew ", dev.send("draw"))
+        take(host.messages(3.0, until="card_drawn"))
+
+    for _ in range(3):
+        draw()
+    cards = [v3.decode_data(f)[1].values.get("card") for f in host.pending]
+    assert [c for c in cards if c] == ["AS", "KD", "7C"]
+    assert [n for n, _ in taken] == [1, 2, 3, 4, 5]
+
+    # From here the host holds its acknowledgements: what follows is "not known received".
+    host.hold_acks = True
+    first_held = host.expected
+    draw()
+    draw()
+    assert taken[-2:] == [(6, "card_drawn"), (7, "card_drawn")]
+    # A new session from the host names the old one, claiming nothing since first_held.
+    r = host.resume(0x51DE0002, (host.boot, host.peer), first_held)
+    assert r.accepted == 0x51DE0002
+    host.hold_acks = False
+    again = host.messages(1.5)
+    resent = [(s.num, d.message.name) for s, d in again if d.message.name != "heartbeat"]
+    assert resent == [(6, "card_drawn"), (7, "card_drawn")]
+    before = list(taken)
+    take(again)
+    assert taken == before, "the repeats were dropped: nothing taken twice"
+    assert seen.lost == []
+    assert [e for e in dev.sent() if e[1] != "heartbeat"] == taken
+    host.close()
+
+
+def test_shuffler_commitment_and_reveal(
+    device_factory: Callable[[str], Device], tmp_path: Path
+) -> None:
+    """The C shuffler's v3 commitment, recomputed here from its reveal, matches; a
+    request for a shuffle whose cards are still in the shuffler is refused with result 3
+    and no chunk; chunks answer the request in RE; an altered reveal is never verified."""
+    dev = device_factory("shuffler")
+    host = connect(dev, tmp_path / "shuffler")
+
+    def shuffle(decks: int) -> tuple[int, bytes]:
+        num = host.command("start_shuffle", tag=num_tag(), decks=decks)
+        msgs = host.messages(5.0, until="shuffle_complete")
+        [res] = [(s, d) for s, d in msgs if d.message.name == "command_result"]
+        assert res[0].re == num and res[1].values["result"] == 0
+        done = msgs[-1][1].values
+        assert done["decks"] == decks and done["inventory"] == (decks,) * 52
+        sid, commit = done["shuffle_id"], done["commitment"]
+        assert isinstance(sid, int) and isinstance(commit, bytes)
+        return sid, commit
+
+    tags = iter(range(1, 256))
+
+    def num_tag() -> int:
+        return next(tags)
+
+    def reveal(sid: int, decks: int, commit: bytes) -> v3.Reveal:
+        num = host.command("request_order", tag=num_tag(), shuffle_id=sid)
+        rev = v3.Reveal(sid, decks, commit)
+        end = time.monotonic() + 5.0
+        while time.monotonic() < end and not (rev.total and len(rev.cards) >= rev.total):
+            for s, d in host.messages(0.2):
+                if d.message.name == "order_chunk":
+                    assert s.re == num, f"order_chunk RE {s.re}, request was {num}"
+                    rev.chunk(d.values)
+        return rev
+
+    sid, commit = shuffle(4)
+    tag = next(tags)
+    num = host.command("request_order", tag=tag, shuffle_id=sid)
+    msgs = host.messages(3.0, until="command_result")
+    assert msgs[-1][1].values["result"] == 3 and msgs[-1][0].re == num
+    assert all(d.message.name != "order_chunk" for _, d in msgs + host.messages(0.5))
+    dev.line("taken ", dev.send("take"))
+    rev = reveal(sid, 4, commit)
+    assert rev.verified(3), "the C shuffler's v3 commitment, recomputed from the spec"
+    assert not rev.verified(2)
+
+    dev.send("mode alter")
+    sid, commit = shuffle(4)
+    dev.line("taken ", dev.send("take"))
+    rev = reveal(sid, 4, commit)
+    assert rev.total == 208 and not rev.verified(3)
+    host.close()
