@@ -132,8 +132,16 @@ def check_msg3(r: list[str]) -> None:
     assert (f.ver, f.kind, f.seq, f.ack, f.msg, f.sess) == (3, v3.DATA, 0, 0, m.id, 0x5A)
     got_stamp, d = v3.decode_data(f)
     assert got_stamp == stamp and d.out_of_range == ()
+    assert_re_rule(m, stamp)
     assert f.payload[v3.STAMP_LEN :] == EXAMPLES[m.id]
     assert v3.data_frame(3, m, d.values, sess=0x5A, stamp=stamp) == wire
+
+
+def assert_re_rule(m: v3.Message, stamp: v3.Stamp) -> None:
+    """Event identity, RE: 'in an answer (identify_reply, status_reply, command_result,
+    inventory_reply, order_chunk): the NUM of the command it answers; otherwise 0'."""
+    answer = not m.to_device and m.name in v3.ANSWERS
+    assert (stamp.re != 0) == answer, f"{m.name} stamped with RE {stamp.re}"
 
 
 def check_resume_chain(r: list[str]) -> None:
@@ -159,6 +167,7 @@ def check_repeat(r: list[str]) -> None:
     [f] = v3.decode_stream(hexb(r[1]))
     stamp, d = v3.decode_data(f)
     assert stamp is not None
+    assert_re_rule(d.message, stamp)
     host = v3.EventFilter()
     assert [host.take("dev", d.message.name, stamp) for _ in range(2)] == [True, False]
     assert host.lost == []
