@@ -320,7 +320,8 @@ def test_shuffler_commitment_and_reveal(
 ) -> None:
     """The C shuffler's v3 commitment, recomputed here from its reveal, matches; a
     request for a shuffle whose cards are still in the shuffler is refused with result 3
-    and no chunk; chunks answer the request in RE; an altered reveal is never verified."""
+    and no chunk; chunks answer the request in RE; an altered reveal is never verified;
+    in a version 2 session the commitment is version 2's."""
     dev = device_factory("shuffler")
     host = connect(dev, tmp_path / "shuffler")
 
@@ -328,7 +329,7 @@ def test_shuffler_commitment_and_reveal(
         num = host.command("start_shuffle", tag=num_tag(), decks=decks)
         msgs = host.messages(5.0, until="shuffle_complete")
         [res] = [(s, d) for s, d in msgs if d.message.name == "command_result"]
-        assert res[0].re == num and res[1].values["result"] == 0
+        assert res[0].re == (num if host.version == 3 else 0) and res[1].values["result"] == 0
         done = msgs[-1][1].values
         assert done["decks"] == decks and done["inventory"] == (decks,) * 52
         sid, commit = done["shuffle_id"], done["commitment"]
@@ -347,7 +348,7 @@ def test_shuffler_commitment_and_reveal(
         while time.monotonic() < end and not (rev.total and len(rev.cards) >= rev.total):
             for s, d in host.messages(0.2):
                 if d.message.name == "order_chunk":
-                    assert s.re == num, f"order_chunk RE {s.re}, request was {num}"
+                    assert s.re == (num if host.version == 3 else 0), f"RE {s.re}, asked {num}"
                     rev.chunk(d.values)
         return rev
 
@@ -367,6 +368,14 @@ def test_shuffler_commitment_and_reveal(
     dev.line("taken ", dev.send("take"))
     rev = reveal(sid, 4, commit)
     assert rev.total == 208 and not rev.verified(3)
+
+    # In a version 2 session the device commits without decks and total.
+    dev.send("mode honest")
+    host.resume(0x51DE0002, offer=2)
+    sid, commit = shuffle(4)
+    dev.line("taken ", dev.send("take"))
+    rev = reveal(sid, 4, commit)
+    assert rev.verified(2) and not rev.verified(3)
     host.close()
 
 
@@ -432,4 +441,44 @@ def test_what_the_device_ignores(device_factory: Callable[[str], Device], tmp_pa
     # "1 unknown command" (the spec does not say which of a known MSG another device
     # speaks and an unknown MSG gets command_result 1: the C device answers only the first).
     assert (result.values["tag"], result.values["result"], stamp.re) == (6, 1, num)
+    host.close()
+
+
+def test_versions_and_reboot(device_factory: Callable[[str], Device], tmp_path: Path) -> None:
+    """The device ignores an RSTACK of another boot id, of version 0 or above its offer,
+    and keeps sending RST; a host RST offering 2 or 1 gets that version, in which the
+    device speaks unstamped frames of that version; after a firmware reboot it has a new
+    ORIGIN and numbers its events from 1 again."""
+    dev = device_factory("shoe")
+    host = Host(tmp_path / "shoe", boot=0x51DE0001)
+    [(_, first)] = host.read(2.0, v3.RST)[-1:]
+    boot = v3.decode_rst(first).boot
+    for bad in (v3.RstAck(boot ^ 1, host.boot, 3), v3.RstAck(boot, host.boot, 4),
+                v3.RstAck(boot, host.boot, 0)):  # fmt: skip
+        host.write(v3.encode_rstack(bad))
+        later = [f for _, f in host.read(0.6) if f.kind == v3.RST]
+        assert later and v3.decode_rst(later[-1]).boot == boot, f"{bad} was taken"
+    for offer in (2, 1):
+        host.resume(0x51DE0010 + offer, offer=offer)
+        host.command("identify", tag=offer)
+        msgs = host.messages(3.0, until="identify_reply")
+        assert msgs[-1][1].values["tag"] == offer and msgs[-1][0] == NO_STAMP
+        assert all(f.ver == offer for f in host.pending[-len(msgs) :])
+
+    host.resume(0x51DE0020)
+    dev.send("load AS KD")
+    old = host.messages(3.0, until="shoe_loaded")[-1][0]
+    assert (old.origin, old.num) == (boot, 1)
+    dev.send("reboot")
+    rst = [f for _, f in host.read(3.0, v3.RST) if f.kind == v3.RST]
+    assert rst, "no RST after a reboot"
+    new = v3.decode_rst(rst[-1])
+    assert new.boot != boot and new.previous is None, "a device that reboots keeps nothing"
+    host.accept(new)
+    dev.send("load 7C")
+    stamp = host.messages(3.0, until="shoe_loaded")[-1][0]
+    assert stamp.origin == new.boot and stamp.num == 1
+    seen = v3.EventFilter()
+    assert seen.take("shoe", "shoe_loaded", old) and seen.take("shoe", "shoe_loaded", stamp)
+    assert seen.lost == []
     host.close()
