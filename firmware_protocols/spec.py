@@ -332,7 +332,8 @@ Each rule has a vector in `firmware_protocols/vectors_v3.txt` (record named in b
   newer than the one its receiver offered in its last RST is ignored; the receiver keeps
   sending RST.
 - **`str` over 64 bytes** [`invalid`]: a length byte above 64 makes the message invalid,
-  as does a `card` byte outside 0x21-0x7E; the receiver reports and drops the message.
+  as do a `card[]` count above 100 and a `card` byte outside 0x21-0x7E; the receiver
+  reports and drops the message.
 - **SESS after 256 sessions** [`sess`]: SESS is one byte, so sessions far apart share
   it; it only tells a frame of this session from one of the session just before. Boot ids
   (RST/RSTACK) tell sessions apart, and in version 3 the stamp tells events apart.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import fields
 
-from firmware_protocols import common, shoe
+from firmware_protocols import common, shoe, shuffler
 from firmware_protocols.framing import DecodeError, Decoder, Frame, Kind, crc16, crc32
 from firmware_protocols.link import (
     DEVICE_QUEUE,
@@ -129,9 +129,13 @@ def _invalid() -> list[str]:
     long_str = common.Fault(0x0101, "").to_bytes()[:2] + bytes([65]) + b"x" * 65
     bad_card = shoe.CardDrawn(1, "TD", 99, 1, False, False).to_bytes()
     bad_card = bad_card[:2] + b"\x20D" + bad_card[4:]
+    # a card[] count above 100 (the Types table's limit, as str's 64), the cards all there
+    chunk = shuffler.OrderChunk(1001, 0, 416, bytes(16), ("AS",)).to_bytes()
+    long_cards = chunk[:-3] + bytes([101]) + b"AS" * 101
     out = []
     for device, cls, payload in (("common", common.Fault, long_str),
-                                 ("shoe", shoe.CardDrawn, bad_card)):
+                                 ("shoe", shoe.CardDrawn, bad_card),
+                                 ("shuffler", shuffler.OrderChunk, long_cards)):
         try:
             cls.from_bytes(payload)
         except MessageError:
