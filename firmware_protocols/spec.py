@@ -27,7 +27,7 @@ from firmware_protocols.framing import (
     crc16,
     crc32,
 )
-from firmware_protocols.link import min_rto
+from firmware_protocols.link import Stamp, min_rto
 from firmware_protocols.wire import Message
 
 EXAMPLES: dict[type[Message], Message] = {
@@ -148,15 +148,19 @@ never ends a session. A frame of a version it speaks but not the session's is ig
 An error pattern goes undetected when it leaves HCHK and CRC consistent. Counted exactly
 by `firmware_protocols/spec.py` (linear syndromes over every bit from VER to the CRC,
 HCHK included, LEN excluded since a changed length shifts the CRC) for a `card_drawn`
-frame, and turned into the chance that a frame with random bit errors (bit error rate
-p) is accepted wrong: the sum of N(w) p^w (1-p)^(n-w), with patterns of higher weight
-taken to pass with chance 2^-16 (v1) or 2^-32 (v2):
+frame as each version sends it (version 3 with its 12-byte stamp), and turned into the
+chance that a frame with random bit errors (bit error rate p) is accepted wrong: the sum
+of N(w) p^w (1-p)^(n-w), with patterns of higher weight taken to pass with chance 2^-16
+(v1) or 2^-32 (v2, v3):
 
 | version | frame bytes | bits n | undetected of weight 2 / 3 / 4 | weight 5 / 6 | per frame at p = 1e-4 | 1e-3 | 1e-2 | wrong frames a day at 1e-2 and 10 frames/s |
 |---|---|---|---|---|---|---|---|---|
 {figures}
 
-A wrong frame can turn one valid card into another, so version 2 is the one to build.
+A wrong frame can turn one valid card into another, so build version 2 or 3 (CRC-32),
+not version 1. Version 3's stamp makes the frame longer, and at that length some 6-bit
+patterns leave CRC-32 consistent (counted above); every pattern of 5 bits or fewer is
+still caught.
 
 ### Frame examples
 
@@ -362,8 +366,11 @@ def _error_figures() -> str:
 
 
 def _card_drawn_frame(version: int) -> bytes:
+    """The frame each version sends: in version 3 with its stamp, 12 bytes more to
+    protect (the counts depend on the length, not on the values)."""
     m = shoe.CardDrawn(1, "TD", 99, 0x00C0FFEE, False, False)
-    return Frame(Kind.DATA, 0, 0, m.MSG_ID, m.to_bytes(), version,
+    stamp = Stamp(0xD0C0FFEE, 1).to_bytes() if version >= 3 else b""
+    return Frame(Kind.DATA, 0, 0, m.MSG_ID, stamp + m.to_bytes(), version,
                  SESS_EXAMPLE if version >= 2 else 0).to_bytes()
 
 

@@ -246,3 +246,22 @@ def test_every_record_of_both_files() -> None:
             done[r[0]] = done.get(r[0], 0) + 1
     assert set(done) == set(CHECKS), f"kinds never seen: {set(CHECKS) - set(done)}"
     assert done["msg"] == done["msg3"] == len(v3.CATALOGUE)
+
+
+def test_error_table_counts_the_frames_each_version_sends() -> None:
+    """Undetected errors: the table's 'frame bytes' and 'bits n' (VER to the end of the
+    CRC, LEN left out) must be those of the card_drawn frame each version sends; a
+    version 3 frame carries the 12-byte stamp."""
+    m = v3.BY_NAME["card_drawn"]
+    values: dict[str, v3.Value] = {
+        "draw_no": 1, "card": "TD", "confidence": 99, "deck_set": 0x00C0FFEE,
+        "double_draw": False, "face_up": False,
+    }  # fmt: skip
+    stamp = v3.Stamp(1, 1, 0)
+    for device in ("shoe", "shuffler", "tumbler"):
+        text = (VECTORS / f"{device}.md").read_text()
+        for ver in v3.VERSIONS:
+            frame = v3.data_frame(ver, m, values, sess=None if ver == 1 else 0x5A, stamp=stamp)
+            bits = 8 * (len(frame) - 2)  # SOF and LEN are not counted
+            row = f"| {ver} | {len(frame)} | {bits} |"
+            assert row in text, f"{device}.md: no row starting {row!r}"
