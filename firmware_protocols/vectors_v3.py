@@ -43,7 +43,8 @@ HEADER = """\
 # card <frame hex> <code>: card_drawn whose card is <code> decodes (any 0x21-0x7E) and
 #     is out of range: the card is unread
 # rst_times <ms,...>: when a link that is never answered sends its RSTs
-# rto <ms,...>: the RTO after each timeout on a line that never answered (115200 baud)
+# rto <ms,...>: the initial RTO, then the RTO after each timeout on a line that never
+#     answered (115200 baud)
 # stream <input hex> <frame hex>,... (- if none): as in vectors.txt
 # rstack_version <offered> <rstack hex> ignored: the receiver offered <offered>
 # invalid <device> <id hex> <payload hex>: the message is invalid (reported, dropped)
