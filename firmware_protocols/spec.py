@@ -102,8 +102,8 @@ def _framing() -> str:
     figures = _error_figures()
     return f"""## Framing
 
-Every frame, in both directions. Bytes 0-7 are the same in every version; version 2 adds
-SESS and a longer CRC:
+Every frame, in both directions. Bytes 0-7 are the same in every version; versions 2 and
+3 add SESS and a longer CRC (a version 3 frame is laid out as a version 2 frame):
 
 | offset | size | field | meaning |
 |---|---|---|---|
@@ -115,17 +115,17 @@ SESS and a longer CRC:
 | 5 | 1 | MSG | DATA: message id (below); other kinds: 0 |
 | 6 | 1 | LEN | payload length, 0-{MAX_PAYLOAD} |
 | 7 | 1 | HCHK | low byte of CRC-16/CCITT-FALSE over bytes 1-6 (in every version) |
-| 8 | 1 | SESS | version 2 only: the session number (see *Session*) |
-| 8 (v1), 9 (v2) | LEN | PAYLOAD | RST/RSTACK fields, or the message's fields |
-| after PAYLOAD | 2 (v1), 4 (v2) | CRC | v1: CRC-16/CCITT-FALSE; v2: CRC-32/ISO-HDLC; over every byte from VER to the end of PAYLOAD (HCHK and SESS included), big-endian |
+| 8 | 1 | SESS | versions 2 and 3 only: the session number (see *Session*) |
+| 8 (v1), 9 (v2, v3) | LEN | PAYLOAD | RST/RSTACK fields, or the message's fields (in version 3 DATA: the stamp, then the fields) |
+| after PAYLOAD | 2 (v1), 4 (v2, v3) | CRC | v1: CRC-16/CCITT-FALSE; v2, v3: CRC-32/ISO-HDLC; over every byte from VER to the end of PAYLOAD (HCHK and SESS included), big-endian |
 
 - **CRC-16/CCITT-FALSE**: polynomial 0x1021, initial value 0xFFFF, no reflection, no final
   XOR; check value: CRC of ASCII `123456789` = `0x29B1`.
 - **CRC-32/ISO-HDLC** (zlib's, Ethernet's): polynomial 0x04C11DB7 reflected (0xEDB88320),
   initial value 0xFFFFFFFF, input and output reflected, final XOR 0xFFFFFFFF; check value
   `0xCBF43926`. Sent big-endian.
-- Sizes: a version 1 frame is 10 + LEN bytes (at most {10 + MAX_PAYLOAD}); a version 2 frame
-  13 + LEN (at most {MAX_FRAME}).
+- Sizes: a version 1 frame is 10 + LEN bytes (at most {10 + MAX_PAYLOAD}); a version 2 or 3
+  frame 13 + LEN (at most {MAX_FRAME}).
 
 ### Receiving
 
@@ -141,7 +141,8 @@ buffer of one largest frame ({MAX_FRAME} bytes) plus what arrives while it waits
 
 A frame whose header holds but whose VER the receiver does not speak is reported
 ("unsupported protocol version N") and otherwise ignored, like any other garbage; it
-never ends a session. A frame of a version it speaks but not the session's is ignored.
+never ends a session. A DATA, ACK or NAK frame of a version it speaks but not the
+session's is ignored (RST and RSTACK are version 1 frames in every session).
 
 ### Undetected errors
 
@@ -206,7 +207,7 @@ still caught.
   in the RSTACK; DATA, ACK and NAK frames of the session carry it in VER. A device that
   speaks only version 1 or 2 keeps working unchanged. A version 3 frame is laid out as a
   version 2 frame (SESS, CRC-32); what version 3 adds is the stamp (*Event identity*).
-- **Session number** (version 2). SESS = the low byte of (RST sender's boot id XOR RSTACK
+- **Session number** (versions 2 and 3). SESS = the low byte of (RST sender's boot id XOR RSTACK
   sender's boot id), e.g. 0x44 XOR 0xD4 = 0x90 for boot ids 0x11223344 and 0xA1B2C3D4. A
   DATA, ACK or NAK frame whose SESS is not the session's is from another session: ignore
   it (in version 1, nothing tells them apart).
