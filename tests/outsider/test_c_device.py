@@ -482,3 +482,29 @@ def test_versions_and_reboot(device_factory: Callable[[str], Device], tmp_path: 
     assert seen.take("shoe", "shoe_loaded", old) and seen.take("shoe", "shoe_loaded", stamp)
     assert seen.lost == []
     host.close()
+
+
+def test_tumbler_round_and_status(device_factory: Callable[[str], Device], tmp_path: Path) -> None:
+    """The tumbler's events, numbered 1, 2, ... as the spec's tables lay them out (u8[3],
+    u16[3] from the C encoder), between answers whose RE names our commands."""
+    dev = device_factory("tumbler")
+    host = connect(dev, tmp_path / "tumbler")
+    dev.send("throw 3 3 5 4 12 60")
+    num = host.command("arm", tag=1, armed=True)
+    stamp, result = host.messages(3.0, until="command_result")[-1]
+    assert (result.values["tag"], result.values["result"], stamp.re) == (1, 0, num)
+    num = host.command("tumble_now", tag=2)
+    msgs = host.messages(5.0, until="settled")
+    assert [(s.re, d.values["result"]) for s, d in msgs if d.message.name == "command_result"] == [
+        (num, 0)
+    ]
+    evs = [(s.num, d.message.name) for s, d in msgs if d.message.name not in v3.NOT_EVENTS]
+    assert evs == [(1, "activated"), (2, "tumble"), (3, "tumble"), (4, "tumble"), (5, "settled")]
+    settled = msgs[-1][1]
+    assert settled.out_of_range == ()
+    assert (settled.values["dice"], settled.values["tilt"]) == ((3, 3, 5), (4, 12, 60))
+    assert settled.values["flat"] == (1, 1, 0), "flat: a tilt of at most 50 tenths"
+    num = host.command("status", tag=3)
+    stamp, reply = host.messages(3.0, until="status_reply")[-1]
+    assert (reply.values["tag"], stamp.num, stamp.re) == (3, 5, num)
+    host.close()
