@@ -28,7 +28,7 @@ from firmware_protocols.framing import (
     crc16,
     crc32,
 )
-from firmware_protocols.link import min_rto
+from firmware_protocols.link import Stamp, min_rto
 from firmware_protocols.wire import Message
 
 DEVICES = {
@@ -69,8 +69,8 @@ def _framing() -> str:
     figures = _error_figures()
     return f"""## Framing
 
-Every frame, in both directions. Bytes 0-7 are the same in every version; version 2 adds
-SESS and a longer CRC:
+Every frame, in both directions. Bytes 0-7 are the same in every version; versions 2 and
+3 add SESS and a longer CRC (a version 3 frame is laid out as a version 2 frame):
 
 | offset | size | field | meaning |
 |---|---|---|---|
@@ -82,17 +82,17 @@ SESS and a longer CRC:
 | 5 | 1 | MSG | DATA: message id (below); other kinds: 0 |
 | 6 | 1 | LEN | payload length, 0-{MAX_PAYLOAD} |
 | 7 | 1 | HCHK | low byte of CRC-16/CCITT-FALSE over bytes 1-6 (in every version) |
-| 8 | 1 | SESS | version 2 only: the session number (see *Session*) |
-| 8 (v1), 9 (v2) | LEN | PAYLOAD | RST/RSTACK fields, or the message's fields |
-| after PAYLOAD | 2 (v1), 4 (v2) | CRC | v1: CRC-16/CCITT-FALSE; v2: CRC-32/ISO-HDLC; over every byte from VER to the end of PAYLOAD (HCHK and SESS included), big-endian |
+| 8 | 1 | SESS | versions 2 and 3 only: the session number (see *Session*) |
+| 8 (v1), 9 (v2, v3) | LEN | PAYLOAD | RST/RSTACK fields, or the message's fields (in version 3 DATA: the stamp, then the fields) |
+| after PAYLOAD | 2 (v1), 4 (v2, v3) | CRC | v1: CRC-16/CCITT-FALSE; v2, v3: CRC-32/ISO-HDLC; over every byte from VER to the end of PAYLOAD (HCHK and SESS included), big-endian |
 
 - **CRC-16/CCITT-FALSE**: polynomial 0x1021, initial value 0xFFFF, no reflection, no final
   XOR; check value: CRC of ASCII `123456789` = `0x29B1`.
 - **CRC-32/ISO-HDLC** (zlib's, Ethernet's): polynomial 0x04C11DB7 reflected (0xEDB88320),
   initial value 0xFFFFFFFF, input and output reflected, final XOR 0xFFFFFFFF; check value
   `0xCBF43926`. Sent big-endian.
-- Sizes: a version 1 frame is 10 + LEN bytes (at most {10 + MAX_PAYLOAD}); a version 2 frame
-  13 + LEN (at most {MAX_FRAME}).
+- Sizes: a version 1 frame is 10 + LEN bytes (at most {10 + MAX_PAYLOAD}); a version 2 or 3
+  frame 13 + LEN (at most {MAX_FRAME}).
 
 ### Receiving
 
@@ -108,22 +108,27 @@ buffer of one largest frame ({MAX_FRAME} bytes) plus what arrives while it waits
 
 A frame whose header holds but whose VER the receiver does not speak is reported
 ("unsupported protocol version N") and otherwise ignored, like any other garbage; it
-never ends a session. A frame of a version it speaks but not the session's is ignored.
+never ends a session. A DATA, ACK or NAK frame of a version it speaks but not the
+session's is ignored (RST and RSTACK are version 1 frames in every session).
 
 ### Undetected errors
 
 An error pattern goes undetected when it leaves HCHK and CRC consistent. Counted exactly
 by `firmware_protocols/spec.py` (linear syndromes over every bit from VER to the CRC,
 HCHK included, LEN excluded since a changed length shifts the CRC) for a `card_drawn`
-frame, and turned into the chance that a frame with random bit errors (bit error rate
-p) is accepted wrong: the sum of N(w) p^w (1-p)^(n-w), with patterns of higher weight
-taken to pass with chance 2^-16 (v1) or 2^-32 (v2):
+frame as each version sends it (version 3 with its 12-byte stamp), and turned into the
+chance that a frame with random bit errors (bit error rate p) is accepted wrong: the sum
+of N(w) p^w (1-p)^(n-w), with patterns of higher weight taken to pass with chance 2^-16
+(v1) or 2^-32 (v2, v3):
 
 | version | frame bytes | bits n | undetected of weight 2 / 3 / 4 | weight 5 / 6 | per frame at p = 1e-4 | 1e-3 | 1e-2 | wrong frames a day at 1e-2 and 10 frames/s |
 |---|---|---|---|---|---|---|---|---|
 {figures}
 
-A wrong frame can turn one valid card into another, so version 2 is the one to build.
+A wrong frame can turn one valid card into another, so build version 2 or 3 (CRC-32),
+not version 1. Version 3's stamp makes the frame longer, and at that length some 6-bit
+patterns leave CRC-32 consistent (counted above); every pattern of 5 bits or fewer is
+still caught.
 
 ### Frame examples
 
@@ -169,7 +174,7 @@ A wrong frame can turn one valid card into another, so version 2 is the one to b
   in the RSTACK; DATA, ACK and NAK frames of the session carry it in VER. A device that
   speaks only version 1 or 2 keeps working unchanged. A version 3 frame is laid out as a
   version 2 frame (SESS, CRC-32); what version 3 adds is the stamp (*Event identity*).
-- **Session number** (version 2). SESS = the low byte of (RST sender's boot id XOR RSTACK
+- **Session number** (versions 2 and 3). SESS = the low byte of (RST sender's boot id XOR RSTACK
   sender's boot id), e.g. 0x44 XOR 0xD4 = 0x90 for boot ids 0x11223344 and 0xA1B2C3D4. A
   DATA, ACK or NAK frame whose SESS is not the session's is from another session: ignore
   it (in version 1, nothing tells them apart).
@@ -299,7 +304,8 @@ Each rule has a vector in `firmware_protocols/vectors_v3.txt` (record named in b
   newer than the one its receiver offered in its last RST is ignored; the receiver keeps
   sending RST.
 - **`str` over 64 bytes** [`invalid`]: a length byte above 64 makes the message invalid,
-  as does a `card` byte outside 0x21-0x7E; the receiver reports and drops the message.
+  as do a `card[]` count above 100 and a `card` byte outside 0x21-0x7E; the receiver
+  reports and drops the message.
 - **SESS after 256 sessions** [`sess`]: SESS is one byte, so sessions far apart share
   it; it only tells a frame of this session from one of the session just before. Boot ids
   (RST/RSTACK) tell sessions apart, and in version 3 the stamp tells events apart.
@@ -328,8 +334,11 @@ def _error_figures() -> str:
 
 
 def _card_drawn_frame(version: int) -> bytes:
+    """The frame each version sends: in version 3 with its stamp, 12 bytes more to
+    protect (the counts depend on the length, not on the values)."""
     m = shoe.CardDrawn(1, "TD", 99, 0x00C0FFEE, False, False)
-    return Frame(Kind.DATA, 0, 0, m.MSG_ID, m.to_bytes(), version,
+    stamp = Stamp(0xD0C0FFEE, 1).to_bytes() if version >= 3 else b""
+    return Frame(Kind.DATA, 0, 0, m.MSG_ID, stamp + m.to_bytes(), version,
                  SESS_EXAMPLE if version >= 2 else 0).to_bytes()
 
 

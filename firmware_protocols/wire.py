@@ -165,6 +165,8 @@ def _cards_enc(v: Any) -> bytes:
 def _cards_dec(data: bytes, pos: int) -> tuple[Any, int]:
     _need(data, pos, 1, "card count")
     n, pos = data[pos], pos + 1
+    if n > 100:  # the count's range is its encoding, as a str's 64: invalid, not clipped
+        raise MessageError(f"card count {n} is over 100")
     cards = []
     for _ in range(n):
         c, pos = CARD.decode(data, pos)
