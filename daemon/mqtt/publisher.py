@@ -128,7 +128,7 @@ class Publisher:
     last_state: Callable[[], list[tuple[str, Mapping[str, Any]]]] = list
     cleared: Callable[[], list[str]] = list  # retained topics to empty on connect
     # The table is taking bets: no card or throw comes until betting closes, the moment
-    # for a due journal checkpoint (docs/architecture.md).
+    # for a due WAL checkpoint of the journal (docs/architecture.md).
     quiet: Callable[[], bool] = lambda: True
     on_cleared: Callable[[str], None] = lambda topic: None
     # The broker acknowledged these outbox entries (their latency: daemon/metrics.py).
@@ -418,8 +418,8 @@ class Publisher:
                 self._wake.clear()
                 if self.journal.pending_count():
                     continue
-                if self.journal.checkpoint_due and self.quiet():
-                    self.journal.checkpoint()  # nothing waits on it, nor will for a while
+                if self.journal.wal_checkpoint_due and self.quiet():
+                    self.journal.wal_checkpoint()  # nothing waits on it, nor will for a while
             except JournalError as exc:
                 # Unreadable, or a delivery cannot be marked: what is pending stays pending
                 # and is sent again later (at least once), so wait and retry.

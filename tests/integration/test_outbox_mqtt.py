@@ -17,7 +17,7 @@ import aiomqtt
 import pytest
 
 from daemon.mqtt.publisher import BrokerSettings, Publisher
-from daemon.store.journal import CHECKPOINT_COMMITS, Journal, Publish
+from daemon.store.journal import WAL_CHECKPOINT_COMMITS, Journal, Publish
 from hil.broker import Mosquitto
 from tests.wait import until
 
@@ -224,29 +224,29 @@ async def test_a_due_checkpoint_waits_for_a_quiet_table_and_an_empty_outbox(
     is quiet (betting open), and not before."""
     journal = Journal(tmp_path / "j.db")
     waiting_then: list[int] = []
-    checkpoint = journal.checkpoint
+    checkpoint = journal.wal_checkpoint
 
     def watched() -> None:
         waiting_then.append(journal.pending_count())
         checkpoint()
 
-    journal.checkpoint = watched  # type: ignore[method-assign]
+    journal.wal_checkpoint = watched  # type: ignore[method-assign]
     quiet = False
     pub = make_publisher(journal, broker.port)
     pub.quiet = lambda: quiet
     task = asyncio.create_task(pub.run())
-    for n in range(CHECKPOINT_COMMITS):
+    for n in range(WAL_CHECKPOINT_COMMITS):
         journal.append("card", {"n": n}, publish=(Publish(f"{TOPIC}/events", {"n": n}),))
         pub.wake()
-    await until(lambda: len(sub.of(f"{TOPIC}/events")) == CHECKPOINT_COMMITS)
-    assert journal.checkpoint_due
+    await until(lambda: len(sub.of(f"{TOPIC}/events")) == WAL_CHECKPOINT_COMMITS)
+    assert journal.wal_checkpoint_due
     await asyncio.sleep(0.3)
     assert waiting_then == []  # due, all sent, but the table is dealing
     quiet = True  # betting opens: its reply is the next message
     journal.append("reply", {}, publish=(Publish(f"{TOPIC}/replies", {"ok": True}),))
     pub.wake()
     await until(lambda: waiting_then != [])
-    assert waiting_then == [0] and not journal.checkpoint_due
+    assert waiting_then == [0] and not journal.wal_checkpoint_due
     assert len(sub.of(f"{TOPIC}/replies")) == 1
     await pub.stop()
     await task

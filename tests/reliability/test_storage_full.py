@@ -195,11 +195,11 @@ def test_a_checkpoint_on_a_full_disk_fails_with_a_warning_and_loses_nothing(
             j.append("e", {"n": n, "pad": "x" * 3000}, publish=(Publish("t", {"n": n}),))
         filler = fill(disk)
         with caplog.at_level(logging.WARNING, logger="daemon.store.journal"):
-            j.checkpoint()
+            j.wal_checkpoint()
         assert any("journal checkpoint failed" in r.getMessage() for r in caplog.records)
         assert [r.body["n"] for r in j.records()] == list(range(200))
         filler.unlink()
-        j.checkpoint()
+        j.wal_checkpoint()
         j.close()
         again = Journal(disk / "journal.db")
         assert [r.body["n"] for r in again.records()] == list(range(200))
