@@ -48,7 +48,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from bench.figures import percentile, save
 from daemon.games.baccarat import deal
 from daemon.games.cards import parse_card
-from daemon.mqtt.publisher import BrokerSettings, Publisher
+from daemon.mqtt.publisher import BrokerSettings, Publisher, Standalone
 from daemon.signing import Signer
 from daemon.store.journal import Journal, Publish
 from firmware_protocols import shoe as shoe_proto
@@ -223,7 +223,8 @@ async def drain_rate(work: Path, port: int, n: int = 10_000) -> dict[str, float]
             raise RuntimeError("the drain's consumer did not start")
         pub = Publisher(journal, BrokerSettings("127.0.0.1", port, client_id="bench-drain"),
                         "bench/backlog/status",
-                        lambda s, k, _t, _a: {"state": s, "session": k}, signer=signer)
+                        Standalone(lambda s, k, _t, _a: {"state": s, "session": k}),
+                        signer=signer)
         t0 = time.perf_counter()
         task = asyncio.create_task(pub.run())
         got = 0

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from daemon.errors import TabledError
 
@@ -137,6 +137,16 @@ class JournalRecord:
     body: dict[str, Any]
 
 
+class MessageWatch(Protocol):
+    """Told of every message as the journal stores it (the service's snapshot,
+    daemon/service/snapshot.py)."""
+
+    def message_stored(self, topic: str, message: dict[str, Any]) -> None:
+        """``message`` as numbered, inside the transaction that stores it: it may stage a
+        meta value to commit with it (``stage_meta``), and must not write otherwise; a
+        rolled-back transaction leaves what it folded in to be reloaded."""
+
+
 def _dumps(obj: Mapping[str, Any]) -> str:
     return json.dumps(obj, separators=(",", ":"), sort_keys=True)
 
@@ -148,7 +158,7 @@ class Journal:
         self._clock = clock
         self._seal = sealer  # the signer's seal: a message is signed once, at commit
         # Told of every message as it is stored, inside its transaction (the snapshot).
-        self.watch: Callable[[str, dict[str, Any]], None] | None = None
+        self.watch: MessageWatch | None = None
         self._depth = 0
         self._grouped = False  # inside group(): each unit directly in it is a savepoint
         # Meta values written once, just before their unit commits (the snapshot moves
@@ -345,7 +355,7 @@ class Journal:
         full = {**p.payload, "journal_id": self.journal_id, "msg_seq": msg_seq}
         sealed = self._seal(full)
         if self.watch is not None:
-            self.watch(p.topic, full)
+            self.watch.message_stored(p.topic, full)
         self._db.execute("INSERT INTO messages(msg_seq, at, topic, payload, qos, retain) "
                          "VALUES (?,?,?,?,?,?)", (msg_seq, now, p.topic, sealed, p.qos,
                                                   int(p.retain)))

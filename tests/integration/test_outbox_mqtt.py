@@ -16,7 +16,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from daemon.mqtt.publisher import BrokerSettings, Publisher
+from daemon.mqtt.publisher import BrokerSettings, Publisher, Standalone
 from daemon.store.journal import WAL_CHECKPOINT_COMMITS, Journal, Publish
 from hil.broker import Mosquitto
 from tests.wait import until
@@ -80,7 +80,7 @@ async def sub(broker: Mosquitto) -> AsyncIterator[Subscriber]:
 def make_publisher(journal: Journal, port: int) -> Publisher:
     return Publisher(journal, BrokerSettings(port=port, client_id="tabled-t1",
                                              backoff_initial=0.05, backoff_max=0.5),
-                     f"{TOPIC}/status", status)
+                     f"{TOPIC}/status", Standalone(status))
 
 
 def result(n: int) -> dict[str, Any]:
@@ -157,11 +157,11 @@ PUBLISHER_SCRIPT = """
 import asyncio, sys
 sys.path.insert(0, {root!r})
 from daemon.store.journal import Journal, Publish
-from daemon.mqtt.publisher import Publisher, BrokerSettings
+from daemon.mqtt.publisher import Publisher, BrokerSettings, Standalone
 j = Journal({db!r})
 p = Publisher(j, BrokerSettings(port={port}, client_id="tabled-t1", keepalive=2),
-              "tables/t1/status", lambda s, n, t, a: {{"state": s, "session": n,
-                                                       "started": int(t), "with_at": a}})
+              "tables/t1/status", Standalone(lambda s, n, t, a: {{
+                  "state": s, "session": n, "started": int(t), "with_at": a}}))
 asyncio.run(p.run())
 """
 
@@ -231,9 +231,9 @@ async def test_a_due_checkpoint_waits_for_a_quiet_table_and_an_empty_outbox(
         checkpoint()
 
     journal.wal_checkpoint = watched  # type: ignore[method-assign]
-    quiet = False
     pub = make_publisher(journal, broker.port)
-    pub.quiet = lambda: quiet
+    assert isinstance(pub.upstream, Standalone)
+    pub.upstream.taking_bets = False
     task = asyncio.create_task(pub.run())
     for n in range(WAL_CHECKPOINT_COMMITS):
         journal.append("card", {"n": n}, publish=(Publish(f"{TOPIC}/events", {"n": n}),))
@@ -242,7 +242,7 @@ async def test_a_due_checkpoint_waits_for_a_quiet_table_and_an_empty_outbox(
     assert journal.wal_checkpoint_due
     await asyncio.sleep(0.3)
     assert waiting_then == []  # due, all sent, but the table is dealing
-    quiet = True  # betting opens: its reply is the next message
+    pub.upstream.taking_bets = True  # betting opens: its reply is the next message
     journal.append("reply", {}, publish=(Publish(f"{TOPIC}/replies", {"ok": True}),))
     pub.wake()
     await until(lambda: waiting_then != [])
