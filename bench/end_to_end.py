@@ -48,7 +48,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from bench.figures import percentile, save
 from daemon.games.baccarat import deal
 from daemon.games.cards import parse_card
-from daemon.mqtt.publisher import BrokerSettings, Publisher
+from daemon.mqtt.publisher import BrokerSettings, Publisher, Standalone
 from daemon.security.signing import Signer
 from daemon.store.journal import Journal, Publish
 from firmware_protocols import shoe as shoe_proto
@@ -175,7 +175,7 @@ def fsync_floor(directory: Path, n: int = 300) -> list[float]:
         j.append("card", {"n": i}, publish=(Publish("t/events", {"n": i}),))
         samples.append(time.perf_counter() - t0)
         if i % 10 == 9:  # untimed, as the daemon's are (while betting is open): the
-            j.checkpoint()  # floor is one fsync'd commit, not SQLite's checkpoint in one
+            j.wal_checkpoint()  # floor is one fsync'd commit, not SQLite's checkpoint in one
     j.close()
     return samples
 
@@ -223,7 +223,8 @@ async def drain_rate(work: Path, port: int, n: int = 10_000) -> dict[str, float]
             raise RuntimeError("the drain's consumer did not start")
         pub = Publisher(journal, BrokerSettings("127.0.0.1", port, client_id="bench-drain"),
                         "bench/backlog/status",
-                        lambda s, k, _t, _a: {"state": s, "session": k}, signer=signer)
+                        Standalone(lambda s, k, _t, _a: {"state": s, "session": k}),
+                        signer=signer)
         t0 = time.perf_counter()
         task = asyncio.create_task(pub.run())
         got = 0

@@ -28,7 +28,7 @@ from typing import Any
 import aiomqtt
 
 from daemon.config import TableConfig, broker_nodes, resolve_path
-from daemon.drivers.device import DeviceDriver, DeviceState, DeviceStatus
+from daemon.drivers.device import DeviceDriver, DeviceState, DeviceStatus, Unattended
 from daemon.drivers.device_url import SerialUrl, UsbUrl
 from daemon.security.published_keys import published
 
@@ -176,15 +176,17 @@ async def check_device(name: str, url: Any, catalogue: Any, kind: Any,
     ended = asyncio.Event()
     seen: list[DeviceStatus] = []
 
-    def on_status(s: DeviceStatus) -> None:
-        # A lost session is retried until the time is up (a port still settling, a
-        # device booting); a handshake, or a device that is the wrong one, is final.
-        if s.state in (DeviceState.READY, DeviceState.INCOMPATIBLE, DeviceState.LOST):
-            seen.append(DeviceStatus(**{**s.__dict__}))
-        if s.state in (DeviceState.READY, DeviceState.INCOMPATIBLE):
-            ended.set()
+    class Handshake(Unattended):
+        def device_status(self, status: DeviceStatus) -> None:
+            # A lost session is retried until the time is up (a port still settling, a
+            # device booting); a handshake, or a device that is the wrong one, is final.
+            if status.state in (DeviceState.READY, DeviceState.INCOMPATIBLE,
+                                DeviceState.LOST):
+                seen.append(DeviceStatus(**{**status.__dict__}))
+            if status.state in (DeviceState.READY, DeviceState.INCOMPATIBLE):
+                ended.set()
 
-    driver = DeviceDriver(name, url, catalogue, kind, on_status=on_status,
+    driver = DeviceDriver(name, url, catalogue, kind, Handshake(),
                           handshake_timeout=min(3.0, timeout * 0.75),
                           backoff_initial=0.1, backoff_max=0.5)
     task = asyncio.create_task(driver.run())

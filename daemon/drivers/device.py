@@ -15,11 +15,10 @@ import contextlib
 import itertools
 import logging
 import random
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from daemon.drivers.device_url import DeviceUrl, SerialUrl
 from daemon.drivers.transports import Transport, TransportError, open_transport
@@ -108,25 +107,68 @@ def session_ended_line(name: str, reason: str, dump: list[str]) -> str:
     return f"{name}: {reason}{frames}"
 
 
+class DeviceListener(Protocol):
+    """The table a driver works for: the upper layer whose methods the driver calls as
+    things happen on the link (as bellows' ASH layer calls its EZSP protocol object).
+    Each is called on the event loop; what one read (or tick) brought is handled inside
+    ``together``. The table's is daemon/service/devices.py; a driver used alone (tabled
+    doctor, a test of the link) subclasses ``Unattended``."""
+
+    def together(self) -> AbstractContextManager[None]:
+        """Wraps the handling of everything one read (or tick) brought: the table
+        journals it as one group commit (daemon/service/effects.py)."""
+
+    def device_message(self, device: str, message: Message) -> None:
+        """A message from the device within its documented limits, answers included."""
+
+    def device_status(self, status: DeviceStatus) -> None:
+        """The session's state, or the device's fault, changed."""
+
+    def device_problem(self, device: str, detail: str) -> None:
+        """Line noise or a malformed message: journalled as an alert."""
+
+    def device_rejected(self, device: str, message: Message, detail: str) -> None:
+        """A message with a field outside its documented range (firmware_protocols
+        LIMITS): not delivered to ``device_message``; the table decides (an alert, the
+        round to the Pit)."""
+
+    def device_impostor(self, device: str, detail: str) -> None:
+        """The device reports a serial number other than the one the config pins
+        (devices.serials): refused; the table journals an alert."""
+
+
+class Unattended:
+    """A listener that hears nothing: a driver used alone overrides what it wants."""
+
+    def together(self) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def device_message(self, device: str, message: Message) -> None:
+        pass
+
+    def device_status(self, status: DeviceStatus) -> None:
+        pass
+
+    def device_problem(self, device: str, detail: str) -> None:
+        pass
+
+    def device_rejected(self, device: str, message: Message, detail: str) -> None:
+        pass
+
+    def device_impostor(self, device: str, detail: str) -> None:
+        pass
+
+
 @dataclass
 class DeviceDriver:
     name: str
     url: DeviceUrl
     catalogue: Catalogue
     kind: DeviceKind
-    on_message: Callable[[Message], None] = lambda m: None
-    on_status: Callable[[DeviceStatus], None] = lambda s: None
-    on_problem: Callable[[str], None] = lambda detail: None  # journalled as an alert
-    # A message with a field outside its documented range (firmware_protocols LIMITS):
-    # not delivered to on_message; the table decides (an alert, the round to the Pit).
-    on_rejected: Callable[[Message, str], None] = lambda m, detail: None
+    listener: DeviceListener
     # The serial number the table's config pins (devices.serials): a device that reports
-    # another is refused, whatever its USB ids say. on_impostor journals an alert.
+    # another is refused, whatever its USB ids say.
     serial: str | None = None
-    on_impostor: Callable[[str], None] = lambda detail: None
-    # Wraps the handling of everything one read (or tick) brought: the table journals
-    # it as one group commit (TableService._together).
-    together: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext
     heartbeat_timeout: float = 3.5
     handshake_timeout: float = 3.0
     command_timeout: float = 3.0
@@ -141,7 +183,7 @@ class DeviceDriver:
         # Version 3: each pending tag's command number, which its answer must echo (a tag
         # wraps after 255 commands; an old answer with a reused tag is not this one's).
         self._numbers: dict[int, int] = {}
-        # The identity of the message being handed to on_message or on_rejected now
+        # The identity of the message being handed to the listener now
         # (version 3), else None: the table drops events it has already seen by it.
         self.stamp: Stamp | None = None
         # Commands answered by a message without a tag (request_order by order_chunk).
@@ -218,7 +260,7 @@ class DeviceDriver:
     def _set(self, state: DeviceState, detail: str = "") -> None:
         self.status.state = state
         self.status.detail = detail
-        self.on_status(self.status)
+        self.listener.device_status(self.status)
 
     def _end(self, state: DeviceState, reason: str) -> None:
         self._ready.clear()
@@ -290,7 +332,7 @@ class DeviceDriver:
                       f"{self.name}): refused")
             if reply.serial != self._impostor:  # once per device, not per retry
                 self._impostor = reply.serial
-                self.on_impostor(detail)
+                self.listener.device_impostor(self.name, detail)
             raise SessionEndedError(detail, DeviceState.INCOMPATIBLE)
         s = self.status
         s.model, s.firmware, s.serial = reply.model, reply.firmware, reply.serial
@@ -342,7 +384,7 @@ class DeviceDriver:
         while True:
             data = await transport.read()
             assert self._endpoint is not None
-            with self.together():
+            with self.listener.together():
                 self._handle(self._endpoint.feed(data, self._loop.time()))
             await self._flush()
 
@@ -360,7 +402,7 @@ class DeviceDriver:
                 async with asyncio.timeout(wait):
                     await self._tick.wait()
             now = self.progress_at = self._tick_at = self._loop.time()
-            with self.together():
+            with self.listener.together():
                 self._handle(self._endpoint.poll(now))
             await self._flush()
             silent = now - self._last_rx
@@ -396,12 +438,13 @@ class DeviceDriver:
                 # The link resends what was lost, so line noise is counted, and reported
                 # on the first error and then every 100th, not per frame.
                 if self.status.decode_errors % 100 == 1:
-                    self.on_problem(f"{self.name}: line errors, {self.status.decode_errors} "
-                                    f"so far (last: {e})")
+                    self.listener.device_problem(
+                        self.name, f"{self.name}: line errors, "
+                        f"{self.status.decode_errors} so far (last: {e})")
             elif isinstance(e, BadMessage):
                 log.warning("%s: malformed message 0x%02X: %s", self.name, e.msg, e.error)
-                self.on_problem(f"{self.name}: malformed message 0x{e.msg:02X} "
-                                f"({e.payload.hex()}): {e.error}")
+                self.listener.device_problem(self.name, f"{self.name}: malformed message "
+                                             f"0x{e.msg:02X} ({e.payload.hex()}): {e.error}")
             elif isinstance(e, PeerReset):
                 self._peer_reset(e)
             elif isinstance(e, LinkFailed):
@@ -445,8 +488,9 @@ class DeviceDriver:
                 fut = self._pending[tag]  # the asker checks its answer (kind, result)
                 if not fut.done():
                     fut.set_result(msg)
-            self.on_rejected(msg, f"{self.name}: {'; '.join(problems)} (raw frame: message "
-                                  f"0x{msg.MSG_ID:02X}, payload {msg.to_bytes().hex()})")
+            self.listener.device_rejected(
+                self.name, msg, f"{self.name}: {'; '.join(problems)} (raw frame: message "
+                f"0x{msg.MSG_ID:02X}, payload {msg.to_bytes().hex()})")
             return
         if msg.SENDER == "device" and tag is not None and tag in self._pending:
             fut = self._pending[tag]
@@ -460,15 +504,15 @@ class DeviceDriver:
         if isinstance(msg, Heartbeat | StatusReply):
             if msg.fault != self.status.fault:
                 self.status.fault = msg.fault
-                self.on_status(self.status)
+                self.listener.device_status(self.status)
         elif isinstance(msg, Fault):
             self.status.fault = msg.code
             self.status.detail = msg.detail
-            self.on_status(self.status)
+            self.listener.device_status(self.status)
         elif isinstance(msg, FaultCleared):
             self.status.fault = 0
-            self.on_status(self.status)
-        self.on_message(msg)
+            self.listener.device_status(self.status)
+        self.listener.device_message(self.name, msg)
 
 
 def _add(total: LinkStats, more: LinkStats) -> None:

@@ -31,9 +31,9 @@ import json
 import logging
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
@@ -105,30 +105,103 @@ class PublisherStats:
     failovers: int = 0  # moves to another node after a lost or refused connection
 
 
+class Upstream(Protocol):
+    """The table the publisher works for: the upper layer whose methods it calls (as
+    bellows' ASH layer calls its EZSP protocol object). Each is called on the event loop
+    and must not block; the table is daemon/service/table.py, a bench or a test of the
+    outbox alone uses ``Standalone``."""
+
+    def status(self, state: str, session: int, started: float, with_at: bool
+               ) -> Mapping[str, Any]:
+        """The status payload: ``state`` of session ``session``, begun at ``started``;
+        ``with_at``: stamped with the time (not the will's, sent who knows when)."""
+
+    def retained(self) -> list[tuple[str, str | Mapping[str, Any]]]:
+        """Republished on connect: a stored (sealed) text, or a payload to sign."""
+
+    def cleared(self) -> list[str]:
+        """Retained topics to empty on connect."""
+
+    def was_cleared(self, topic: str) -> None:
+        """The broker has ``topic`` emptied."""
+
+    def last_state(self) -> list[tuple[str, Mapping[str, Any]]]:
+        """Retained state sent after the last words, before "offline": the snapshot."""
+
+    async def message(self, topic: str, payload: bytes) -> None:
+        """A live (not retained) message on one of ``subscriptions``: commands in."""
+
+    def journal_failed(self, exc: JournalError) -> None:
+        """The outbox cannot be read or marked; the publisher retries."""
+
+    def session_lost(self, reason: str) -> None:
+        """An established session ended."""
+
+    def stopping(self) -> None:
+        """A clean stop: queue the last words (devices offline)."""
+
+    def quiet(self) -> bool:
+        """The table is taking bets: no card or throw comes until betting closes, the
+        moment for a due WAL checkpoint of the journal (docs/architecture.md)."""
+
+    def delivered(self, entries: list[OutboxEntry]) -> None:
+        """The broker acknowledged these outbox entries (their latency:
+        daemon/system/metrics.py)."""
+
+
+@dataclass
+class Standalone:
+    """An upstream with a status alone, for the outbox published for its own sake (a
+    bench, a test of the publisher): ``keep`` republished on connect, nothing heard,
+    nothing cleared, quiet while ``taking_bets``."""
+
+    status_of: Callable[[str, int, float, bool], Mapping[str, Any]]
+    keep: list[tuple[str, str | Mapping[str, Any]]] = field(default_factory=list)
+    taking_bets: bool = True
+
+    def status(self, state: str, session: int, started: float, with_at: bool
+               ) -> Mapping[str, Any]:
+        return self.status_of(state, session, started, with_at)
+
+    def retained(self) -> list[tuple[str, str | Mapping[str, Any]]]:
+        return list(self.keep)
+
+    def cleared(self) -> list[str]:
+        return []
+
+    def was_cleared(self, topic: str) -> None:
+        pass
+
+    def last_state(self) -> list[tuple[str, Mapping[str, Any]]]:
+        return []
+
+    async def message(self, topic: str, payload: bytes) -> None:
+        pass
+
+    def journal_failed(self, exc: JournalError) -> None:
+        pass
+
+    def session_lost(self, reason: str) -> None:
+        pass
+
+    def stopping(self) -> None:
+        pass
+
+    def quiet(self) -> bool:
+        return self.taking_bets
+
+    def delivered(self, entries: list[OutboxEntry]) -> None:
+        pass
+
+
 @dataclass
 class Publisher:
     journal: Journal
     broker: BrokerSettings
     status_topic: str
-    # (state, session, session started, with a time) -> the status payload
-    status: Callable[[str, int, float, bool], Mapping[str, Any]]
-    # republished on connect: a stored (sealed) text, or a payload to sign
-    retained: Callable[[], list[tuple[str, str | Mapping[str, Any]]]] = list
+    upstream: Upstream
     subscriptions: tuple[str, ...] = ()
-    on_message: Callable[[str, bytes], Awaitable[None]] | None = None  # commands in
     signer: Signer | None = None  # signs what is not in the journal: status, will, news
-    on_journal_error: Callable[[JournalError], None] = lambda exc: None
-    on_lost: Callable[[str], None] = lambda reason: None  # an established session ended
-    on_stop: Callable[[], None] = lambda: None  # queue the last words (devices offline)
-    # Retained state sent after the last words, before "offline": the latest snapshot.
-    last_state: Callable[[], list[tuple[str, Mapping[str, Any]]]] = list
-    cleared: Callable[[], list[str]] = list  # retained topics to empty on connect
-    # The table is taking bets: no card or throw comes until betting closes, the moment
-    # for a due journal checkpoint (docs/architecture.md).
-    quiet: Callable[[], bool] = lambda: True
-    on_cleared: Callable[[str], None] = lambda topic: None
-    # The broker acknowledged these outbox entries (their latency: daemon/system/metrics.py).
-    on_delivered: Callable[[list[OutboxEntry]], None] = lambda entries: None
     stats: PublisherStats = field(default_factory=PublisherStats)
 
     def __post_init__(self) -> None:
@@ -172,7 +245,7 @@ class Publisher:
         ``timeout`` (no connection: the will, or the next start, says it)."""
         if not self._stopping:
             with contextlib.suppress(JournalError):
-                self.on_stop()
+                self.upstream.stopping()
         self._stopping = True
         self._wake.set()
         if self._ran and self.stats.connected:
@@ -199,7 +272,7 @@ class Publisher:
             except* aiomqtt.MqttError as group:
                 exc = group.exceptions[0]
                 if self.stats.connected:
-                    self.on_lost(str(exc))
+                    self.upstream.session_lost(str(exc))
                 if not self._disrupted:  # journal the loss once, not every retry
                     with contextlib.suppress(JournalError):
                         self.journal.append("mqtt_disconnected", {"reason": str(exc)})
@@ -228,7 +301,7 @@ class Publisher:
         return json.dumps(dict(body), separators=(",", ":"), sort_keys=True)
 
     def _payload(self, state: str, session: int, started: float, at: bool = True) -> str:
-        body = dict(self.status(state, session, started, at))
+        body = dict(self.upstream.status(state, session, started, at))
         # The will has none: it is made at connect and sent who knows when; nor has a
         # status while the journal cannot be read.
         backlog = self._backlog() if at else None
@@ -318,15 +391,13 @@ class Publisher:
                 else:
                     await self._late_will(client, session, started, raw)
                 continue
-            if self.on_message is None:
-                continue
             if message.retain:
                 # Stored by the broker, delivered at every (re)subscription: a command is
                 # given once, live, so a retained one is never acted on (issue 12).
                 log.warning("ignored a retained message on %.100s", message.topic)
                 continue
             try:
-                await self.on_message(str(message.topic), raw)
+                await self.upstream.message(str(message.topic), raw)
             except Exception:  # a handler bug must not drop the broker connection
                 log.exception("handling a message on %s failed", message.topic)
 
@@ -384,13 +455,13 @@ class Publisher:
     async def _birth(self, client: aiomqtt.Client, session: int, started: float) -> None:
         await client.publish(self.status_topic, self._payload("online", session, started),
                              qos=1, retain=True)
-        for topic in self.cleared():  # an empty retained message deletes the retained one
+        for topic in self.upstream.cleared():  # an empty retained message deletes the retained one
             await client.publish(topic, b"", qos=1, retain=True)
             with contextlib.suppress(JournalError):
-                self.on_cleared(topic)
+                self.upstream.was_cleared(topic)
         # A broker restarted without persistence lost what was retained: send again the
         # latest stored message of each retained topic, unless a newer one is queued.
-        for topic, payload in self.retained():
+        for topic, payload in self.upstream.retained():
             await client.publish(topic, payload if isinstance(payload, str)
                                  else self._wire(payload), qos=1, retain=True)
 
@@ -414,23 +485,23 @@ class Publisher:
                 self._wake.clear()
                 if self.journal.pending_count():
                     continue
-                if self.journal.checkpoint_due and self.quiet():
-                    self.journal.checkpoint()  # nothing waits on it, nor will for a while
+                if self.journal.wal_checkpoint_due and self.upstream.quiet():
+                    self.journal.wal_checkpoint()  # nothing waits on it, nor will for a while
             except JournalError as exc:
                 # Unreadable, or a delivery cannot be marked: what is pending stays pending
                 # and is sent again later (at least once), so wait and retry.
                 log.error("outbox: %s; retrying in 1 s", exc)
-                self.on_journal_error(exc)
+                self.upstream.journal_failed(exc)
                 await asyncio.sleep(1.0)
                 continue
             await self._backlog_news(client, session, started)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(BACKLOG_EVERY):
                     await self._wake.wait()
-        with contextlib.suppress(JournalError):  # the last words, queued by on_stop
+        with contextlib.suppress(JournalError):  # the last words, queued by upstream.stopping()
             async with asyncio.timeout(self.broker.publish_timeout):
                 await self._drain(client, session, started)
-            for topic, body in self.last_state():  # as of everything just drained
+            for topic, body in self.upstream.last_state():  # as of everything just drained
                 await client.publish(topic, self._wire(body), qos=1, retain=True)
         await client.publish(self.status_topic, self._payload("offline", session, started),
                              qos=1, retain=True)
@@ -473,7 +544,7 @@ class Publisher:
         if acked:
             self.journal.mark_delivered(*acked)
             self.stats.delivered += len(acked)
-            self.on_delivered(window[:len(acked)])
+            self.upstream.delivered(window[:len(acked)])
         if len(acked) < len(window):
             failed = window[len(acked)]
             with contextlib.suppress(JournalError):

@@ -16,6 +16,10 @@ Writes are synchronous on the event loop thread. A commit with fsync costs 0.35-
 median and under 1 ms at p99 here (bench/journal.py), and keeps the order of events
 trivially correct; a writer thread would add a queue whose loss on a crash would need
 its own story. Re-measure on the SD card of the target board.
+
+"Checkpoint" alone means the table-state record (daemon/round/checkpoint.py: a restart
+folds from the latest one, ``last_checkpoint``); SQLite's copy of its write-ahead log
+into the database file is ``wal_checkpoint``.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from daemon.errors import TabledError
 
@@ -78,12 +82,12 @@ V1_OUTBOX = "SELECT topic, payload, qos, retain FROM outbox WHERE delivered_at I
 
 Sealer = Callable[[Mapping[str, Any]], str]
 RECORDS_MIN_AGE = 86400.0  # seconds: retention never prunes a younger record
-# A checkpoint is due after this many commits, and runs while betting is open
+# A WAL checkpoint is due after this many commits, and runs while betting is open
 # (docs/architecture.md, "WAL checkpoints while betting is open"). SQLite checkpoints
 # inside a commit at WAL_BOUND pages, for a log that betting never comes to (the broker
 # away for long, a table that deals no rounds); the log's file is cut back to
 # WAL_FILE_LIMIT bytes when it starts over after growing past it.
-CHECKPOINT_COMMITS = 64
+WAL_CHECKPOINT_COMMITS = 64
 WAL_BOUND = 4000  # pages: 16 MB at SQLite's 4 KB
 WAL_FILE_LIMIT = 4 << 20
 
@@ -133,6 +137,16 @@ class JournalRecord:
     body: dict[str, Any]
 
 
+class MessageWatch(Protocol):
+    """Told of every message as the journal stores it (the service's snapshot,
+    daemon/service/snapshot.py)."""
+
+    def message_stored(self, topic: str, message: dict[str, Any]) -> None:
+        """``message`` as numbered, inside the transaction that stores it: it may stage a
+        meta value to commit with it (``stage_meta``), and must not write otherwise; a
+        rolled-back transaction leaves what it folded in to be reloaded."""
+
+
 def _dumps(obj: Mapping[str, Any]) -> str:
     return json.dumps(obj, separators=(",", ":"), sort_keys=True)
 
@@ -144,14 +158,14 @@ class Journal:
         self._clock = clock
         self._seal = sealer  # the signer's seal: a message is signed once, at commit
         # Told of every message as it is stored, inside its transaction (the snapshot).
-        self.watch: Callable[[str, dict[str, Any]], None] | None = None
+        self.watch: MessageWatch | None = None
         self._depth = 0
         self._grouped = False  # inside group(): each unit directly in it is a savepoint
         # Meta values written once, just before their unit commits (the snapshot moves
         # with every message, and is written once per transaction, not once per message).
         self._staged: dict[str, Callable[[], str]] = {}
         self._next_msg_seq: int | None = None  # known while no transaction rolled back
-        self._commits = 0  # since the last checkpoint(): 5 to 6 log pages each, measured
+        self._commits = 0  # since the last wal_checkpoint(): 5 to 6 log pages each, measured
         self.created = not self.path.exists()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -341,7 +355,7 @@ class Journal:
         full = {**p.payload, "journal_id": self.journal_id, "msg_seq": msg_seq}
         sealed = self._seal(full)
         if self.watch is not None:
-            self.watch(p.topic, full)
+            self.watch.message_stored(p.topic, full)
         self._db.execute("INSERT INTO messages(msg_seq, at, topic, payload, qos, retain) "
                          "VALUES (?,?,?,?,?,?)", (msg_seq, now, p.topic, sealed, p.qos,
                                                   int(p.retain)))
@@ -368,11 +382,11 @@ class Journal:
         return final
 
     @property
-    def checkpoint_due(self) -> bool:
-        """The log holds at least CHECKPOINT_COMMITS commits since the last checkpoint."""
-        return self._commits >= CHECKPOINT_COMMITS
+    def wal_checkpoint_due(self) -> bool:
+        """The log holds at least WAL_CHECKPOINT_COMMITS commits since the last one."""
+        return self._commits >= WAL_CHECKPOINT_COMMITS
 
-    def checkpoint(self) -> None:
+    def wal_checkpoint(self) -> None:
         """Copy the write-ahead log into the database file now (PASSIVE: it waits for no
         reader). SQLite would otherwise do it inside whichever commit takes the log past
         its bound, a card's or a result's, at several times that commit's cost; the
@@ -384,7 +398,7 @@ class Journal:
         try:
             self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.Error as exc:
-            log.warning("journal checkpoint failed (the log keeps everything): %s", exc)
+            log.warning("journal WAL checkpoint failed (the log keeps everything): %s", exc)
 
     def next_session(self) -> int:
         """The number the next MQTT session will have (like Sparkplug's bdSeq); it is

@@ -25,6 +25,7 @@ from hil.qemu import BUILD, Mcu, build_images, missing_tools
 from hil.runner import run_scenario
 from hil.scenario import load_rig, load_scenario
 from tests import schemas
+from tests.heard import Heard
 from tests.soak import SOAK
 from tests.wait import until
 
@@ -156,7 +157,7 @@ async def test_reset_and_power_cycle_are_reboots_with_new_boot_ids(
     mcu = Mcu(images["shoe"], tmp_path / "shoe", tmp_path)
     got: list[Message] = []
     driver = DeviceDriver("shoe", SerialUrl(str(tmp_path / "shoe")), shoe.CATALOGUE,
-                          DeviceKind.SHOE, on_message=got.append, backoff_initial=0.05,
+                          DeviceKind.SHOE, Heard(got), backoff_initial=0.05,
                           backoff_max=0.3)
     await mcu.start()
     try:
@@ -193,7 +194,7 @@ async def test_the_firmware_shuffler_certifies_and_reveals_only_a_taken_shoe(
     mcu = Mcu(images["shuffler"], tmp_path / "shuffler", tmp_path)
     got: list[Message] = []
     driver = DeviceDriver("shuffler", SerialUrl(str(tmp_path / "shuffler")), sf.CATALOGUE,
-                          DeviceKind.SHUFFLER, on_message=got.append)
+                          DeviceKind.SHUFFLER, Heard(got))
     await mcu.start()
     try:
         async with running(driver):

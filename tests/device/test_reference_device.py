@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from daemon.drivers.device import DeviceDriver
+from daemon.drivers.device import DeviceDriver, Unattended
 from daemon.drivers.device_url import SerialUrl
 from daemon.security.signing import private_key_pem
 from firmware_protocols import shoe
@@ -71,15 +71,16 @@ async def test_c_shoe_with_the_daemon_driver(built: Path, tmp_path: Path, versio
     got: list[Message] = []
     stamped: list[tuple[int, int, str]] = []  # version 3: each event as the driver got it
 
-    def take(m: Message) -> None:
-        got.append(m)
-        if driver.stamp is not None and m.EVENT:
-            stamped.append((driver.stamp.origin, driver.stamp.number, m.NAME))
+    class Take(Unattended):
+        def device_message(self, device: str, m: Message) -> None:
+            got.append(m)
+            if driver.stamp is not None and m.EVENT:
+                stamped.append((driver.stamp.origin, driver.stamp.number, m.NAME))
 
     async with emulator(built, "shoe", tmp_path / "shoe", "--version", str(version),
                         "--serial", "C-SHOE-7") as dev:
         driver = DeviceDriver("shoe", SerialUrl(str(tmp_path / "shoe")), shoe.CATALOGUE,
-                              DeviceKind.SHOE, on_message=take, backoff_initial=0.05,
+                              DeviceKind.SHOE, Take(), backoff_initial=0.05,
                               backoff_max=0.3)
         async with running(driver):
             await driver.wait_ready(10)

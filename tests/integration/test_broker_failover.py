@@ -24,7 +24,7 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from daemon.mqtt.publisher import BrokerSettings, Publisher
+from daemon.mqtt.publisher import BrokerSettings, Publisher, Standalone
 from daemon.store.journal import Journal
 from hil.broker import Mosquitto
 from hil.nats import NatsCluster, free_ports
@@ -157,7 +157,7 @@ def publisher_for(journal: Journal, ports: list[int]) -> Publisher:
                                              keepalive=2, publish_timeout=2.0,
                                              backoff_initial=0.1,
                                              nodes=tuple(("127.0.0.1", p) for p in ports)),
-                     f"{TOPIC}/status", status, lambda: [DEVICE])
+                     f"{TOPIC}/status", Standalone(status, [DEVICE]))
 
 
 async def run_until(pub: Publisher, readers_: list[Reader], n: int) -> None:
@@ -323,7 +323,7 @@ async def test_the_wait_between_attempts_grows_once_per_round_of_the_nodes(
                                             keepalive=2, publish_timeout=2.0,
                                             backoff_initial=0.1, backoff_max=10.0,
                                             nodes=tuple(("127.0.0.1", p) for p in ports)),
-                    f"{TOPIC}/status", status, lambda: [DEVICE])
+                    f"{TOPIC}/status", Standalone(status, [DEVICE]))
     caplog.set_level(logging.WARNING, logger="daemon.mqtt.publisher")
 
     def waits() -> list[float]:

@@ -80,7 +80,7 @@ async def test_a_lock_gate_whose_answer_was_lost_is_never_reported_failed(
         driver = service.drivers["shoe"]
         sim.gate_locked = False
         cut.drop_rate = 1.0
-        await service._device_command(DeviceCommand("shoe", shoe.LockGate(0, True)))
+        await service.effects.device_command(DeviceCommand("shoe", shoe.LockGate(0, True)))
         assert sim.gate_locked  # it ran
         [alert] = alerts(service)
         assert alert["code"] == "device_command_outcome_unknown", alert
@@ -105,7 +105,7 @@ async def test_a_lock_gate_answer_late_is_confirmed_by_status_and_the_gate_sent_
         before = sum(isinstance(m, shoe.LockGate) for m in got)
         cut.drop_rate = 1.0
         command = asyncio.create_task(
-            service._device_command(DeviceCommand("shoe", shoe.LockGate(0, True))))
+            service.effects.device_command(DeviceCommand("shoe", shoe.LockGate(0, True))))
         await asyncio.sleep(2.3)  # the command timed out; the status query is waiting
         cut.drop_rate = 0.0
         await command
@@ -121,7 +121,7 @@ async def test_a_command_not_sent_says_why(tmp_path: Path) -> None:
         driver = service.drivers["shoe"]
         await until(lambda: not driver.ready)
         driver.wait_ready = _not_ready  # type: ignore[method-assign]
-        await service._device_command(DeviceCommand("shoe", shoe.LockGate(0, True)))
+        await service.effects.device_command(DeviceCommand("shoe", shoe.LockGate(0, True)))
         [alert] = alerts(service)
         assert alert["code"] == "device_command_failed"
         assert alert["detail"].startswith("lock_gate to shoe not sent: ")

@@ -20,13 +20,17 @@ from hil.ports import PtyPort, TcpPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
 from hil.usb_backend import sim_backend
+from tests.heard import Heard
 from tests.integration.running_driver import running
 from tests.wait import until
 
 
-def shoe_driver(path: Path, received: list[Message], **kw: float) -> DeviceDriver:
+def shoe_driver(path: Path, received: list[Message], heard: Heard | None = None,
+                **kw: float) -> DeviceDriver:
+    heard = heard or Heard()
+    heard.messages = received
     return DeviceDriver("shoe", SerialUrl(str(path)), shoe.CATALOGUE, DeviceKind.SHOE,
-                        on_message=received.append, backoff_initial=0.05, backoff_max=0.3,
+                        heard, backoff_initial=0.05, backoff_max=0.3,
                         **kw)  # type: ignore[arg-type]
 
 
@@ -71,9 +75,9 @@ async def test_firmware_reboot_leads_to_a_new_handshake(tmp_path: Path) -> None:
     sim = ShoeSim()
     port = PtyPort(sim, link=tmp_path / "shoe")
     await port.start()
-    states: list[str] = []
-    driver = shoe_driver(tmp_path / "shoe", [])
-    driver.on_status = lambda s: states.append(f"{s.state.value}:{s.detail}")
+    heard = Heard()
+    states = heard.states
+    driver = shoe_driver(tmp_path / "shoe", [], heard)
     async with running(driver):
         await driver.wait_ready(5)
         sim.reboot(port.now())
@@ -116,7 +120,7 @@ async def test_request_order_is_answered_by_untagged_order_chunks(tmp_path: Path
     await port.start()
     got: list[Message] = []
     driver = DeviceDriver("shuffler", SerialUrl(str(tmp_path / "shuffler")), shuffler.CATALOGUE,
-                          DeviceKind.SHUFFLER, on_message=got.append, command_timeout=3.0)
+                          DeviceKind.SHUFFLER, Heard(got), command_timeout=3.0)
     async with running(driver):
         await driver.wait_ready(5)
         await driver.command(shuffler.StartShuffle(0, 1))
@@ -169,7 +173,7 @@ async def test_shuffler_over_usb_url() -> None:
     assert isinstance(url, UsbUrl)
     got: list[Message] = []
     driver = DeviceDriver("shuffler", url, shuffler.CATALOGUE, DeviceKind.SHUFFLER,
-                          on_message=got.append)
+                          Heard(got))
     async with running(driver):
         await driver.wait_ready(5)
         reply = await driver.command(shuffler.StartShuffle(0, 6))
@@ -184,7 +188,7 @@ async def test_missing_usb_device_is_reported() -> None:
     use_sim_usb_backend(sim_backend)
     url = parse_device_url("usb://1d50:6178?sim=127.0.0.1:1")
     driver = DeviceDriver("shuffler", url, shuffler.CATALOGUE, DeviceKind.SHUFFLER,
-                          backoff_initial=0.05)
+                          Heard(), backoff_initial=0.05)
     async with running(driver):
         await until(lambda: driver.status.state is DeviceState.LOST)
         assert "no USB device 1d50:6178" in driver.status.detail
@@ -194,9 +198,9 @@ async def test_malformed_message_is_reported_and_the_session_survives(tmp_path: 
     sim = ShoeSim()
     port = PtyPort(sim, link=tmp_path / "shoe")
     await port.start()
-    problems: list[str] = []
-    driver = shoe_driver(tmp_path / "shoe", [])
-    driver.on_problem = problems.append
+    heard = Heard()
+    problems = heard.problems
+    driver = shoe_driver(tmp_path / "shoe", [], heard)
     async with running(driver):
         await driver.wait_ready(5)
         # An intact frame whose card_drawn payload is two bytes short (a firmware bug).
@@ -214,10 +218,11 @@ async def test_issue_12_6_a_device_reporting_another_serial_is_refused(tmp_path:
     sim = ShoeSim(serial="SH-FAKE")
     port = PtyPort(sim, link=tmp_path / "shoe")
     await port.start()
-    alerts: list[str] = []
+    heard = Heard()
+    alerts = heard.impostors
     driver = DeviceDriver("shoe", SerialUrl(str(tmp_path / "shoe")), shoe.CATALOGUE,
-                          DeviceKind.SHOE, backoff_initial=0.05, backoff_max=0.1,
-                          serial="SH0001", on_impostor=alerts.append)
+                          DeviceKind.SHOE, heard, backoff_initial=0.05, backoff_max=0.1,
+                          serial="SH0001")
     try:
         async with running(driver):
             await until(lambda: driver.status.state is DeviceState.INCOMPATIBLE)

@@ -24,6 +24,7 @@ from hil.ports import PtyPort
 from hil.shoe import ShoeSim
 from hil.shuffler import ShufflerSim
 from hil.tumbler import TumblerSim
+from tests.heard import Heard
 from tests.integration.running_driver import running
 from tests.integration.tai_sai_service import tai_sai_service
 from tests.wait import until
@@ -83,8 +84,7 @@ async def test_every_device_message_at_and_beyond_its_limits_through_the_driver(
     delivered: list[Message] = []
     rejected: list[tuple[Message, str]] = []
     driver = DeviceDriver(device, SerialUrl(str(tmp_path / device)), catalogue, kind,
-                          on_message=delivered.append,
-                          on_rejected=lambda m, d: rejected.append((m, d)),
+                          Heard(delivered, rejected=rejected),
                           backoff_initial=0.05, backoff_max=0.3)
     sent: list[tuple[Message, bool]] = [
         p for cls in device_messages(catalogue) if cls in EXAMPLES for p in probes(cls)]
@@ -110,8 +110,8 @@ async def test_tai_sai_5_14_a_die_of_7_through_the_service_goes_to_the_pit(
         tmp_path: Path) -> None:
     s = tai_sai_service(tmp_path)
     bad = tumbler.Settled((7, 2, 3), (0, 0, 0), (1, 1, 1), 97)
-    s._on_device_rejected("tumbler", bad,
-                          "tumbler: settled.dice = (7, 2, 3) is outside 0-6 (raw ...)")
+    s.board.device_rejected("tumbler", bad,
+                            "tumbler: settled.dice = (7, 2, 3) is outside 0-6 (raw ...)")
     alerts = [(r.body["code"], r.body["clause"]) for r in s.journal.records()
               if r.kind == "alert"]
     assert alerts == [("device_value_out_of_range", ""), ("unresolved_irregularity", "5.14")]
@@ -126,7 +126,7 @@ async def test_a_handler_that_raises_is_journalled_and_never_reaches_the_session
     def broken(m: Message) -> list[Any]:
         raise ZeroDivisionError("a bug")
 
-    s._handlers[tumbler.Settled] = broken
-    s._on_device("tumbler", tumbler.Settled((2, 2, 3), (0, 0, 0), (1, 1, 1), 97))
+    s.board.handlers[tumbler.Settled] = broken
+    s.board.device_message("tumbler", tumbler.Settled((2, 2, 3), (0, 0, 0), (1, 1, 1), 97))
     [alert] = [r.body for r in s.journal.records() if r.kind == "alert"]
     assert alert["code"] == "internal_error" and "ZeroDivisionError" in alert["detail"]

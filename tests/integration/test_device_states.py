@@ -32,17 +32,17 @@ def shown(s: TableService) -> list[tuple[int, str]]:
 async def test_an_unplugged_shoe_shows_lost_once_and_ready_at_once(tmp_path: Path) -> None:
     s = service(tmp_path)
     st = DeviceStatus("shoe", "socket://127.0.0.1:9", DeviceState.READY, sessions=1)
-    s._on_device_status(st)
+    s.board.device_status(st)
     retries = [DeviceState.LOST, DeviceState.CONNECTING, DeviceState.HANDSHAKING] * 8
     for n, state in enumerate(retries):  # 24 changes in 0.24 s, then more over 1.5 s
         st.state, st.detail = state, f"retry {n}"
-        s._on_device_status(st)
+        s.board.device_status(st)
         await asyncio.sleep(0.01 if n < 12 else 0.12)
     st.state = DeviceState.LOST
-    s._on_device_status(st)
+    s.board.device_status(st)
     await asyncio.sleep(DEVICE_DEBOUNCE + 0.2)
     st.state, st.sessions = DeviceState.READY, 2
-    s._on_device_status(st)
+    s.board.device_status(st)
     states = shown(s)
     assert [state for _, state in states] == ["ready", "lost", "ready"]
     assert [n for n, _ in states] == sorted(n for n, _ in states)
@@ -51,11 +51,11 @@ async def test_an_unplugged_shoe_shows_lost_once_and_ready_at_once(tmp_path: Pat
 async def test_a_quick_reboot_still_shows_as_a_new_session(tmp_path: Path) -> None:
     s = service(tmp_path)
     st = DeviceStatus("shoe", "socket://127.0.0.1:9", DeviceState.READY, sessions=1)
-    s._on_device_status(st)
+    s.board.device_status(st)
     st.state = DeviceState.LOST
-    s._on_device_status(st)
+    s.board.device_status(st)
     await asyncio.sleep(0.1)
     st.state, st.sessions = DeviceState.READY, 2
-    s._on_device_status(st)
+    s.board.device_status(st)
     await asyncio.sleep(DEVICE_DEBOUNCE + 0.1)
     assert [state for _, state in shown(s)] == ["ready", "ready"]

@@ -22,7 +22,7 @@ def deliver(s: Any, m: Message, number: int) -> None:
     driver = s.drivers["tumbler"]
     driver.stamp = Stamp(BOOT, number)
     try:
-        s._on_device("tumbler", m)
+        s.board.device_message("tumbler", m)
     finally:
         driver.stamp = None
 
@@ -44,7 +44,7 @@ async def test_an_event_replayed_after_the_daemon_restarts_is_dropped(tmp_path: 
     deliver(again, tumbler.Activated(1, True), 1)
     deliver(again, tumbler.Tumble(1), 2)
     assert len(kinds(again)) == len(before) + opened
-    assert again.events_repeated == 2
+    assert again.board.events_repeated == 2
     deliver(again, tumbler.Tumble(2), 3)  # and the next one is taken
     assert kinds(again)[-1] == "tumble"
 
@@ -63,7 +63,7 @@ async def test_a_heartbeat_that_names_an_event_never_received_is_a_loss(tmp_path
     s = tai_sai_service(tmp_path)
     deliver(s, tumbler.Activated(1, True), 1)
     s.drivers["tumbler"].stamp = Stamp(BOOT, 3)
-    s._on_device("tumbler", Heartbeat(1000, 1, 0))  # it sent events 2 and 3
+    s.board.device_message("tumbler", Heartbeat(1000, 1, 0))  # it sent events 2 and 3
     [lost] = [r.body for r in s.journal.records() if r.kind == "alert"
               if r.body["code"] == "device_events_lost"]
     assert "2-3" in lost["detail"]

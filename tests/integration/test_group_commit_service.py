@@ -29,11 +29,11 @@ async def test_commands_a_group_causes_are_sent_after_its_commit(tmp_path: Path)
         sent.append((coro.cr_frame.f_locals.get("e"), committed_kinds(cfg.journal_path)))
         coro.close()
 
-    s._spawn = spawn  # type: ignore[method-assign]
+    s.state.spawn = spawn  # type: ignore[method-assign]
     before = len(committed_kinds(cfg.journal_path))
     seen: list[str] = []
     s.journal._db.set_trace_callback(seen.append)
-    with s._together():  # two inputs of one read: "No more bets" and the first card
+    with s.effects.together():  # two inputs of one read: "No more bets" and the first card
         s.apply(t.open_betting())
         effects = t.close_betting()
         assert any(isinstance(e, DeviceCommand) for e in effects)

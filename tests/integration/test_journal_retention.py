@@ -58,7 +58,7 @@ async def test_records_stay_bounded_and_a_restart_after_pruning_is_exact(
     s.journal.close()
 
     again = TableService(cfg, clock=lambda: now[0])  # a restart on the pruned file
-    restored = again._new_table()
+    restored = again.state.new_table()
     restored.replay(again.journal.records_for_recovery())
     assert checkpoint.exact(live, restored)
     assert restored.state == "idle" and isinstance(restored, BaccaratTable) and \

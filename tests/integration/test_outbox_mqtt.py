@@ -16,8 +16,8 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from daemon.mqtt.publisher import BrokerSettings, Publisher
-from daemon.store.journal import CHECKPOINT_COMMITS, Journal, Publish
+from daemon.mqtt.publisher import BrokerSettings, Publisher, Standalone
+from daemon.store.journal import WAL_CHECKPOINT_COMMITS, Journal, Publish
 from hil.broker import Mosquitto
 from tests.wait import until
 
@@ -80,7 +80,7 @@ async def sub(broker: Mosquitto) -> AsyncIterator[Subscriber]:
 def make_publisher(journal: Journal, port: int) -> Publisher:
     return Publisher(journal, BrokerSettings(port=port, client_id="tabled-t1",
                                              backoff_initial=0.05, backoff_max=0.5),
-                     f"{TOPIC}/status", status)
+                     f"{TOPIC}/status", Standalone(status))
 
 
 def result(n: int) -> dict[str, Any]:
@@ -157,11 +157,11 @@ PUBLISHER_SCRIPT = """
 import asyncio, sys
 sys.path.insert(0, {root!r})
 from daemon.store.journal import Journal, Publish
-from daemon.mqtt.publisher import Publisher, BrokerSettings
+from daemon.mqtt.publisher import Publisher, BrokerSettings, Standalone
 j = Journal({db!r})
 p = Publisher(j, BrokerSettings(port={port}, client_id="tabled-t1", keepalive=2),
-              "tables/t1/status", lambda s, n, t, a: {{"state": s, "session": n,
-                                                       "started": int(t), "with_at": a}})
+              "tables/t1/status", Standalone(lambda s, n, t, a: {{
+                  "state": s, "session": n, "started": int(t), "with_at": a}}))
 asyncio.run(p.run())
 """
 
@@ -224,29 +224,29 @@ async def test_a_due_checkpoint_waits_for_a_quiet_table_and_an_empty_outbox(
     is quiet (betting open), and not before."""
     journal = Journal(tmp_path / "j.db")
     waiting_then: list[int] = []
-    checkpoint = journal.checkpoint
+    checkpoint = journal.wal_checkpoint
 
     def watched() -> None:
         waiting_then.append(journal.pending_count())
         checkpoint()
 
-    journal.checkpoint = watched  # type: ignore[method-assign]
-    quiet = False
+    journal.wal_checkpoint = watched  # type: ignore[method-assign]
     pub = make_publisher(journal, broker.port)
-    pub.quiet = lambda: quiet
+    assert isinstance(pub.upstream, Standalone)
+    pub.upstream.taking_bets = False
     task = asyncio.create_task(pub.run())
-    for n in range(CHECKPOINT_COMMITS):
+    for n in range(WAL_CHECKPOINT_COMMITS):
         journal.append("card", {"n": n}, publish=(Publish(f"{TOPIC}/events", {"n": n}),))
         pub.wake()
-    await until(lambda: len(sub.of(f"{TOPIC}/events")) == CHECKPOINT_COMMITS)
-    assert journal.checkpoint_due
+    await until(lambda: len(sub.of(f"{TOPIC}/events")) == WAL_CHECKPOINT_COMMITS)
+    assert journal.wal_checkpoint_due
     await asyncio.sleep(0.3)
     assert waiting_then == []  # due, all sent, but the table is dealing
-    quiet = True  # betting opens: its reply is the next message
+    pub.upstream.taking_bets = True  # betting opens: its reply is the next message
     journal.append("reply", {}, publish=(Publish(f"{TOPIC}/replies", {"ok": True}),))
     pub.wake()
     await until(lambda: waiting_then != [])
-    assert waiting_then == [0] and not journal.checkpoint_due
+    assert waiting_then == [0] and not journal.wal_checkpoint_due
     assert len(sub.of(f"{TOPIC}/replies")) == 1
     await pub.stop()
     await task

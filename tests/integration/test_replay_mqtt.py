@@ -40,7 +40,7 @@ async def table(tmp_path: Path) -> AsyncIterator[tuple[TableService, int]]:
         topic = s.topics["results" if n % 10 == 0 else "events"]
         body = {"type": "event", "event": "tumble", "n": n}
         s.journal.append("e", {}, publish=(Publish(topic, body),))
-    tasks = [asyncio.create_task(s.publisher.run()), asyncio.create_task(s._keep_snapshot())]
+    tasks = [asyncio.create_task(s.publisher.run()), asyncio.create_task(s.snapshot.keep())]
     try:
         async with asyncio.timeout(30):  # subscribed (requests are heard) and drained
             while not s.publisher.stats.connected or s.journal.pending_count():
@@ -105,7 +105,7 @@ async def test_requests_beyond_the_bound_are_answered_busy_or_dropped(
     _, marks = await ask(port, flood, 6, timeout=5)  # 5 served (its burst), 1 busy
     codes = [m["error"]["code"] if m["error"] else "ok" for m in marks]
     assert codes.count("ok") == replay.PER_BURST and codes.count("busy") == 1
-    await until(lambda: s.replays_dropped >= 30)  # the rest: no answer, no work
+    await until(lambda: s.replays.replays_dropped >= 30)  # the rest: no answer, no work
 
 
 async def test_bad_and_foreign_journal_requests(table: tuple[TableService, int]) -> None:
@@ -138,16 +138,16 @@ async def test_issue_25_build_4_an_oversized_request_is_dropped_before_it_is_par
     big = json.dumps({"id": "q", "reply_to": "me", "from_msg_seq": 1,
                       "pad": [{"x": "y"}] * 2_000_000}).encode()
     assert len(big) > 20_000_000
-    dropped = s.replays_dropped
+    dropped = s.replays.replays_dropped
     tracemalloc.start()
     try:
-        await s._on_mqtt(s.replay_request, big)
+        await s.message(s.replays.request_topic, big)
         await asyncio.sleep(0.2)  # whatever it spawned has run
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 1_000_000, f"{peak:,} bytes for one oversized request"
-    assert s.replays_dropped == dropped + 1
+    assert s.replays.replays_dropped == dropped + 1
 
 
 async def test_issue_25_build_4_a_flood_from_one_client_does_not_starve_another(
@@ -190,7 +190,7 @@ async def test_issue_25_build_4_a_flood_from_one_client_does_not_starve_another(
         await flooder
     served = [m for m in answered if m["error"] is None]
     assert len(served) >= 7, [m["error"] for m in answered]
-    assert s.replays_dropped > 100  # the flood was there, and mostly dropped
+    assert s.replays.replays_dropped > 100  # the flood was there, and mostly dropped
 
 
 async def test_issue_25_a_request_whose_id_is_not_unicode_is_answered_bad_request(

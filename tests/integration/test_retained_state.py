@@ -68,7 +68,7 @@ async def test_a_device_no_longer_configured_is_cleared_once(tmp_path: Path) -> 
         await asyncio.sleep(0.3)
         left = await retained(broker.port, "tables/t1/devices/#")
         assert "tables/t1/devices/tumbler" not in left
-        assert s._cleared() == []  # done: not cleared again on every connection
+        assert s.cleared() == []  # done: not cleared again on every connection
         await s.publisher.stop()
         await task
     finally:

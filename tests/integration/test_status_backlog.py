@@ -18,7 +18,7 @@ import jsonschema
 from daemon.consumers.watch import TableState, Watcher
 from daemon.display.view import Display
 from daemon.mqtt.envelope import out_of_band
-from daemon.mqtt.publisher import BACKLOG_EVERY, BrokerSettings, Publisher
+from daemon.mqtt.publisher import BACKLOG_EVERY, BrokerSettings, Publisher, Standalone
 from daemon.security.signing import Keyring, Signer
 from daemon.store.journal import Journal, Publish
 from daemon.timestamps import iso
@@ -66,7 +66,8 @@ async def test_the_status_counts_the_backlog_down_to_none_and_stays_quiet(
             # The drain is slowed to one window at a time, so its countdown is seen.
             pub = Publisher(journal, BrokerSettings("127.0.0.1", broker.port,
                                                     client_id="t1"),
-                            f"{TOPIC}/status", status, signer=Signer(TABLE_KEY))
+                            f"{TOPIC}/status", Standalone(status),
+                            signer=Signer(TABLE_KEY))
             window = pub._publish_window
 
             async def slow(client: aiomqtt.Client, entries: list[Any]) -> None:

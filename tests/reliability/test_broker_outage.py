@@ -13,7 +13,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from daemon.mqtt.publisher import BrokerSettings, Publisher
+from daemon.mqtt.publisher import BrokerSettings, Publisher, Standalone
 from daemon.security.signing import Keyring, Signer
 from daemon.store.journal import Journal, Publish
 from hil.broker import Mosquitto
@@ -108,7 +108,8 @@ async def test_a_backlog_of_10000_results_drains_in_order(tmp_path: Path) -> Non
             publisher = Publisher(journal, BrokerSettings("127.0.0.1", broker.port,
                                                           client_id="drain"),
                                   "tables/t1/status",
-                                  lambda s, n, _t, _a: {"state": s, "session": n},
+                                  Standalone(lambda s, n, _t, _a: {"state": s,
+                                                                   "session": n}),
                                   signer=Signer(TABLE_KEY))
             t0 = time.perf_counter()
             task = asyncio.create_task(publisher.run())

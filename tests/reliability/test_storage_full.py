@@ -183,11 +183,11 @@ def test_issue_25_build_6_a_full_disk_at_start_is_waited_out_not_given_up(
                 proc.wait(15)
 
 
-def test_a_checkpoint_on_a_full_disk_fails_with_a_warning_and_loses_nothing(
+def test_a_wal_checkpoint_on_a_full_disk_fails_with_a_warning_and_loses_nothing(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """The journal's checkpoint (daemon/store/journal.py) copies the log into the file,
-    which must grow: on a full disk it fails. The log keeps everything, the daemon goes
-    on (a warning, no exception), and the next checkpoint, once there is room, does it."""
+    """The journal's WAL checkpoint (daemon/store/journal.py) copies the log into the
+    file, which must grow: on a full disk it fails. The log keeps everything, the daemon
+    goes on (a warning, no exception), and the next one, once there is room, does it."""
     with small_disk(tmp_path / "disk") as disk:
         j = Journal(disk / "journal.db")
         j._db.execute("PRAGMA wal_autocheckpoint=0")  # everything in the log until now
@@ -195,11 +195,11 @@ def test_a_checkpoint_on_a_full_disk_fails_with_a_warning_and_loses_nothing(
             j.append("e", {"n": n, "pad": "x" * 3000}, publish=(Publish("t", {"n": n}),))
         filler = fill(disk)
         with caplog.at_level(logging.WARNING, logger="daemon.store.journal"):
-            j.checkpoint()
-        assert any("journal checkpoint failed" in r.getMessage() for r in caplog.records)
+            j.wal_checkpoint()
+        assert any("journal WAL checkpoint failed" in r.getMessage() for r in caplog.records)
         assert [r.body["n"] for r in j.records()] == list(range(200))
         filler.unlink()
-        j.checkpoint()
+        j.wal_checkpoint()
         j.close()
         again = Journal(disk / "journal.db")
         assert [r.body["n"] for r in again.records()] == list(range(200))

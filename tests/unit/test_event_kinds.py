@@ -3,8 +3,8 @@ the shipped event schema and its row in docs/mqtt.md; the schema lists nothing m
 
 Kinds are named where the round core decides on them (``_rec("kind", ...)`` or
 ``Record("kind", ...)``) and, for device reports the table journals as they come,
-``{device}_{message}`` (daemon/service.py ``_on_device``); this test reads both from
-the source and the device catalogues, so a kind added anywhere is seen here."""
+``{device}_{message}`` (daemon/service/devices.py ``device_message``); this test reads
+both from the source and the device catalogues, so a kind added anywhere is seen here."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # fails below until it is listed here with what it emits.
 DYNAMIC = {
     ("daemon/round/lifecycle.py", "kind"): "the definition of _rec itself",
-    ("daemon/service.py", "f'{device}_{m.NAME}'"): "device reports: device_kinds()",
+    ("daemon/service/devices.py", "f'{device}_{m.NAME}'"): "device reports: device_kinds()",
     ("daemon/round/baccarat.py", "first.code"): "cut_card_first_card",
 }
 
@@ -48,7 +48,7 @@ def recorded_kinds() -> tuple[set[str], set[tuple[str, str]]]:
 
 
 def device_kinds() -> set[str]:
-    """What ``_on_device`` journals (and publishes) for a message a table records."""
+    """What ``DeviceBoard.device_message`` journals (and publishes) for a recorded message."""
     recorded = BaccaratTable.RECORDED + TaiSaiTable.RECORDED
     return {f"{cat.device}_{cls.NAME}"
             for cat in (shoe.CATALOGUE, shuffler.CATALOGUE, tumbler.CATALOGUE)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from daemon.store.journal import (
-    CHECKPOINT_COMMITS,
     WAL_BOUND,
+    WAL_CHECKPOINT_COMMITS,
     WAL_FILE_LIMIT,
     DuplicateResultError,
     Journal,
@@ -26,7 +26,7 @@ def test_wal_and_full_sync(tmp_path: Path) -> None:
     assert j._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert j._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     # SQLite's own checkpoint, inside a commit, only as a bound: they come while betting
-    # is open (tests/integration/test_journal_checkpoints.py)
+    # is open (tests/integration/test_journal_wal_checkpoints.py)
     assert j._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_BOUND
     assert j._db.execute("PRAGMA journal_size_limit").fetchone()[0] == WAL_FILE_LIMIT
 
@@ -229,12 +229,12 @@ def test_a_checkpoint_puts_every_commit_in_the_database_file_itself(tmp_path: Pa
     committed; before it, it did not."""
     path, alone = tmp_path / "j.db", tmp_path / "alone.db"
     j = Journal(path)
-    j.checkpoint()  # whatever opening the journal committed
-    for n in range(CHECKPOINT_COMMITS - 1):
+    j.wal_checkpoint()  # whatever opening the journal committed
+    for n in range(WAL_CHECKPOINT_COMMITS - 1):
         j.append("card", {"n": n}, round_id="r1", publish=(Publish("t/events", {"n": n}),))
-    assert not j.checkpoint_due
+    assert not j.wal_checkpoint_due
     j.record_result("r1", {"n": 1}, "t/results")
-    assert j.checkpoint_due
+    assert j.wal_checkpoint_due
 
     def in_the_file_alone() -> int:
         shutil.copyfile(path, alone)  # the database file, not its -wal
@@ -246,10 +246,10 @@ def test_a_checkpoint_puts_every_commit_in_the_database_file_itself(tmp_path: Pa
         finally:
             db.close()
 
-    assert in_the_file_alone() < CHECKPOINT_COMMITS
-    j.checkpoint()
-    assert not j.checkpoint_due
-    assert in_the_file_alone() == CHECKPOINT_COMMITS
+    assert in_the_file_alone() < WAL_CHECKPOINT_COMMITS
+    j.wal_checkpoint()
+    assert not j.wal_checkpoint_due
+    assert in_the_file_alone() == WAL_CHECKPOINT_COMMITS
     j.append("card", {"n": 41}, round_id="r2")  # and the journal goes on as before
     assert [r.body["n"] for r in j.records(round_id="r2")] == [41]
 
@@ -272,7 +272,7 @@ def _killed_in_a_checkpoint(path: Path, n: int) -> bool:
              f"        if os.path.getsize({str(path)!r}) > base:\n"
              f"            os.kill(os.getpid(), signal.SIGKILL)\n"
              f"threading.Thread(target=kill, daemon=True).start()\n"
-             f"j.checkpoint()\n"
+             f"j.wal_checkpoint()\n"
              f"time.sleep(5)  # the file grew: the thread kills it now at the latest\n")
     assert killed(child).stdout == "committed\n"
     alone = path.with_suffix(".alone")
@@ -301,5 +301,5 @@ def test_a_process_killed_inside_a_checkpoint_loses_nothing(tmp_path: Path) -> N
     j = Journal(path)  # its integrity check runs here
     assert [r.body["n"] for r in j.records()] == list(range(n))
     assert [json.loads(e.payload)["n"] for e in j.pending(limit=n + 1)] == list(range(n))
-    j.checkpoint()  # and checkpoints again, whole this time
+    j.wal_checkpoint()  # and checkpoints again, whole this time
     j.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 from daemon.config import parse_config
 from daemon.round.lifecycle import BETTING
 from daemon.service import TableService
-from daemon.store.journal import CHECKPOINT_COMMITS
+from daemon.store.journal import WAL_CHECKPOINT_COMMITS
 from hil.broker import Mosquitto
 from hil.rig import SimRig
 
@@ -26,14 +26,14 @@ async def test_checkpoints_come_while_betting_is_open_round_after_round(
     service = TableService(parse_config(rig.config()))
     states: list[str] = []
     commits: list[int] = []
-    checkpoint = service.journal.checkpoint
+    checkpoint = service.journal.wal_checkpoint
 
     def watched() -> None:
         states.append(service.table.state)
         commits.append(service.journal._commits)
         checkpoint()
 
-    service.journal.checkpoint = watched  # type: ignore[method-assign]
+    service.journal.wal_checkpoint = watched  # type: ignore[method-assign]
     task = asyncio.create_task(service.run())
     try:
         dealer = rig.dealer(betting_seconds=0.0)
@@ -48,6 +48,6 @@ async def test_checkpoints_come_while_betting_is_open_round_after_round(
     assert [r["seq"] for r in results] == list(range(1, 41))
     # Each round's end records the shoe's answer to the gate's lock after its result:
     # the checkpoints must not depend on the result being the latest record.
-    assert len(states) >= 40 * 8 // CHECKPOINT_COMMITS  # at least 8 commits a round
+    assert len(states) >= 40 * 8 // WAL_CHECKPOINT_COMMITS  # at least 8 commits a round
     assert set(states) == {BETTING}
-    assert min(commits) >= CHECKPOINT_COMMITS
+    assert min(commits) >= WAL_CHECKPOINT_COMMITS

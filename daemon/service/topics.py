@@ -1,0 +1,47 @@
+"""The table's devices and topics, as its config names them: what it subscribes to and
+publishes on (docs/mqtt.md), and the broker's TLS settings."""
+
+from __future__ import annotations
+
+import ssl
+
+from daemon.config import BrokerConfig, TableConfig
+from firmware_protocols import shoe, shuffler, tumbler
+from firmware_protocols.common import DeviceKind
+from firmware_protocols.wire import Catalogue
+
+DEVICES: dict[str, tuple[Catalogue, DeviceKind]] = {
+    "shoe": (shoe.CATALOGUE, DeviceKind.SHOE),
+    "shuffler": (shuffler.CATALOGUE, DeviceKind.SHUFFLER),
+    "tumbler": (tumbler.CATALOGUE, DeviceKind.TUMBLER),
+}
+
+# The table's own topics under {prefix}/{table_id}/ (docs/mqtt.md); devices/NAME and
+# replay/to/NAME besides.
+TOPICS = ("status", "events", "results", "alerts", "replies", "snapshot")
+# What it reads: its commands and replay requests (and its status, read back by the
+# publisher to see a late will).
+SUBSCRIBED = ("cmd/+", "replay/request")
+
+
+def tls_context(b: BrokerConfig) -> ssl.SSLContext | None:
+    """mqtts://: verify the broker (system CAs or ca_file); present a client certificate
+    when cert_file/key_file are given."""
+    if not b.tls:
+        return None
+    ctx = ssl.create_default_context(cafile=str(b.ca_file) if b.ca_file else None)
+    if b.cert_file is not None:
+        ctx.load_cert_chain(str(b.cert_file), str(b.key_file) if b.key_file else None)
+    return ctx
+
+
+def table_topics(cfg: TableConfig) -> tuple[list[str], list[str]]:
+    """What the table subscribes to and what it publishes on, for the broker's ACL
+    (tabled doctor checks each): one device topic per configured device, and one reply
+    topic standing for every requester's."""
+    base = f"{cfg.topic_prefix}/{cfg.table_id}"
+    subscribed = [f"{base}/{t}" for t in (*SUBSCRIBED, "status")]
+    published = [f"{base}/{t}" for t in TOPICS]
+    published += [f"{base}/devices/{name}" for name in cfg.devices if name in DEVICES]
+    published.append(f"{base}/replay/to/tabled-doctor")
+    return subscribed, published
