@@ -57,7 +57,7 @@ __all__ = ["built"]  # the fixture, shared
 
 # The tumbler's speed, and so the time from the press to its settling (the emulator:
 # three tumbles 0.4 s apart and 0.8 s to settle, divided by the speed).
-TUMBLER_SPEED = 2.0
+TUMBLER_SPEED = 4.0
 SETTLE_S = 2.0 / TUMBLER_SPEED
 DEALER_PACE_S = 0.5  # between one card and the next
 # A reveal's frames are larger than this and nothing else the shuffler sends is; the
@@ -225,7 +225,7 @@ async def test_c_tumbler_through_a_cut_at_a_random_moment_takes_every_event_once
                     thrown.append(dice)
                     await dev.do(f"throw {dice[0]} {dice[1]} {dice[2]} 0 10 20")
                     assert (await dealer.command("open_betting"))["ok"]
-                    press = how.rng.uniform(0.2, 1.0)  # after the arm: the dealer's hand
+                    press = how.rng.uniform(0.1, 0.6)  # after the arm: the dealer's hand
                     cutter = None
                     if n == 1:  # anywhere from the arm command to the settling
                         cutter = asyncio.create_task(cut_for(
@@ -239,7 +239,8 @@ async def test_c_tumbler_through_a_cut_at_a_random_moment_takes_every_event_once
                         # it began before this round's dice settled
                         landing.inside = landing.before.count("settled") == n
                     await until(results_at_least(t.observer, n + 1), timeout=60)
-                    await asyncio.sleep(1.0)  # a replay would come now
+                    if cutter is not None:
+                        await asyncio.sleep(1.0)  # a replay would come now
         finally:
             proxy.stop()
         took, results = tumbler_sent(dev), t.observer.of("results")
