@@ -60,11 +60,12 @@ __all__ = ["built"]  # the fixture, shared
 TUMBLER_SPEED = 4.0
 SETTLE_S = 2.0 / TUMBLER_SPEED
 DEALER_PACE_S = 0.5  # between one card and the next
-# A reveal's frames are larger than this and nothing else the shuffler sends is; the
-# reveal of 416 cards is about this many bytes on the line (measured through the proxy:
-# 16 order chunks), so a cut this far into it is inside it.
+# A reveal's frames are larger than this and nothing else the shuffler sends after a
+# round is (a heartbeat: 32 bytes); the reveal of 416 cards is 16 order chunks of 102
+# bytes on the line (26 cards: an 8-byte header, SESS, a 12-byte stamp, a 77-byte payload,
+# CRC-32), so a cut this far into the first of them falls inside one of them.
 CHUNK_READ = 60
-REVEAL_BYTES = 1500
+REVEAL_BYTES = 16 * 102
 # What the round core journals for each event the tumbler sends (daemon/round/tai_sai.py):
 # one record per event taken, so a replayed event is a second record and a lost one none.
 # dealer_button, door, command_result and the like make no record of their own here.
@@ -230,8 +231,9 @@ async def test_c_tumbler_through_a_cut_at_a_random_moment_takes_every_event_once
                     if n == 1:  # anywhere from the arm command to the settling
                         cutter = asyncio.create_task(cut_for(
                             proxy, dev, t.observer, landing, how.at * (press + SETTLE_S)))
+                    armed = dev.count("armed 1")  # an arm restated after a cut: twice
                     assert (await dealer.command("close_betting"))["ok"]
-                    await dev.saw("armed 1", n + 1, timeout=40)
+                    await dev.saw("armed 1", armed + 1, timeout=40)
                     await asyncio.sleep(press)
                     await dev.do("button")
                     if cutter is not None:
@@ -303,6 +305,9 @@ async def baccarat(built_dir: Path, tmp_path: Path, how: Plan) -> AsyncIterator[
             dealer = t.rig.dealer(reply_timeout=40)
             async with dealer.session():
                 assert (await dealer.command("new_shoe"))["ok"]
+                # Certified before the shoe is loaded, as on a table (the shuffle takes
+                # longer than its message): a shoe loaded first is refused, not shuffled.
+                await until(lambda: bool(t.events("shuffle_certified")), timeout=20)
                 await shuffler.saw("shuffled ")
                 [line] = [x for x in shuffler.lines if x.startswith("shuffled ")]
                 cards = line.split()[2:]
