@@ -40,6 +40,7 @@ class Plan:
 
     device: str
     cut: str
+    stretch: str  # what it cuts into: "round", "shuffle", "reveal"
     seed: int
     draw: int
     at: float
@@ -48,14 +49,15 @@ class Plan:
     rng: random.Random = field(compare=False, repr=False)
 
     def __str__(self) -> str:
-        return (f"{self.device} {self.cut} at {self.at:.3f} of the way for "
+        return (f"{self.device} {self.cut} at {self.at:.3f} of its {self.stretch} for "
                 f"{self.seconds:.2f} s ({SEED_VAR}={self.seed}, draw {self.draw})")
 
 
-def plan(device: str, cut: str, draw: int = 0) -> Plan:
+def plan(device: str, cut: str, stretch: str, draw: int = 0) -> Plan:
     seed = run_seed()
-    rng = random.Random(f"{seed}/{device}/{cut}/{draw}")  # a str seeds the same everywhere
+    # A str seeds the same everywhere (sha512), and each stretch has its own draw.
+    rng = random.Random(f"{seed}/{device}/{cut}/{stretch}/{draw}")
     at, seconds = rng.random(), rng.uniform(*(SOAK_CUT_S if SOAK else CUT_S))
-    made = Plan(device, cut, seed, draw, at, seconds, rng.randrange(1, 1 << 31), rng)
+    made = Plan(device, cut, stretch, seed, draw, at, seconds, rng.randrange(1, 1 << 31), rng)
     print(f"outage: {made}")
     return made

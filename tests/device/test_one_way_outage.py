@@ -8,15 +8,17 @@ the seed printed, TABLED_OUTAGE_SEED runs it again), for every device and every 
 - the shoe, anywhere from just before betting closes (the gate's unlock) until the
   round's last card, the dealer drawing at her pace through the cut, in the second of
   three rounds;
-- the shuffler, at a random byte of its reveal of the order after end_shoe (the cut may
-  fall inside a frame).
+- the shuffler twice: anywhere from just before new_shoe (its start_shuffle command)
+  until it has shuffled (its commitment, shuffle_complete), then at a random byte of its
+  reveal of the order after end_shoe (the cut may fall inside a frame).
 
 Judged from evidence the daemon does not make (the emulator's "sent" lines, what it
 was told to do, the proxy's bytes) against what the daemon journalled and published:
 every event the device's link took is journalled exactly once, in order; every round is
 settled valid on its own dice or cards (none voided, none settled on a replayed event);
 no command is reported failed (every one the test's table sends is one the device can
-carry out); the C device dropped nothing it accepted; the shoe is verified exactly once.
+carry out); the C device dropped nothing it accepted; the shuffle is certified once and
+the shoe verified once.
 The cut is shown to have landed: a cut of host-to-device failed the device's link; a
 cut of device-to-host alone cost the daemon its session (its heartbeat timeout)."""
 
@@ -60,6 +62,8 @@ __all__ = ["built"]  # the fixture, shared
 TUMBLER_SPEED = 4.0
 SETTLE_S = 2.0 / TUMBLER_SPEED
 DEALER_PACE_S = 0.5  # between one card and the next
+SHUFFLER_SPEED = 2.0
+SHUFFLE_S = 1.5 / SHUFFLER_SPEED  # from start_shuffle to shuffle_complete (the emulator)
 # A reveal's frames are larger than this and nothing else the shuffler sends after a
 # round is (a heartbeat: 32 bytes); the reveal of 416 cards is 16 order chunks of 102
 # bytes on the line (26 cards: an 8-byte header, SESS, a 12-byte stamp, a 77-byte payload,
@@ -207,7 +211,7 @@ async def test_c_tumbler_through_a_cut_at_a_random_moment_takes_every_event_once
     betting and the dice settling (the press may come during the cut, or the arm command
     may): every event its link took is journalled once, in order; every round settled
     valid on its own dice; no command reported failed."""
-    how = plan("tumbler", cut, draw)
+    how = plan("tumbler", cut, "round", draw)
     landing = Landing(how)
     thrown: list[tuple[int, ...]] = []
     async with table(tmp_path, ProxiedTumbler, "tai-sai-open-cover", "E", None,
@@ -233,7 +237,7 @@ async def test_c_tumbler_through_a_cut_at_a_random_moment_takes_every_event_once
                             proxy, dev, t.observer, landing, how.at * (press + SETTLE_S)))
                     armed = dev.count("armed 1")  # an arm restated after a cut: twice
                     assert (await dealer.command("close_betting"))["ok"]
-                    await dev.saw("armed 1", armed + 1, timeout=40)
+                    await dev.saw("armed 1", armed + 1, timeout=60)  # after a 30 s cut
                     await asyncio.sleep(press)
                     await dev.do("button")
                     if cutter is not None:
@@ -289,12 +293,16 @@ class Baccarat:
 
 
 @contextlib.asynccontextmanager
-async def baccarat(built_dir: Path, tmp_path: Path, how: Plan) -> AsyncIterator[Baccarat]:
+async def baccarat(built_dir: Path, tmp_path: Path, how: Plan,
+                   shuffling: Landing | None = None) -> AsyncIterator[Baccarat]:
     """A shoe shuffled by the C shuffler, loaded into the C shoe, betting not yet open;
-    ``how.device`` behind the proxy."""
+    ``how.device`` behind the proxy. ``shuffling``: the shuffler's line is cut at a
+    random moment from just before new_shoe (its start_shuffle) until the shuffle is
+    certified (its shuffle_complete)."""
     async with table(tmp_path, PROXIED[how.device], "tiger-buffalo", "P", 8,
                      {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}) as t, \
-            emulator(built_dir, "shuffler", tmp_path / "shuffler", "--speed", "10",
+            emulator(built_dir, "shuffler", tmp_path / "shuffler", "--speed",
+                     str(SHUFFLER_SPEED),
                      "--serial", "C-SF-1", "--seed", str(how.device_seed)) as shuffler, \
             emulator(built_dir, "shoe", tmp_path / "shoe", "--serial", "C-SHOE-1") as shoe:
         proxy = PtyProxy(tmp_path / how.device, tmp_path / f"{how.device}-line")
@@ -304,10 +312,15 @@ async def baccarat(built_dir: Path, tmp_path: Path, how: Plan) -> AsyncIterator[
             await until(lambda: t.ready("shoe") and t.ready("shuffler"), timeout=30)
             dealer = t.rig.dealer(reply_timeout=40)
             async with dealer.session():
+                cutter = None if shuffling is None else asyncio.create_task(cut_for(
+                    proxy, shuffler, t.observer, shuffling, shuffling.plan.at * SHUFFLE_S))
                 assert (await dealer.command("new_shoe"))["ok"]
+                if cutter is not None and shuffling is not None:
+                    await cutter
+                    shuffling.inside = "shuffle_complete" not in shuffling.before
                 # Certified before the shoe is loaded, as on a table (the shuffle takes
                 # longer than its message): a shoe loaded first is refused, not shuffled.
-                await until(lambda: bool(t.events("shuffle_certified")), timeout=20)
+                await until(lambda: bool(t.events("shuffle_certified")), timeout=60)
                 await shuffler.saw("shuffled ")
                 [line] = [x for x in shuffler.lines if x.startswith("shuffled ")]
                 cards = line.split()[2:]
@@ -364,7 +377,7 @@ async def test_c_shoe_through_a_cut_at_a_random_moment_takes_every_card_once(
     cards at her pace through the cut: every card the shoe's link took is journalled
     once, in draw order; every round settled valid on the shoe's own cards, in order; no
     command reported failed."""
-    how = plan("shoe", cut, draw)
+    how = plan("shoe", cut, "round", draw)
     landing = Landing(how)
     async with baccarat(built, tmp_path, how) as b:
         t, dev = b.table, b.shoe
@@ -408,15 +421,17 @@ def mark_of(journal: Path, device: str) -> str | None:
 
 
 @pytest.mark.parametrize(("cut", "draw"), CASES)
-async def test_c_shuffler_through_a_cut_at_a_random_moment_of_its_reveal_is_verified_once(
+async def test_c_shuffler_cut_mid_shuffle_and_mid_reveal_is_certified_and_verified_once(
         built: Path, tmp_path: Path, cut: str, draw: int) -> None:
-    """The C shuffler (honest) reveals the order after end_shoe; the line is cut at a
-    random byte of the reveal. The shoe is verified exactly once, on every dealt card,
-    with no 5.5.2 alert, and the daemon's journalled mark is the last event the
-    shuffler's link took (nothing lost, nothing taken twice)."""
-    how = plan("shuffler", cut, draw)
+    """The C shuffler (honest), its line cut at a random moment of its shuffle, then at a
+    random byte of its reveal of the order after end_shoe. The shuffle is certified once;
+    the shoe is verified exactly once, on every dealt card, with no 5.5.2 alert; the
+    daemon's journalled mark is the last event the shuffler's link took (nothing lost,
+    nothing taken twice); no command reported failed."""
+    how = plan("shuffler", cut, "reveal", draw)
     landing = Landing(how)
-    async with baccarat(built, tmp_path, how) as b:
+    shuffling = Landing(plan("shuffler", cut, "shuffle", draw))
+    async with baccarat(built, tmp_path, how, shuffling) as b:
         t, dev = b.table, b.shuffler
         for name in ("open_betting", "close_betting"):
             assert (await b.dealer.command(name))["ok"]
@@ -436,8 +451,13 @@ async def test_c_shuffler_through_a_cut_at_a_random_moment_of_its_reveal_is_veri
                                  or t.events("shuffle_verification_failed")), timeout=60)
         await asyncio.sleep(2.0)  # a replayed reveal would come now
         took = sent_events(dev)
+        print(f"{shuffling.plan}: {shuffling}")
         print(f"{how}: {landing}; {len(took)} events")
+        shuffling.check()
         landing.check()
+        assert len(t.events("shuffle_certified")) == 1, (str(shuffling.plan),
+                                                          t.observer.of("alerts"))
+        assert [r["status"] for r in t.observer.of("results")] == ["valid"], str(how)
         assert [v["cards_checked"] for v in t.events("shuffle_verified")] == [dealt], (
             str(how), t.observer.of("alerts"))
         assert not t.events("shuffle_verification_failed"), str(how)
