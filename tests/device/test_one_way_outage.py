@@ -8,9 +8,11 @@ the seed printed, TABLED_OUTAGE_SEED runs it again), for every device and every 
 - the shoe, anywhere from just before betting closes (the gate's unlock) until the
   round's last card, the dealer drawing at her pace through the cut, in the second of
   three rounds;
-- the shuffler twice: anywhere from just before new_shoe (its start_shuffle command)
-  until it has shuffled (its commitment, shuffle_complete), then at a random byte of its
-  reveal of the order after end_shoe (the cut may fall inside a frame).
+- the shuffler twice: anywhere from its start_shuffle command's arrival until it has
+  shuffled (its commitment, shuffle_complete), then at a random byte of its reveal of
+  the order after end_shoe (the cut may fall inside a frame). A cut of both ways that
+  starts before start_shuffle arrives loses the shuffle: an open bug, shown by its own
+  test at the end (found by this test's random moments).
 
 Judged from evidence the daemon does not make (the emulator's "sent" lines, what it
 was told to do, the proxy's bytes) against what the daemon journalled and published:
@@ -297,8 +299,8 @@ async def baccarat(built_dir: Path, tmp_path: Path, how: Plan,
                    shuffling: Landing | None = None) -> AsyncIterator[Baccarat]:
     """A shoe shuffled by the C shuffler, loaded into the C shoe, betting not yet open;
     ``how.device`` behind the proxy. ``shuffling``: the shuffler's line is cut at a
-    random moment from just before new_shoe (its start_shuffle) until the shuffle is
-    certified (its shuffle_complete)."""
+    random moment from its start_shuffle's arrival until it sends its commitment
+    (shuffle_complete)."""
     async with table(tmp_path, PROXIED[how.device], "tiger-buffalo", "P", 8,
                      {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}) as t, \
             emulator(built_dir, "shuffler", tmp_path / "shuffler", "--speed",
@@ -312,11 +314,13 @@ async def baccarat(built_dir: Path, tmp_path: Path, how: Plan,
             await until(lambda: t.ready("shoe") and t.ready("shuffler"), timeout=30)
             dealer = t.rig.dealer(reply_timeout=40)
             async with dealer.session():
-                cutter = None if shuffling is None else asyncio.create_task(cut_for(
-                    proxy, shuffler, t.observer, shuffling, shuffling.plan.at * SHUFFLE_S))
                 assert (await dealer.command("new_shoe"))["ok"]
-                if cutter is not None and shuffling is not None:
-                    await cutter
+                if shuffling is not None:
+                    # From the command's arrival: a cut of both ways before it arrives
+                    # loses the shuffle (test_..._before_start_shuffle_arrives below).
+                    await shuffler.saw("rx start_shuffle")
+                    await cut_for(proxy, shuffler, t.observer, shuffling,
+                                  shuffling.plan.at * SHUFFLE_S)
                     shuffling.inside = "shuffle_complete" not in shuffling.before
                 # Certified before the shoe is loaded, as on a table (the shuffle takes
                 # longer than its message): a shoe loaded first is refused, not shuffled.
@@ -467,3 +471,39 @@ async def test_c_shuffler_cut_mid_shuffle_and_mid_reveal_is_certified_and_verifi
             str(how), took[-3:])
         assert not t.failed_commands(), (str(how), t.failed_commands())
         took_nothing_it_dropped(dev)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 24, open: the host's link does not carry an "
+                   "unacknowledged command into its next session (resend=False) and "
+                   "nothing restates start_shuffle, so a shuffle asked for across a cut of "
+                   "both ways is never made; the outcome_unknown alert says the state is "
+                   "'sent again when the shuffler is back', which start_shuffle is not")
+async def test_c_shuffler_cut_both_ways_before_start_shuffle_arrives_still_shuffles(
+        built: Path, tmp_path: Path) -> None:
+    """Found by the random cut above (TABLED_OUTAGE_SEED=617, both, 0.001 of the shuffle):
+    new_shoe while the shuffler's line is dead both ways for 6.5 s. The command times out,
+    status too (outcome unknown); the daemon's heartbeat timeout ends the session, whose
+    unacknowledged start_shuffle is dropped; the shuffler never hears of it, and the
+    table waits for a shuffle that never comes."""
+    async with table(tmp_path, ProxiedShuffler, "tiger-buffalo", "P", 8,
+                     {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}) as t, \
+            emulator(built, "shuffler", tmp_path / "shuffler", "--speed",
+                     str(SHUFFLER_SPEED), "--serial", "C-SF-1") as shuffler, \
+            emulator(built, "shoe", tmp_path / "shoe", "--serial", "C-SHOE-1"):
+        proxy = PtyProxy(tmp_path / "shuffler", tmp_path / "shuffler-line")
+        await proxy.start()
+        try:
+            t.daemon.start()
+            await until(lambda: t.ready("shoe") and t.ready("shuffler"), timeout=30)
+            dealer = t.rig.dealer(reply_timeout=40)
+            async with dealer.session():
+                proxy.cut("both")
+                assert (await dealer.command("new_shoe"))["ok"]
+                await asyncio.sleep(6.5)
+                proxy.mend()
+                with contextlib.suppress(TimeoutError):
+                    await until(lambda: bool(t.events("shuffle_certified")), timeout=30)
+        finally:
+            proxy.stop()
+        assert shuffler.count("rx start_shuffle") >= 1, shuffler.lines[-20:]
+        assert len(t.events("shuffle_certified")) == 1, t.observer.of("alerts")
