@@ -500,30 +500,24 @@ async def new_shoe_cut_both_ways(built_dir: Path, tmp_path: Path) -> tuple[Table
     return t, shuffler
 
 
-async def test_c_shuffler_a_start_shuffle_lost_both_ways_is_reported_truthfully(
+async def test_c_shuffler_a_start_shuffle_cut_both_ways_is_reported_truthfully(
         built: Path, tmp_path: Path) -> None:
-    """The command's answer lost, and status's too: outcome unknown, never failed, and
-    the alert does not promise what nothing does (start_shuffle is not the table's state,
-    so nothing sends it again; it said it would be, issue 24)."""
-    t, _ = await new_shoe_cut_both_ways(built, tmp_path)
+    """Found by the random cut above (TABLED_OUTAGE_SEED=617, both, 0.001 of the shuffle).
+    The command's answer lost, and status's too: outcome unknown, never failed. The
+    daemon's heartbeat timeout ends the session, whose unacknowledged start_shuffle is
+    dropped (the host's link carries nothing into the next session, resend=False) and
+    nothing restates it: the shuffler never hears of it, and the table waits for a
+    shuffle that never comes. Open (issue 24): xfailed here until fixed; meanwhile the
+    alert must not promise a re-send (it did)."""
+    t, shuffler = await new_shoe_cut_both_ways(built, tmp_path)
     assert not t.failed_commands(), t.failed_commands()
     [unknown] = [a["detail"] for a in t.observer.of("alerts")
                  if a.get("code") == "device_command_outcome_unknown"]
     assert unknown.startswith("start_shuffle to shuffler: outcome unknown"), unknown
-    assert "start_shuffle is not sent again" in unknown and "sent again when" not in unknown
-
-
-@pytest.mark.xfail(strict=True, reason="issue 24, open: the host's link does not carry an "
-                   "unacknowledged command into its next session (resend=False) and "
-                   "nothing restates start_shuffle, so a shuffle asked for across a cut of "
-                   "both ways is never made (the alert says so: outcome unknown, not "
-                   "sent again)")
-async def test_c_shuffler_cut_both_ways_before_start_shuffle_arrives_still_shuffles(
-        built: Path, tmp_path: Path) -> None:
-    """Found by the random cut above (TABLED_OUTAGE_SEED=617, both, 0.001 of the shuffle):
-    the daemon's heartbeat timeout ends the session, whose unacknowledged start_shuffle is
-    dropped; the shuffler never hears of it, and the table waits for a shuffle that never
-    comes."""
-    t, shuffler = await new_shoe_cut_both_ways(built, tmp_path)
-    assert shuffler.count("rx start_shuffle") >= 1, shuffler.lines[-20:]
+    if not t.events("shuffle_certified"):
+        assert shuffler.count("rx start_shuffle") == 0, shuffler.lines[-20:]
+        assert "start_shuffle is not sent again" in unknown, unknown
+        assert "sent again when" not in unknown, unknown
+        pytest.xfail("issue 24, open: a start_shuffle dropped with its session is never "
+                     "made (nothing restates it)")
     assert len(t.events("shuffle_certified")) == 1, t.observer.of("alerts")
