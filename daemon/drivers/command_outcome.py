@@ -80,14 +80,14 @@ async def deliver(driver: DeviceDriver, message: Message,
     else:
         return _answered(device, message, answer)
     head = f"{name} to {device}: outcome unknown: its answer was lost ({lost})"
-    same = [m for m in restate() if type(m) is type(message)]
+    restated = any(type(m) is type(message) for m in restate())  # of its kind, at all
     try:
         await driver.command(Status(0))
     except (DeviceNotReadyError, TimeoutError) as exc:
         # Only the table's state (the gate, the arm) is sent again on reconnect; anything
         # else (start_shuffle) is not, and the alert must not say it is (issue 24).
         then = (f"the state the table wants is sent again when the {device} is back"
-                if same else f"{name} is not sent again: whether the {device} carried it "
+                if restated else f"{name} is not sent again: whether the {device} carried it "
                              f"out shows only in what it reports next")
         return Outcome(Verdict.UNKNOWN, f"{head}, and the {device} did not answer status "
                                         f"either ({reason(exc)}); {then}")
