@@ -13,7 +13,9 @@ device-to-host direction was dead locked the gate, and the service reported
   state is what the lost command set (the gate, the arm: idempotent, from the table's
   ``device_ready``); its answer is the truth. Otherwise, and for any other command,
   the outcome is unknown: `status_reply` carries no gate or arm, so it cannot say
-  whether the command ran. A device that reconnects is sent that state anyway.
+  whether the command ran. A device that reconnects is sent that state anyway; any
+  other command (start_shuffle) is not sent again, and its alert says so (issue 24: it
+  promised a re-send that never came, and the shuffle asked for was never made).
 
 Every reason names the exception and what was waited for; none is ever empty.
 """
@@ -78,12 +80,17 @@ async def deliver(driver: DeviceDriver, message: Message,
     else:
         return _answered(device, message, answer)
     head = f"{name} to {device}: outcome unknown: its answer was lost ({lost})"
+    restated = any(type(m) is type(message) for m in restate())  # of its kind, at all
     try:
         await driver.command(Status(0))
     except (DeviceNotReadyError, TimeoutError) as exc:
+        # Only the table's state (the gate, the arm) is sent again on reconnect; anything
+        # else (start_shuffle) is not, and the alert must not say it is (issue 24).
+        then = (f"the state the table wants is sent again when the {device} is back"
+                if restated else f"{name} is not sent again: whether the {device} carried it "
+                             f"out shows only in what it reports next")
         return Outcome(Verdict.UNKNOWN, f"{head}, and the {device} did not answer status "
-                                        f"either ({reason(exc)}); the state the table wants "
-                                        f"is sent again when the {device} is back")
+                                        f"either ({reason(exc)}); {then}")
     same = [m for m in restate() if type(m) is type(message)]
     if not same:
         return Outcome(Verdict.UNKNOWN, f"{head}; the {device} answers status again, which "

@@ -52,6 +52,9 @@ DEALING = "dealing"
 # A read below this confidence (percent) is not trusted: the Pit reconstructs the card.
 DEFAULT_CONFIDENCE_FLOOR = 80
 MAX_CARRIED = 6
+# Verified reveals kept to compare later chunks with: the shoe just ended and the one
+# before (a shuffler reveals the shoe it was asked for, soon after its end).
+REVEALS_KEPT = 2
 Read = tuple[int, str | None]  # a draw of the round: its number, its card if trusted
 
 
@@ -95,6 +98,10 @@ class BaccaratTable(RoundLifecycle):
         self.held_carried: set[int] = set()
         # Ended shoes wait here for the shuffler to reveal their order (card switching).
         self.awaiting_order: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
+        # The newest verified reveals, kept to tell a shuffler that reveals another order
+        # afterwards (issue 24) from one that repeats itself; transient, like the chunks (a
+        # restart forgets them), and alerted once each (then forgotten).
+        self.revealed: dict[int, tuple[Shoe, list[shuffler_proto.OrderChunk]]] = {}
         # Shuffles whose order a shuffler sent while still in play, alerted once each
         # (transient, like the chunks: a restart may alert again).
         self.disclosed: set[int] = set()
@@ -354,9 +361,14 @@ class BaccaratTable(RoundLifecycle):
         self.shoe, self.shoe_id, self.shoe_ending = None, None, False
 
     def _fold_shuffle_verified(self, r: Folded) -> None:
-        self.awaiting_order.pop(r.body["shuffle_id"], None)
+        sid = r.body["shuffle_id"]
+        waited = self.awaiting_order.pop(sid, None)
+        if waited is not None and waited[1]:  # its chunks: live (a restart has none)
+            newest = [k for k in self.revealed if k != sid][-(REVEALS_KEPT - 1):]
+            self.revealed = {**{k: self.revealed[k] for k in newest}, sid: waited}
 
-    _fold_shuffle_verification_failed = _fold_shuffle_verified
+    def _fold_shuffle_verification_failed(self, r: Folded) -> None:
+        self.awaiting_order.pop(r.body["shuffle_id"], None)
 
     # -- commands (from MQTT or the local CLI) --------------------------------------------
 
@@ -1085,6 +1097,20 @@ class BaccaratTable(RoundLifecycle):
                       "whoever reads the line; the Pit decides whether the shoe is dealt "
                       "(end_shoe)")]
 
+    def _after_verification(self, msg: shuffler_proto.OrderChunk) -> list[Effect]:
+        """A chunk of a reveal already decided. The same order again (the line, a reveal
+        asked again): nothing new. Another order for a verified shoe: the verification
+        stands (the commitment, made before dealing, binds the order verified), but a
+        shuffler that reveals two orders is not an honest one; before issue 24 it passed
+        as one. Alerted once, for the Pit."""
+        kept = self.revealed.get(msg.shuffle_id)
+        if kept is None:
+            return []  # failed already, or forgotten (a restart, older shoes)
+        findings = kept[0].recanted(kept[1], msg)
+        if findings:
+            del self.revealed[msg.shuffle_id]
+        return [Alert(f.irregularity.code, f.clause, f.detail) for f in findings]
+
     def order_chunk(self, msg: shuffler_proto.OrderChunk) -> list[Effect]:
         """Collect a revealed order; once it is whole, or contradicts itself or the
         certified shoe, check the dealt cards against it. (The chunks are not journalled:
@@ -1093,7 +1119,7 @@ class BaccaratTable(RoundLifecycle):
             state = self._shuffles_in_play().get(msg.shuffle_id)
             if state is not None:
                 return self._order_disclosed(msg.shuffle_id, state)
-            return []  # a reveal already decided, repeated: nothing new
+            return self._after_verification(msg)
         # An id both owed and in play (a shuffler that reused it) is taken as the reveal
         # owed, as before; the table never asks for it while it is in play.
         shoe, chunks = self.awaiting_order[msg.shuffle_id]

@@ -193,6 +193,25 @@ class Shoe:
         self.record(msg.draw_no, msg.card)
         return findings
 
+    def _order_irregularity(self) -> Irregularity:
+        code = "order_altered" if any(
+            i.code == "order_altered" for i in self.game.irregularities) else \
+            "deck_shortage_or_excess"
+        return self.game.irregularity(code)
+
+    def recanted(self, verified: Iterable[shuffler_proto.OrderChunk],
+                 again: shuffler_proto.OrderChunk) -> list[Finding]:
+        """A chunk after this shoe's order was verified from ``verified``: a finding if it
+        reveals another order (the shuffler says two different things about a shoe it
+        committed to), none if it repeats the order."""
+        cid = self.certificate.shuffle_id
+        got = reveal.assemble(cid, [*verified, again])
+        if not got.contradictions:
+            return []
+        return [Finding(self._order_irregularity(),
+                        f"shuffle {cid}: the shuffler revealed another order after shuffle "
+                        f"{cid} was verified: " + "; ".join(got.contradictions[:5]))]
+
     def verify_order(self, chunks: Iterable[shuffler_proto.OrderChunk]) -> OrderCheck:
         """At shoe end: the revealed order against the certified shoe, the commitment and
         the cards drawn. Nothing is verified before the order is known to be the whole
@@ -200,10 +219,7 @@ class Shoe:
         inventory would otherwise have 4 cards checked and the rest taken on trust (v2's
         commitment does not bind the number of cards; the host binds it here, and v3's
         binds the decks and the total too)."""
-        code = "order_altered" if any(
-            i.code == "order_altered" for i in self.game.irregularities) else \
-            "deck_shortage_or_excess"
-        irregularity = self.game.irregularity(code)
+        irregularity = self._order_irregularity()
         cid, decks = self.certificate.shuffle_id, self.certificate.decks
 
         def failed(detail: str) -> OrderCheck:

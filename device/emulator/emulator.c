@@ -12,7 +12,8 @@
  *         mode M         (shuffler) honest, or a misbehaviour for tests: switch (one card
  *                        taken out is not the one committed), short (commits to and
  *                        reveals 4 cards, claims the whole shoe), alter (reveals two cards
- *                        swapped), repeat (every chunk twice, then the whole reveal again)
+ *                        swapped), repeat (every chunk twice, then the whole reveal again),
+ *                        recant (the whole reveal, then again with two cards swapped)
  *         button         the dealer's button     reboot   firmware reboot
  *         noise BER      flip bits on the line out (0 stops)    quit
  * stdout: pty PATH, session V BOOT, rx NAME, drew CARD, locked, armed 0|1, settled D D D,
@@ -344,6 +345,7 @@ static void reveal_step(emu *e)
 {
     shuffle_rec *sh = &e->shuffles[e->reveal_slot];
     int repeat = strcmp(e->mode, "repeat") == 0, i;
+    int recant = strcmp(e->mode, "recant") == 0;  /* a second pass, not the same order */
     uint16_t total = strcmp(e->mode, "short") == 0 ? 4 : sh->total, n;
     td_msg m;
     if (!e->revealing || e->n_held || td_link_room(&e->link) < (repeat ? 2 : 1))
@@ -357,7 +359,8 @@ static void reveal_step(emu *e)
     memcpy(m.v[3].bytes, sh->nonce, 16);
     m.v[4].len = (uint8_t)n;
     memcpy(m.v[4].bytes, sh->order[e->reveal_off], 2u * n);
-    if (strcmp(e->mode, "alter") == 0 && e->reveal_off == 0) {
+    if ((strcmp(e->mode, "alter") == 0 || (recant && e->reveal_pass == 1)) &&
+        e->reveal_off == 0) {
         for (i = 10; i + 1 < n && !memcmp(m.v[4].bytes + 2 * i, m.v[4].bytes + 2 * i + 2, 2);)
             i++;  /* two neighbours that differ, swapped */
         if (i + 1 < n) {
@@ -373,7 +376,7 @@ static void reveal_step(emu *e)
     e->reveal_off = (uint16_t)(e->reveal_off + n);
     if (e->reveal_off < total)
         return;
-    if (repeat && e->reveal_pass == 0) {  /* and the whole reveal again */
+    if ((repeat || recant) && e->reveal_pass == 0) {  /* and the whole reveal again */
         e->reveal_pass = 1;
         e->reveal_off = 0;
         return;

@@ -8,8 +8,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 import tty
 from pathlib import Path
+
+# The cuts, by the direction(s) they kill: host-to-device, device-to-host, both.
+CUTS = ("to_device_cut", "to_host_cut", "both")
 
 
 class PtyProxy:
@@ -17,11 +21,30 @@ class PtyProxy:
         self.device, self.link = device, link
         self.to_device_cut = False  # host-to-device dead
         self.to_host_cut = False  # device-to-host dead
-        # Cut host-to-device the moment the device sends a read of at least this many
-        # bytes (a large frame: a cut that lands while a burst of them is unacknowledged,
-        # which a test waiting on the device's stdout would reach too late); None: never.
-        self.cut_to_device_at: int | None = None
+        # A cut that starts at a byte of the device's output rather than at a moment a test
+        # can await: (cut, the size of the read that starts the count, bytes then let
+        # through). A test waiting on the device's stdout would come too late for a burst.
+        self._armed: tuple[str, int, int] | None = None
+        self._counting = False
+        self.cut_at: float | None = None  # when the newest cut started (monotonic)
+        self.dropped = {"to_device_cut": 0, "to_host_cut": 0}  # bytes lost, each way
         self._fds: list[int] = []
+
+    def cut(self, which: str) -> None:
+        assert which in CUTS, which
+        self.to_device_cut = which in ("to_device_cut", "both")
+        self.to_host_cut = which in ("to_host_cut", "both")
+        self.cut_at = time.monotonic()
+
+    def mend(self) -> None:
+        self.to_device_cut = self.to_host_cut = False
+
+    def cut_after(self, which: str, start_at: int, after: int) -> None:
+        """Cut ``which`` once the device has sent a read of at least ``start_at`` bytes
+        (a large frame: an order chunk, not a heartbeat) and ``after`` more bytes, counted
+        from that read's first, have passed; the cut may fall inside a frame."""
+        assert which in CUTS and after >= 0, (which, after)
+        self._armed, self._counting = (which, start_at, after), False
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -39,17 +62,30 @@ class PtyProxy:
         loop.add_reader(self._dev, self._copy, self._dev, self._master, "to_host_cut")
         loop.add_reader(self._master, self._copy, self._master, self._dev, "to_device_cut")
 
-    def _copy(self, src: int, dst: int, cut: str) -> None:
+    def _copy(self, src: int, dst: int, side: str) -> None:
         try:
             data = os.read(src, 65536)
         except OSError:
             return
-        if data and not getattr(self, cut):
+        if side == "to_host_cut" and self._armed is not None:
+            which, start_at, after = self._armed
+            self._counting = self._counting or len(data) >= start_at
+            if self._counting:
+                if len(data) < after:
+                    self._armed = (which, start_at, after - len(data))
+                else:  # the cut falls in this read: what went before it still passes
+                    self._pass(dst, data[:after], side)
+                    data, self._armed = data[after:], None
+                    self.cut(which)
+        self._pass(dst, data, side)
+
+    def _pass(self, dst: int, data: bytes, side: str) -> None:
+        if getattr(self, side):
+            self.dropped[side] += len(data)
+            return
+        if data:
             with contextlib.suppress(OSError):  # a full line drops bytes, as a wire would
                 os.write(dst, data)
-        at = self.cut_to_device_at
-        if cut == "to_host_cut" and at is not None and len(data) >= at:
-            self.to_device_cut, self.cut_to_device_at = True, None
 
     def stop(self) -> None:
         loop = asyncio.get_running_loop()

@@ -173,14 +173,16 @@ async def test_c_tumbler_plays_tai_sai_with_the_real_daemon(built: Path, tmp_pat
         broker.cleanup()
 
 
-@pytest.mark.parametrize("mode", ["honest", "repeat", "switch", "short", "alter"])
+@pytest.mark.parametrize("mode", ["honest", "repeat", "switch", "short", "alter", "recant"])
 async def test_c_shuffler_over_a_serial_line_is_told_apart_when_it_cheats(
         built: Path, tmp_path: Path, mode: str) -> None:
     """RWS 5.5.2 end to end: the daemon as its own process, the C shuffler (SHA-256, the
     commitment of its session's version) and the C shoe behind ptys. A shoe dealt from an
     honest shuffle, or one whose chunks came twice and whose whole reveal came again, is
     verified; a card switched on its way to the shoe, a short commitment and reveal, or an
-    altered reveal is never verified, and the alert says which."""
+    altered reveal is never verified, and the alert says which; a shoe whose committed order
+    was revealed, then another order, stays verified (the commitment binds the first) and
+    the second is alerted."""
     broker = Mosquitto(tmp_path)
     broker.start()
     rig = CShufflerRig(tmp_path, "tiger-buffalo", "P", 8, ("127.0.0.1", broker.port))
@@ -240,6 +242,10 @@ async def test_c_shuffler_over_a_serial_line_is_told_apart_when_it_cheats(
         if mode in ("honest", "repeat"):
             assert [v["cards_checked"] for v in verified] == [dealt] and not failed, alerts
             assert not alerts
+        elif mode == "recant":
+            assert [v["cards_checked"] for v in verified] == [dealt] and not failed, alerts
+            assert [a for a in alerts if "was verified" in a["detail"]
+                    and "revealed as" in a["detail"]], alerts
         else:
             assert not verified and len(failed) == 1
             why = {"switch": "draw 3:", "short": "has 4 cards",

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from daemon.games import get_game
+from daemon.round import checkpoint
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, DeviceCommand, Record
 from daemon.round.recovery import restore
@@ -111,6 +112,31 @@ def test_rws_tb_5_5_2_a_conflicting_repeat_is_a_finding() -> None:
     [alert] = [e for e in out if isinstance(e, Alert)]
     assert alert.clause == "5.5.2"
     assert f"position {chunks[3].offset + 1}" in alert.detail
+
+
+def test_rws_tb_5_5_2_a_reveal_recanted_after_the_shoe_was_verified_is_a_finding() -> None:
+    """A shuffler that revealed its committed order, then the order again with two cards
+    swapped (issue 24: a repeat after the decision was "nothing new", so it passed as an
+    honest shuffler): the verification stands (the commitment binds the first reveal), and
+    the second order is alerted once; a faithful repeat after it changes nothing."""
+    t = ended()
+    chunks = reveal_chunks(t.cards)
+    out = feed(t.t, chunks)
+    assert kinds(out) == ["shuffle_verified"]
+    assert feed(t.t, chunks[:2]) == []  # the whole reveal again, faithfully
+    # What it keeps to compare with is state a checkpoint carries (and proves).
+    checkpoint.make(t.t, lambda: BaccaratTable(
+        "bac-07", get_game("tiger-buffalo"), "P", DECKS, clock=lambda: 1_764_000_000.0,
+        new_round_id=lambda: "r"))
+    other = list(chunks[5].cards)
+    i = next(k for k in range(len(other) - 1) if other[k] != other[k + 1])
+    other[i], other[i + 1] = other[i + 1], other[i]
+    recanted = fp.OrderChunk(77, chunks[5].offset, len(t.cards), NONCE, tuple(other))
+    [alert] = feed(t.t, [recanted])
+    assert isinstance(alert, Alert) and alert.clause == "5.5.2"
+    assert "after shuffle 77 was verified" in alert.detail
+    assert f"position {chunks[5].offset + i + 1}" in alert.detail
+    assert feed(t.t, [recanted, *chunks]) == []  # alerted once
 
 
 def test_rws_tb_5_5_2_a_short_commitment_is_never_verified() -> None:
