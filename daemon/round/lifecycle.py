@@ -45,7 +45,7 @@ class RoundData:
     # trustworthy read), with every draw of the round as [draw_no, card or None].
     held: str | None = None
     reads: list[tuple[int, str | None]] = field(default_factory=list)
-    # Each hold has its own id ("<round_id>:<n>"), which the Pit's answer names, so that a
+    # Each hold has its own id (RoundLifecycle.hold_id), which the Pit's answer names, so that a
     # second answer to one hold (a redelivered result_held answered twice) is refused.
     hold_id: str | None = None
     holds: int = 0
@@ -66,6 +66,11 @@ class Folded:
 
 class RoundLifecycle(ABC):
     PLAY: ClassVar[str]
+    # A hold's id is its round's id and its number in that round, so that an answer names
+    # one hold, and an answer to an earlier hold is known as answered. Each table keeps
+    # the separator its journals and published payloads have always carried (baccarat
+    # "<round_id>:<n>", Tai Sai "<round_id>/hold-<n>"); both are read as they are.
+    HOLD_SEP: ClassVar[str]
     state: str  # set by transitions
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str,
@@ -244,6 +249,22 @@ class RoundLifecycle(ABC):
                 self._result(correction_round_id(round_id), payload)]
 
     # -- shared parts of commands ---------------------------------------------------------
+
+    def hold_id(self, round_id: str, n: int) -> str:
+        """The id of hold ``n`` (from 1) of round ``round_id``."""
+        return f"{round_id}{self.HOLD_SEP}{n}"
+
+    def hold_of(self, hold: str) -> tuple[str, int] | None:
+        """The round and number a hold id names; None if it is not one of this table's."""
+        round_id, sep, n = hold.rpartition(self.HOLD_SEP)
+        return (round_id, int(n)) if sep and n.isdigit() else None
+
+    def _check_round(self, round_id: str | None) -> None:
+        """A command naming a round names the round in play."""
+        assert self.round is not None
+        if round_id is not None and round_id != self.round.round_id:
+            raise CommandRefusedError(f"round {round_id} is not the round in play "
+                                      f"({self.round.round_id})")
 
     def answering(self, hold: str | None, *, required: bool) -> None:
         """The Pit's answer names the hold it answers (its ``hold_id``): one answer per hold.

@@ -37,7 +37,8 @@ from daemon.round.effects import (
     Effect,
     RoundResult,
 )
-from daemon.round.lifecycle import BETTING, IDLE, Folded, RoundLifecycle
+from daemon.round.lifecycle import BETTING, IDLE, Folded
+from daemon.round.throw_holds import ThrowHolds
 from firmware_protocols import common as common_proto
 from firmware_protocols import tumbler as tumbler_proto
 from firmware_protocols.wire import Message
@@ -45,8 +46,9 @@ from firmware_protocols.wire import Message
 TUMBLING = "tumbling"
 
 
-class TaiSaiTable(RoundLifecycle):
+class TaiSaiTable(ThrowHolds):
     PLAY = TUMBLING
+    HOLD_SEP = "/hold-"
     RECORDED = (common_proto.Door, common_proto.Fault)
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, *,
@@ -66,11 +68,7 @@ class TaiSaiTable(RoundLifecycle):
         self.tumbles = 0  # counted by the controller since the last activation
         self.device_tumbles = 0  # the tumbler's count, last reported
         self.throw: dict[str, Any] | None = None  # the "dice" record of the round's throw
-        # The throw held for the Pit (5.14): its hold id, until the Pit answers it; and how
-        # many holds this round has raised, so that a hold id names one obligation only and
-        # an answer to an earlier one is known as already answered.
-        self.hold: str | None = None
-        self.holds = 0
+        self._init_throw_holds()
 
     # -- what the service dispatches ------------------------------------------------------
 
@@ -127,7 +125,6 @@ class TaiSaiTable(RoundLifecycle):
         self.arms = self.activations = self.tumbles = self.device_tumbles = 0
         self.settled_activations = 0
         self.activation_armed = False
-        self.hold, self.holds = None, 0
 
     def _in_play(self, r: Folded) -> bool:
         """The record belongs to the round's live exchange: its play, no throw held."""
@@ -163,21 +160,12 @@ class TaiSaiTable(RoundLifecycle):
             if r.body.get("activated", True):
                 self.settled_activations = self.activations
 
-    def _fold_throw_held(self, r: Folded) -> None:
-        if self.round is not None and self.round.round_id == r.round_id:
-            self.hold = str(r.body["hold_id"])
-            self.holds += 1
-
-    def _fold_throw_again(self, r: Folded) -> None:
-        if self.round is not None and self.round.round_id == r.round_id and \
-                self.state == TUMBLING:  # the hold answered; a new arming: its own arm,
-            self.throw, self.hold = None, None  # activation and tumbles
-            self.arms = self.activations = self.settled_activations = 0
+    def _new_throw(self) -> None:
+        self.throw = None  # the hold answered: a new arm, activation and tumbles
+        self.arms = self.activations = self.settled_activations = 0
 
     def _fold_result(self, r: Folded) -> None:
-        super()._fold_result(r)
-        if self.round is None:
-            self.hold = None  # the round is over: its hold with it
+        super()._fold_result(r)  # the round's hold closes with it (throw_holds.py)
         if r.body.get("status") == "valid" and "dice" in r.body:
             self.watch.add([int(d) for d in r.body["dice"]])
 
@@ -202,29 +190,6 @@ class TaiSaiTable(RoundLifecycle):
 
     def end_shoe(self, by: str) -> list[Effect]:
         raise CommandRefusedError(f"{self.game.id} is played without a shoe")
-
-    def throw_again(self, by: str, hold: str | None = None) -> list[Effect]:
-        """The Pit's other answer to a throw it holds (5.14): the dice are thrown again in
-        the same round, after a fresh arm the tumbler must confirm."""
-        self._check_answer(hold)
-        if self.round is None or self.state != TUMBLING or self.hold is None:
-            raise CommandRefusedError("no throw of this round is waiting for the Pit")
-        rid = self.round.round_id
-        return [self._rec("throw_again", {"by": by, "hold": self.hold}, rid),
-                DeviceCommand("tumbler", tumbler_proto.Arm(0, True))]
-
-    def _check_answer(self, hold: str | None) -> None:
-        """An answer naming a hold answers that one only: the open hold, or none. A hold
-        id is "<round_id>/hold-<n>", numbered in its round, so an earlier one of this round
-        or one of a round already over is known as answered without keeping a list."""
-        if hold is None or hold == self.hold:
-            return
-        rid, _, n = hold.rpartition("/hold-")
-        if (self.round is not None and rid == self.round.round_id and n.isdigit()
-                and 1 <= int(n) <= self.holds) or (n.isdigit() and rid in self.published):
-            raise CommandRefusedError(f"hold {hold} was already answered")
-        raise CommandRefusedError(f"hold {hold} is not open" + (
-            f" (the open hold is {self.hold})" if self.hold else " (no throw is held)"))
 
     # -- the tumbler ------------------------------------------------------------------
 
@@ -348,27 +313,6 @@ class TaiSaiTable(RoundLifecycle):
                 *again]
 
     # -- internals --------------------------------------------------------------------
-
-    def _hold(self, why: str) -> list[Effect]:
-        """The throw goes to the Pit (5.14) under a new hold id; the tumbler is disarmed so
-        that no press is a throw until the Pit answers (throw_again re-arms it)."""
-        assert self.round is not None
-        rid = self.round.round_id
-        pit = self.game.irregularity("unresolved_irregularity")
-        hold = f"{rid}/hold-{self.holds + 1}"
-        return [self._rec("throw_held", {"hold_id": hold, "clause": pit.clause, "why": why},
-                          rid),
-                Alert(pit.code, pit.clause, f"{why}: the throw is held (hold {hold}) until the "
-                      "Pit answers: void_round or throw_again", rid),
-                DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
-
-    def _held_still(self, what: str) -> Alert:
-        """Something happened while a throw is held: the hold stands, and says so."""
-        assert self.round is not None
-        pit = self.game.irregularity("unresolved_irregularity")
-        return Alert(pit.code, pit.clause, f"{what} while the throw is held (hold "
-                     f"{self.hold}): no throw of the round until the Pit answers that hold: "
-                     "void_round or throw_again", self.round.round_id)
 
     def _context(self) -> RoundContext:
         assert self.round is not None

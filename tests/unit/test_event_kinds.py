@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DYNAMIC = {
     ("daemon/round/lifecycle.py", "kind"): "the definition of _rec itself",
     ("daemon/service.py", "f'{device}_{m.NAME}'"): "device reports: device_kinds()",
-    ("daemon/round/baccarat.py", "first.code"): "cut_card_first_card",
+    ("daemon/round/shoe_custody.py", "first.code"): "cut_card_first_card",
 }
 
 
@@ -65,7 +65,7 @@ def test_the_dynamic_irregularity_kind_is_the_one_listed() -> None:
     from daemon.games import GAMES  # noqa: PLC0415
 
     code = GAMES["tiger-baccarat"].irregularity("cut_card_first_card").code
-    assert code == DYNAMIC[("daemon/round/baccarat.py", "first.code")]
+    assert code == DYNAMIC[("daemon/round/shoe_custody.py", "first.code")]
 
 
 def test_every_emitted_event_kind_has_its_schema_definition() -> None:
