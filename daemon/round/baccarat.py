@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 from daemon.games.baccarat import Deal, deal
 from daemon.games.cards import parse_card
@@ -34,6 +34,14 @@ from daemon.results import RoundContext, baccarat_result, void_result
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Effect
 from daemon.round.lifecycle import IDLE, Folded
 from daemon.round.pit_holds import Read
+from daemon.round.records import (
+    BettingReopened,
+    CardDealt,
+    CardDrawn,
+    DrawRepeated,
+    Kinds,
+    NextCard,
+)
 from daemon.round.shoe import UNKNOWN, Finding
 from daemon.round.technical_interruption import TechnicalInterruption
 from firmware_protocols import common as common_proto
@@ -49,6 +57,7 @@ DEFAULT_CONFIDENCE_FLOOR = 80
 class BaccaratTable(TechnicalInterruption):
     PLAY = DEALING
     HOLD_SEP = ":"
+    RECORDS: ClassVar[Kinds] = (CardDealt, NextCard, BettingReopened)
     RECORDED = (shoe_proto.Tamper, common_proto.Door, common_proto.Fault, shoe_proto.Gate,
                 shoe_proto.DealerButton, shuffler_proto.ShuffleStarted)
 
@@ -105,20 +114,20 @@ class BaccaratTable(TechnicalInterruption):
 
     # -- the fold -----------------------------------------------------------------------
 
-    def _fold_card(self, r: Folded) -> None:
+    def _fold_card(self, r: Folded[CardDealt]) -> None:
         assert self.round is not None
-        n = int(r.body["draw_no"])
-        self.round.cards.append(parse_card(r.body["card"]))
+        n = r.record.draw_no
+        self.round.cards.append(parse_card(r.record.card))
         self.round.draws.append(n)
-        if r.body.get("double_draw") and n not in self.round.doubles:
+        if r.record.double_draw and n not in self.round.doubles:
             self.round.doubles.append(n)
-        if r.body.get("carried"):
+        if r.record.carried:
             self.carried = [c for c in self.carried if c[1] != n]
 
-    def _fold_betting_reopened(self, r: Folded) -> None:
+    def _fold_betting_reopened(self, r: Folded[BettingReopened]) -> None:
         if self.round is None:
             return
-        if "cards_set_aside" in r.body:  # a journal from before D16 was re-decided
+        if r.record.deal_restarted:  # version 1, before D16: the cards were set aside
             rnd = self.round
             rnd.cards, rnd.draws, rnd.doubles = [], [], []
             rnd.held, rnd.reads = None, []
@@ -142,7 +151,7 @@ class BaccaratTable(TechnicalInterruption):
                                       f"(clause {clause})")
         if self.shoe_ending:
             raise CommandRefusedError("the cut card has come out: end the shoe first")
-        return [self._begin({"shoe_id": self.shoe_id}),
+        return [self._begin(self.shoe_id),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True))]
 
     def close_betting(self) -> list[Effect]:
@@ -163,12 +172,12 @@ class BaccaratTable(TechnicalInterruption):
                 return out + self._hold_reads(reads, [f"carried draw {draw_no} has no "
                                                       "trustworthy read"])
             placed = deal([*rnd.cards, card]).cards[-1]
-            out.append(self._rec("card", {**placed.as_dict(), "draw_no": draw_no,
-                                          "carried": True}, rid))
+            out.append(self._rec(CardDealt(placed.card.code, placed.hand, placed.position,
+                                           draw_no, carried=True), rid))
         d = deal(rnd.cards)
         if d.complete:
             return out + self._settle_or_hold()
-        return [*out, self._rec("next_card", {"needed": d.next_card.value}, rid)]
+        return [*out, self._rec(NextCard(d.next_card.value), rid)]
 
     def void_round(self, reason: str, by: str,
                    code: str = "unresolved_irregularity") -> list[Effect]:
@@ -199,8 +208,7 @@ class BaccaratTable(TechnicalInterruption):
                                       "cards so that it cannot be reconstructed, void the "
                                       f"round ({order.clause})" if kept
                                       else "no card had been drawn"))
-        return [self._rec("betting_reopened", {"clause": reset.clause, "by": by,
-                                               "cards_kept": kept}, rnd.round_id),
+        return [self._rec(BettingReopened(reset.clause, by, kept), rnd.round_id),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
                 Alert(reset.code, reset.clause, detail, rnd.round_id)]
 
@@ -211,27 +219,25 @@ class BaccaratTable(TechnicalInterruption):
         if problems:  # the driver rejects these first; never trusted here either
             return self.device_fault(msg, "; ".join(problems))
         rid = self.round.round_id if self.round else None
-        body = {"draw_no": msg.draw_no, "card": msg.card, "confidence": msg.confidence,
-                "deck_set": msg.deck_set, "double_draw": msg.double_draw,
-                "face_up": msg.face_up}
+        drawn = CardDrawn(msg.draw_no, msg.card, msg.confidence, msg.deck_set,
+                          msg.double_draw, msg.face_up)
         if self.shoe is None:
             unshuffled = self.game.irregularity("not_shuffled")
-            return [self._rec("card_drawn", body, rid),
+            return [self._rec(drawn, rid),
                     Alert(unshuffled.code, unshuffled.clause,
                           f"card {msg.card} drawn with no certified shoe loaded", rid)]
         before = self.shoe.read(msg.draw_no)
         if before == msg.card:
             # Exactly a draw already recorded: a device re-sending what the link handed
             # back after a reset. One card left the shoe, once.
-            return [self._rec("draw_repeated", {"draw_no": msg.draw_no, "card": msg.card},
-                              rid)]
+            return [self._rec(DrawRepeated(msg.draw_no, msg.card), rid)]
         expected = self.shoe.last_draw_no + 1
         # D24: one copy too many is a finding about the reads as much as the cards: this
         # read or an earlier one may be wrong. The Pit, who sees the card, decides.
         findings = [f for f in self.shoe.findings(msg)
                     if f.irregularity.code != "deck_shortage_or_excess"]
         doubts = self._doubts(msg, before, expected)
-        out: list[Effect] = [self._rec("card_drawn", body, rid)]
+        out: list[Effect] = [self._rec(drawn, rid)]
         settled = self.last_settled
         if self.state == IDLE and settled is not None and msg.draw_no in settled[1] and \
                 before not in (None, UNKNOWN, msg.card):
@@ -275,9 +281,8 @@ class BaccaratTable(TechnicalInterruption):
         # IP 5.3: a window still open closes with this card (D15).
         out += self._card_past_window(d, card, msg.draw_no, rid)
         placed = d.cards[-1]
-        extra = {"double_draw": True} if msg.double_draw else {}
-        out.append(self._rec("card", {**placed.as_dict(), "draw_no": msg.draw_no, **extra},
-                             rid))
+        out.append(self._rec(CardDealt(placed.card.code, placed.hand, placed.position,
+                                       msg.draw_no, double_draw=msg.double_draw), rid))
         return out + self._after_card(d)
 
     def _after_card(self, d: Deal) -> list[Effect]:
@@ -287,7 +292,7 @@ class BaccaratTable(TechnicalInterruption):
         if d.complete:
             return self._settle_or_hold()
         return self._offer_insurance(d) or [
-            self._rec("next_card", {"needed": d.next_card.value}, rid)]
+            self._rec(NextCard(d.next_card.value), rid)]
 
     def settle(self) -> list[Effect]:
         """Settle the round in hand, whose deal is complete (also after a restart)."""

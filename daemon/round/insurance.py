@@ -9,7 +9,7 @@ The squeeze waiver (IP 3.14) is declared per round. A part of BaccaratTable
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from daemon.games import insurance_plus
 from daemon.games.baccarat import Deal, deal
@@ -18,10 +18,23 @@ from daemon.games.decided import decided_bets
 from daemon.games.model import GameRules
 from daemon.round.effects import Alert, CommandRefusedError, Effect
 from daemon.round.lifecycle import Folded, RoundLifecycle
+from daemon.round.records import (
+    BettingOpened,
+    InsuranceClosed,
+    InsuranceOffered,
+    InsuranceOfferedLate,
+    Kinds,
+    NextCard,
+    Result,
+    SqueezeDeclared,
+)
 
 
 class InsuranceWindows(RoundLifecycle):
     """The insurance windows of the round in play, and the right to them."""
+
+    RECORDS: ClassVar[Kinds] = (InsuranceOffered, InsuranceOfferedLate, InsuranceClosed,
+                                SqueezeDeclared, NextCard)
 
     def _init_insurance(self, game: GameRules[Any], offered: bool) -> None:
         # IP 4.2.2: a private table where the House allowed no Insurance (config).
@@ -41,24 +54,24 @@ class InsuranceWindows(RoundLifecycle):
 
     # -- the fold ---------------------------------------------------------------------
 
-    def _fold_betting_opened(self, r: Folded) -> None:
+    def _fold_betting_opened(self, r: Folded[BettingOpened]) -> None:
         super()._fold_betting_opened(r)
         self.squeeze_waiver, self.late_windows = False, set()
 
-    def _fold_squeeze_declared(self, r: Folded) -> None:
+    def _fold_squeeze_declared(self, r: Folded[SqueezeDeclared]) -> None:
         self.squeeze_waiver = True
 
-    def _fold_insurance_offered_late(self, r: Folded) -> None:
-        self.late_windows.add(str(r.body["window"]))
+    def _fold_insurance_offered_late(self, r: Folded[InsuranceOfferedLate]) -> None:
+        self.late_windows.add(r.record.window)
 
-    def _fold_insurance_offered(self, r: Folded) -> None:
-        self.insurance_window = r.body["window"]
-        self.insurance_offers = list(r.body["offers"])
+    def _fold_insurance_offered(self, r: Folded[InsuranceOffered]) -> None:
+        self.insurance_window = r.record.window
+        self.insurance_offers = list(r.record.offers)
 
-    def _fold_insurance_closed(self, r: Folded) -> None:
+    def _fold_insurance_closed(self, r: Folded[InsuranceClosed]) -> None:
         self.insurance_window, self.insurance_offers = None, []
 
-    def _fold_result(self, r: Folded) -> None:
+    def _fold_result(self, r: Folded[Result]) -> None:
         if self.round is not None and self.round.round_id == r.round_id:
             self.insurance_window, self.insurance_offers = None, []
         super()._fold_result(r)
@@ -70,9 +83,8 @@ class InsuranceWindows(RoundLifecycle):
         if self.round is None or self.insurance_window is None:
             raise CommandRefusedError("no insurance window is open")
         rid, window = self.round.round_id, self.insurance_window
-        return [self._rec("insurance_closed", {"window": window, "by": by}, rid),
-                self._rec("next_card", {"needed": deal(self.round.cards).next_card.value},
-                          rid)]
+        return [self._rec(InsuranceClosed(window, by), rid),
+                self._rec(NextCard(deal(self.round.cards).next_card.value), rid)]
 
     def declare_squeeze(self, by: str, round_id: str | None = None) -> list[Effect]:
         """IP 3.14: the House let the Seated Player with the highest Bet squeeze (or see
@@ -93,13 +105,11 @@ class InsuranceWindows(RoundLifecycle):
         if d.complete or len(d.banker) > 2:
             raise CommandRefusedError("the Banker Hand's third card has been drawn: too late "
                                       "to declare the squeeze (IP 3.14)")
-        out: list[Effect] = [self._rec("squeeze_declared", {"by": by, "clause": "3.14"},
-                                       rnd.round_id)]
+        out: list[Effect] = [self._rec(SqueezeDeclared(by, "3.14"), rnd.round_id)]
         if self.insurance_window == insurance_plus.PLAYER_THIRD_CARD:
-            out += [self._rec("insurance_closed", {"window": self.insurance_window,
-                                                   "by": "squeeze waiver (3.14)"},
-                              rnd.round_id),
-                    self._rec("next_card", {"needed": d.next_card.value}, rnd.round_id)]
+            out += [self._rec(InsuranceClosed(self.insurance_window,
+                                              "squeeze waiver (3.14)"), rnd.round_id),
+                    self._rec(NextCard(d.next_card.value), rnd.round_id)]
         return out
 
     def _insurance_not_offered(self, d: Deal, card: Card, draw_no: int,
@@ -119,8 +129,9 @@ class InsuranceWindows(RoundLifecycle):
                                                      if established else ""), rid)
         if established:
             return [alert]
-        return [alert, self._rec("insurance_offered_late", {
-            "window": self.insurance_window, "clause": irregular.clause}, rid)]
+        assert self.insurance_window is not None
+        return [alert, self._rec(InsuranceOfferedLate(self.insurance_window, irregular.clause),
+                                 rid)]
 
     def _card_past_window(self, d: Deal, card: Card, draw_no: int,
                           rid: str | None) -> list[Effect]:
@@ -130,8 +141,7 @@ class InsuranceWindows(RoundLifecycle):
         if self.insurance_window is None:
             return []
         return [*self._insurance_not_offered(d, card, draw_no, rid),
-                self._rec("insurance_closed", {"window": self.insurance_window,
-                                               "by": "next card drawn"}, rid)]
+                self._rec(InsuranceClosed(self.insurance_window, "next card drawn"), rid)]
 
     def _offer_insurance(self, d: Deal) -> list[Effect]:
         """The window the cards dealt open, if any (none where no Insurance is offered)."""
@@ -140,6 +150,5 @@ class InsuranceWindows(RoundLifecycle):
             if self.insurance_offered else []
         if not offers:
             return []
-        return [self._rec("insurance_offered", {
-            "window": offers[0].window, "offers": [o.as_dict() for o in offers]},
-            self.round.round_id)]
+        return [self._rec(InsuranceOffered(offers[0].window, [o.as_dict() for o in offers]),
+                          self.round.round_id)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from daemon.games.baccarat import Deal, deal
 from daemon.games.cards import Card, parse_card
@@ -25,6 +25,18 @@ from daemon.results import correction_result, correction_round_id
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Effect
 from daemon.round.insurance import InsuranceWindows
 from daemon.round.lifecycle import Folded
+from daemon.round.records import (
+    CardCarried,
+    CardDrawn,
+    DealReconstructed,
+    Kinds,
+    OrderConfirmed,
+    Result,
+    ResultConfirmed,
+    ResultDisputed,
+    ResultHeld,
+    TechnicalInterruption,
+)
 from daemon.round.shoe import UNKNOWN, Finding, parse_or_none
 from daemon.round.shoe_custody import ShoeCustody
 from firmware_protocols import shoe as shoe_proto
@@ -34,6 +46,9 @@ Read = tuple[int, str | None]  # a draw of the round: its number, its card if tr
 
 class PitHolds(ShoeCustody, InsuranceWindows):
     """Results held for the Pit, the Pit's answers, and disputed results."""
+
+    RECORDS: ClassVar[Kinds] = (ResultHeld, OrderConfirmed, DealReconstructed, ResultDisputed,
+                                ResultConfirmed, TechnicalInterruption)
 
     def _init_pit_holds(self) -> None:
         # The last settled round and its draws: a later read of one of them that disagrees
@@ -77,76 +92,76 @@ class PitHolds(ShoeCustody, InsuranceWindows):
 
     # -- the fold -----------------------------------------------------------------------
 
-    def _fold_result_held(self, r: Folded) -> None:
+    def _fold_result_held(self, r: Folded[ResultHeld]) -> None:
         if self.round is None:
             return
         rnd = self.round
-        # A journal from before hold ids: each result_held was a hold of its own.
-        hold_id = str(r.body.get("hold_id") or self.hold_id(rnd.round_id, rnd.holds + 1))
+        # A journal from before hold ids (version 1): each result_held was a hold of its own.
+        hold_id = r.record.hold_id or self.hold_id(rnd.round_id, rnd.holds + 1)
         if hold_id != rnd.hold_id:
             rnd.holds += 1
         rnd.hold_id = hold_id
-        rnd.held = r.body.get("reason", "simultaneous_draw")
-        rnd.reads = [(int(n), c) for n, c in r.body.get("reads", [])]
+        rnd.held = r.record.reason
+        rnd.reads = [(int(n), c) for n, c in r.record.reads]
         taken = {n for n, _ in rnd.reads}
         self.carried = [c for c in self.carried if c[1] not in taken]
 
-    def _fold_order_confirmed(self, r: Folded) -> None:
+    def _fold_order_confirmed(self, r: Folded[OrderConfirmed]) -> None:
         if self.round is None:
             return
-        rnd, swap = self.round, r.body.get("swap")
-        if "draws" in r.body:  # the Pit's order may take a carried card of the pair, or not
-            rnd.draws = [int(n) for n in r.body["draws"]]
+        rnd, swap, draws = self.round, r.record.swap, r.record.draws
+        if draws is not None:  # the Pit's order may take a carried card of the pair, or not
+            rnd.draws = list(draws)
             if self.shoe is not None:  # the Pit's order is the shoe's, for the reveal too
-                for n, c in zip(rnd.draws, r.body["cards"], strict=True):
+                for n, c in zip(rnd.draws, r.record.cards, strict=True):
                     self.shoe.record(n, c)
             self.carried = [c for c in self.carried if c[1] not in rnd.draws]
             self.pairs -= set(rnd.draws)
-        elif swap:  # a journal from before the order could change the deal
-            a, b = (rnd.draws.index(int(x)) for x in str(swap).split(","))
+        elif swap:  # version 1, before the order could change the deal: a swap of its own
+            a, b = (rnd.draws.index(int(x)) for x in swap.split(","))
             rnd.draws[a], rnd.draws[b] = rnd.draws[b], rnd.draws[a]
-        rnd.cards = [parse_card(c) for c in r.body["cards"]]
+        rnd.cards = [parse_card(c) for c in r.record.cards]
         rnd.held = None
-        if "draws" in r.body:  # the Pit has set the order: no double waits for it any more
+        if draws is not None:  # the Pit has set the order: no double waits for it any more
             rnd.doubles = []
 
-    def _fold_deal_reconstructed(self, r: Folded) -> None:
+    def _fold_deal_reconstructed(self, r: Folded[DealReconstructed]) -> None:
         if self.round is None:
             return
         rnd = self.round
-        rnd.cards = [parse_card(c) for c in r.body["cards"]]
-        rnd.draws = [int(n) for n in r.body["draws"]]
+        rnd.cards = [parse_card(c) for c in r.record.cards]
+        rnd.draws = list(r.record.draws)
         rnd.held, rnd.reads, rnd.doubles = None, [], []
         self.carried = [c for c in self.carried if c[1] not in rnd.draws]
         if self.shoe is not None:
-            for n, c in zip(rnd.draws, r.body["cards"], strict=True):
+            for n, c in zip(rnd.draws, r.record.cards, strict=True):
                 self.shoe.record(n, c)
 
-    def _fold_result_disputed(self, r: Folded) -> None:
-        self.disputed = dict(r.body)
+    def _fold_result_disputed(self, r: Folded[ResultDisputed]) -> None:
+        self.disputed = dict(r.body)  # as journalled: the checkpoint holds it so
 
-    def _fold_result_confirmed(self, r: Folded) -> None:
+    def _fold_result_confirmed(self, r: Folded[ResultConfirmed]) -> None:
         self.disputed = None
 
-    def _fold_technical_interruption(self, r: Folded) -> None:
-        if self.round is not None and r.body.get("decision") == "pit":
+    def _fold_technical_interruption(self, r: Folded[TechnicalInterruption]) -> None:
+        if self.round is not None and r.record.decision == "pit":
             self.round.interrupted = True
 
-    def _fold_card_drawn(self, r: Folded) -> None:
+    def _fold_card_drawn(self, r: Folded[CardDrawn]) -> None:
         super()._fold_card_drawn(r)  # the shoe's record first: it judges the read
         rnd = self.round
         if self.shoe is None or rnd is None or rnd.held is None:
             return
         # D18: a read that arrives while the Pit holds the round is one more fact the
         # reconstruction is checked against; two that disagree leave the draw unread.
-        n = int(r.body["draw_no"])
+        n = r.record.draw_no
         code = self.shoe.read(n) or UNKNOWN
-        trusted = code != UNKNOWN and int(r.body.get("confidence", 0)) >= self.confidence_floor
+        trusted = code != UNKNOWN and r.record.confidence >= self.confidence_floor
         rnd.reads = [(m, (code if trusted and c is None else
                           None if c is not None and c != code else c)) if m == n
                      else (m, c) for m, c in rnd.reads]
 
-    def _fold_result(self, r: Folded) -> None:
+    def _fold_result(self, r: Folded[Result]) -> None:
         rnd = self.round
         if rnd is not None and rnd.round_id == r.round_id:
             self.last_settled = (rnd.round_id, list(rnd.draws)) \
@@ -174,12 +189,10 @@ class PitHolds(ShoeCustody, InsuranceWindows):
         draws = ", ".join(str(n) for n in rnd.doubles)
         order = " ".join(f"{n}:{c.code}" for n, c in zip(rnd.draws, rnd.cards, strict=True))
         hold_id = hold_id or self.hold_id(self.round.round_id, self.round.holds + 1)
-        return [self._rec("result_held", {
-                    "hold_id": hold_id,
-                    "reason": "simultaneous_draw", "doubles": list(rnd.doubles),
-                    "clause": double.clause, "order": order,
-                    "reads": [[n, c.code] for n, c in zip(rnd.draws, rnd.cards, strict=True)]},
-                    rnd.round_id),
+        reads: list[list[Any]] = [[n, c.code] for n, c in zip(rnd.draws, rnd.cards,
+                                                                 strict=True)]
+        return [self._rec(ResultHeld(hold_id, "simultaneous_draw", list(rnd.doubles),
+                                     double.clause, order, reads), rnd.round_id),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
                 Alert(double.code, double.clause,
                       f"the deal is complete, but draw(s) {draws} left the shoe with another "
@@ -207,10 +220,8 @@ class PitHolds(ShoeCustody, InsuranceWindows):
         pit = self.game.irregularity("unresolved_irregularity")
         order = " ".join(f"{n}:{c or UNKNOWN}" for n, c in reads)
         hold_id = hold_id or self.hold_id(self.round.round_id, self.round.holds + 1)
-        return [self._rec("result_held", {"hold_id": hold_id, "reason": reason,
-                                          "clause": pit.clause,
-                                          "order": order, "doubles": [],
-                                          "reads": [[n, c] for n, c in reads]}, rid),
+        return [self._rec(ResultHeld(hold_id, reason, [], pit.clause, order,
+                                     [[n, c] for n, c in reads]), rid),
                 DeviceCommand("shoe", shoe_proto.LockGate(0, True)),
                 Alert(pit.code, pit.clause,
                       "; ".join(doubts) + f". As read, the deal is {order}. Nothing is "
@@ -269,15 +280,13 @@ class PitHolds(ShoeCustody, InsuranceWindows):
                 "instead")
         k = k or len(cards)
         rid = rnd.round_id
-        out: list[Effect] = [self._rec("order_confirmed", {
-            "by": by, "swap": swap, "hold": rnd.hold_id, "cards": [c.code for c in cards[:k]],
-            "draws": draws[:k]}, rid)]
+        out: list[Effect] = [self._rec(OrderConfirmed(
+            by, swap, rnd.hold_id, [c.code for c in cards[:k]], draws[:k]), rid)]
         excess = self.game.irregularity("excess_card")
         for card, n in zip(cards[k:], draws[k:], strict=True):
             if n in {m for _, m in self.carried}:
                 continue  # already waiting for the next deal
-            out += [self._rec("card_carried", {"card": card.code, "draw_no": n,
-                                               "position_in_next_deal": 1}, rid),
+            out += [self._rec(CardCarried(card.code, n, 1), rid),
                     Alert(excess.code, excess.clause, f"in the Pit's order the deal does not "
                           f"take {card.code} (draw {n}): it is the next deal's", rid)]
         d = deal(cards[:k])
@@ -347,9 +356,8 @@ class PitHolds(ShoeCustody, InsuranceWindows):
             # insurance may not have been offered (IP 5.3, 5.13; decision D15).
             out += self._card_past_window(deal(parsed[:k + 1]), parsed[k], draws[k],
                                           rnd.round_id)
-        out.append(self._rec("deal_reconstructed", {
-            "by": by, "hold": rnd.hold_id, "cards": [c.code for c in parsed], "draws": draws,
-            **({"closed": closed} if closed else {})}, rnd.round_id))
+        out.append(self._rec(DealReconstructed(by, rnd.hold_id, [c.code for c in parsed],
+                                               draws, closed), rnd.round_id))
         if rnd.interrupted and not decided_bets(self.game, self.layout, rnd.cards):
             none_yet = self.game.irregularity("technical_interruption_no_outcome")
             if none_yet.consequence is Consequence.VOID:
@@ -418,9 +426,8 @@ class PitHolds(ShoeCustody, InsuranceWindows):
         has commenced: so the next round waits until the Pit confirms the result
         (confirm_result) or corrects it (void_settled_round)."""
         pit = self.game.irregularity("unresolved_irregularity")
-        body = {"round_id": round_id, "draw_no": msg.draw_no, "first": first,
-                "again": msg.card, "confidence": msg.confidence, "clause": pit.clause}
-        return [self._rec("result_disputed", body, round_id),
+        return [self._rec(ResultDisputed(round_id, msg.draw_no, first, msg.card,
+                                         msg.confidence, pit.clause), round_id),
                 Alert(pit.code, pit.clause,
                       f"draw {msg.draw_no} of round {round_id}, published with {first}, was "
                       f"read again as {msg.card}: the next round waits for the Pit: "
@@ -434,8 +441,7 @@ class PitHolds(ShoeCustody, InsuranceWindows):
         if round_id != d["round_id"]:
             raise CommandRefusedError(f"round {round_id} is not the disputed round "
                                       f"({d['round_id']})")
-        return [self._rec("result_confirmed", {"by": by, "draw_no": d["draw_no"],
-                                               "card": d["first"]}, round_id)]
+        return [self._rec(ResultConfirmed(by, d["draw_no"], d["first"]), round_id)]
 
     def void_settled_round(self, by: str, round_id: str, reason: str,
                            code: str | None = None) -> list[Effect]:

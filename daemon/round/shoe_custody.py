@@ -13,13 +13,30 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from daemon.games.cards import Card, parse_card
 from daemon.games.model import Consequence
 from daemon.round import reveal
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Effect
 from daemon.round.lifecycle import BETTING, IDLE, Folded, RoundLifecycle
+from daemon.round.records import (
+    BettingClosed,
+    CardCarried,
+    CardDrawn,
+    CutCard,
+    CutCardFirstCard,
+    DrawRepeated,
+    Kinds,
+    Result,
+    ShoeEnded,
+    ShoeLoaded,
+    ShoeRefused,
+    ShuffleCertified,
+    ShuffleRefused,
+    ShuffleVerificationFailed,
+    ShuffleVerified,
+)
 from daemon.round.shoe import UNKNOWN, Certificate, Finding, Shoe, certify, parse_or_none
 from firmware_protocols import shoe as shoe_proto
 from firmware_protocols import shuffler as shuffler_proto
@@ -30,6 +47,11 @@ MAX_CARRIED = 6
 
 class ShoeCustody(RoundLifecycle):
     """The shuffle, the shoe, its record of every draw, the cards carried, the reveal."""
+
+    RECORDS: ClassVar[Kinds] = (ShuffleCertified, ShuffleRefused, ShoeRefused, ShoeLoaded,
+                                CardDrawn, DrawRepeated, CardCarried, CutCard,
+                                CutCardFirstCard, ShoeEnded, ShuffleVerified,
+                                ShuffleVerificationFailed)
 
     def _init_custody(self, decks: int, confidence_floor: int) -> None:
         self.decks = decks
@@ -76,29 +98,28 @@ class ShoeCustody(RoundLifecycle):
 
     # -- the fold -----------------------------------------------------------------------
 
-    def _fold_shuffle_certified(self, r: Folded) -> None:
-        b = r.body
-        self.certificate = Certificate(b["shuffle_id"], b["decks"],
-                                       bytes.fromhex(b["commitment"]),
-                                       b.get("protocol_version", 2))
+    def _fold_shuffle_certified(self, r: Folded[ShuffleCertified]) -> None:
+        b = r.record
+        self.certificate = Certificate(b.shuffle_id, b.decks, bytes.fromhex(b.commitment),
+                                       b.protocol_version)
 
-    def _fold_shuffle_refused(self, r: Folded) -> None:
+    def _fold_shuffle_refused(self, r: Folded[ShuffleRefused]) -> None:
         self.certificate = None
 
-    def _fold_shoe_refused(self, r: Folded) -> None:
+    def _fold_shoe_refused(self, r: Folded[ShoeRefused]) -> None:
         self.certificate = None
         self.shoe, self.shoe_id = None, None
 
-    def _fold_shoe_loaded(self, r: Folded) -> None:
+    def _fold_shoe_loaded(self, r: Folded[ShoeLoaded]) -> None:
         if self.certificate is None:
             return
-        self.shoe = Shoe(self.game, self.certificate, r.body["deck_set"])
-        self.shoe_id, self.shoe_ending, self.certificate = r.body["shoe_id"], False, None
+        self.shoe = Shoe(self.game, self.certificate, r.record.deck_set)
+        self.shoe_id, self.shoe_ending, self.certificate = r.record.shoe_id, False, None
 
-    def _fold_card_drawn(self, r: Folded) -> None:
+    def _fold_card_drawn(self, r: Folded[CardDrawn]) -> None:
         if self.shoe is None:
             return
-        n, code = int(r.body["draw_no"]), str(r.body["card"])
+        n, code = r.record.draw_no, r.record.card
         before = self.shoe.read(n)
         if parse_or_none(code) is None:
             code = UNKNOWN
@@ -106,36 +127,38 @@ class ShoeCustody(RoundLifecycle):
             code = UNKNOWN  # two reads of one draw disagree: the Pit says which
         self.shoe.record(n, code)
         rnd = self.round
-        if rnd is not None and self.state == self.PLAY and r.body.get("double_draw") and \
+        if rnd is not None and self.state == self.PLAY and r.record.double_draw and \
                 n not in rnd.doubles:
             rnd.doubles.append(n)  # the order of a pair is the Pit's, dealt or not (D17)
 
-    def _fold_card_carried(self, r: Folded) -> None:
-        code = r.body["card"]
-        self.carried.append((parse_or_none(code) if code else None, int(r.body["draw_no"])))
+    def _fold_card_carried(self, r: Folded[CardCarried]) -> None:
+        code, n = r.record.card, r.record.draw_no
+        self.carried.append((parse_or_none(code) if code else None, n))
         if self.round is not None and self.state == self.PLAY and self.round.held is not None:
-            self.held_carried.add(int(r.body["draw_no"]))
-        if r.body.get("pair_of") is not None:
-            self.pairs.add(int(r.body["draw_no"]))
+            self.held_carried.add(n)
+        if r.record.pair_of is not None:
+            self.pairs.add(n)
 
-    def _fold_cut_card(self, r: Folded) -> None:
+    def _fold_cut_card(self, r: Folded[CutCard]) -> None:
         self.shoe_ending = True
 
-    def _fold_shoe_ended(self, r: Folded) -> None:
+    def _fold_shoe_ended(self, r: Folded[ShoeEnded]) -> None:
         if self.shoe is not None:  # reveal the order so card switching can be checked
             self.awaiting_order[self.shoe.certificate.shuffle_id] = (self.shoe, [])
         self.shoe, self.shoe_id, self.shoe_ending = None, None, False
 
-    def _fold_shuffle_verified(self, r: Folded) -> None:
-        self.awaiting_order.pop(r.body["shuffle_id"], None)
+    def _fold_shuffle_verified(self, r: Folded[ShuffleVerified]) -> None:
+        self.awaiting_order.pop(r.record.shuffle_id, None)
 
-    _fold_shuffle_verification_failed = _fold_shuffle_verified
+    def _fold_shuffle_verification_failed(self, r: Folded[ShuffleVerificationFailed]
+                                          ) -> None:
+        self.awaiting_order.pop(r.record.shuffle_id, None)
 
-    def _fold_betting_closed(self, r: Folded) -> None:
+    def _fold_betting_closed(self, r: Folded[BettingClosed]) -> None:
         super()._fold_betting_closed(r)
         self.void_gap = None  # the next deal takes cards: what comes now is its own
 
-    def _fold_result(self, r: Folded) -> None:
+    def _fold_result(self, r: Folded[Result]) -> None:
         rnd = self.round
         if rnd is not None and rnd.round_id == r.round_id:
             self.void_gap = None
@@ -174,13 +197,13 @@ class ShoeCustody(RoundLifecycle):
         which commitment it made (shuffler.md)."""
         cert, findings = certify(self.game, self.decks, msg, protocol_version)
         if cert is None:
-            return [self._rec("shuffle_refused", {"shuffle_id": msg.shuffle_id}),
+            return [self._rec(ShuffleRefused(msg.shuffle_id)),
                     *(Alert(f.irregularity.code, f.clause, f.detail) for f in findings)]
-        body: dict[str, Any] = {"shuffle_id": cert.shuffle_id, "decks": cert.decks,
-                                "commitment": cert.commitment.hex()}
-        if cert.protocol_version >= shuffler_proto.COMMITMENT_V3_FROM:
-            body["protocol_version"] = cert.protocol_version  # absent: v2's commitment
-        return [self._rec("shuffle_certified", body)]
+        # Before v3 the record names no version: v2's commitment.
+        version = cert.protocol_version \
+            if cert.protocol_version >= shuffler_proto.COMMITMENT_V3_FROM else 2
+        return [self._rec(ShuffleCertified(cert.shuffle_id, cert.decks,
+                                           cert.commitment.hex(), version))]
 
     def shoe_loaded(self, msg: shoe_proto.ShoeLoaded) -> list[Effect]:
         out: list[Effect] = []
@@ -189,23 +212,20 @@ class ShoeCustody(RoundLifecycle):
                                      "a shoe was loaded in the middle of a round"))
         shoe, findings = Shoe.load(self.game, self.certificate, msg)
         if shoe is None:
-            return [*out, self._rec("shoe_refused", {"cards": msg.cards,
-                                                     "deck_set": msg.deck_set}),
+            return [*out, self._rec(ShoeRefused(msg.cards, msg.deck_set)),
                     *(Alert(f.irregularity.code, f.clause, f.detail) for f in findings)]
         shoe_id = f"{self.table_id}-shoe-{shoe.certificate.shuffle_id}"
-        return [*out, self._rec("shoe_loaded", {"shoe_id": shoe_id,
-                                                "shuffle_id": shoe.certificate.shuffle_id,
-                                                "cards": msg.cards, "deck_set": msg.deck_set})]
+        return [*out, self._rec(ShoeLoaded(shoe_id, shoe.certificate.shuffle_id, msg.cards,
+                                           msg.deck_set))]
 
     def cut_card(self, msg: shoe_proto.CutCard) -> list[Effect]:
         rid = self.round.round_id if self.round else None
-        out: list[Effect] = [self._rec("cut_card", {"draw_no": msg.draw_no}, rid)]
+        out: list[Effect] = [self._rec(CutCard(msg.draw_no), rid)]
         if self.round is not None and self.state == self.PLAY and not self.round.cards and \
                 any(i.code == "cut_card_first_card" for i in self.game.irregularities):
             # MBS 3.22.1: table management offers the withdrawal; the round goes on.
             first = self.game.irregularity("cut_card_first_card")
-            out += [self._rec(first.code, {"draw_no": msg.draw_no, "clause": first.clause},
-                              rid),
+            out += [self._rec(CutCardFirstCard(msg.draw_no, first.clause), rid),
                     Alert(first.code, first.clause, "the cutting card came out as the first "
                           "card of this round: in HLGA the Dealer may allow Players to "
                           "withdraw their wagers; the round is completed, then the shoe "
@@ -221,7 +241,7 @@ class ShoeCustody(RoundLifecycle):
 
     def _end_shoe(self, why: str) -> list[Effect]:
         shoe, shoe_id = self.shoe, self.shoe_id
-        out: list[Effect] = [self._rec("shoe_ended", {"shoe_id": shoe_id, "why": why})]
+        out: list[Effect] = [self._rec(ShoeEnded(shoe_id, why))]
         if shoe is not None:  # reveal the order so card switching can be checked
             out.append(DeviceCommand("shuffler", shuffler_proto.RequestOrder(
                 0, shoe.certificate.shuffle_id)))
@@ -281,10 +301,8 @@ class ShoeCustody(RoundLifecycle):
             return []  # more to come
         check = shoe.verify_order(chunks)
         if not check.findings:
-            return [self._rec("shuffle_verified", {"shuffle_id": msg.shuffle_id,
-                                                   "cards_checked": check.cards_checked})]
-        return [self._rec("shuffle_verification_failed", {"shuffle_id": msg.shuffle_id,
-                                                          "findings": len(check.findings)}),
+            return [self._rec(ShuffleVerified(msg.shuffle_id, check.cards_checked))]
+        return [self._rec(ShuffleVerificationFailed(msg.shuffle_id, len(check.findings))),
                 *[Alert(f.irregularity.code, f.clause, f.detail) for f in check.findings]]
 
     # -- reads and carried cards ---------------------------------------------------------
@@ -366,10 +384,8 @@ class ShoeCustody(RoundLifecycle):
                                     f"{MAX_CARRIED} cards are already waiting", rid)]
             pair = self.round is not None and msg.double_draw and n == msg.draw_no and \
                 n - 1 in self.round.doubles
-            out += [self._rec("card_carried", {
-                        "card": c.code if c else None, "draw_no": n,
-                        "position_in_next_deal": len(self.carried) + 1,
-                        **({"pair_of": n - 1} if pair else {})}, rid),
+            out += [self._rec(CardCarried(c.code if c else None, n, len(self.carried) + 1,
+                                          n - 1 if pair else None), rid),
                     Alert(excess.code, excess.clause,
                           f"card {c.code if c else f'(draw {n}, unread)'} drawn while the "
                           f"table is {where}: it will be card {len(self.carried)} of the "

@@ -24,7 +24,8 @@ kept as it was. Every valid throw feeds the dice watch (daemon/games/dice_watch.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
+from typing import Any, ClassVar
 
 from daemon.games.dice_watch import DiceWatch, DiceWatchSettings
 from daemon.games.model import GameRules
@@ -38,6 +39,17 @@ from daemon.round.effects import (
     RoundResult,
 )
 from daemon.round.lifecycle import BETTING, IDLE, Folded
+from daemon.round.records import (
+    AwaitingTumble,
+    BettingOpened,
+    Dice,
+    Kinds,
+    Result,
+    RoundRecord,
+    Tumble,
+    TumblerActivated,
+    TumblerArmed,
+)
 from daemon.round.throw_holds import ThrowHolds
 from firmware_protocols import common as common_proto
 from firmware_protocols import tumbler as tumbler_proto
@@ -49,6 +61,7 @@ TUMBLING = "tumbling"
 class TaiSaiTable(ThrowHolds):
     PLAY = TUMBLING
     HOLD_SEP = "/hold-"
+    RECORDS: ClassVar[Kinds] = (TumblerArmed, AwaitingTumble, TumblerActivated, Tumble, Dice)
     RECORDED = (common_proto.Door, common_proto.Fault)
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, *,
@@ -92,7 +105,7 @@ class TaiSaiTable(ThrowHolds):
         """The tumbler confirmed an Arm: a throw can only be bound to a confirmed arm."""
         if isinstance(msg, tumbler_proto.Arm) and msg.armed and self.round is not None \
                 and self.state == TUMBLING:
-            return [self._rec("tumbler_armed", {}, self.round.round_id)]
+            return [self._rec(TumblerArmed(), self.round.round_id)]
         return []
 
     def device_fault(self, msg: Message, detail: str) -> list[Effect]:
@@ -119,52 +132,52 @@ class TaiSaiTable(ThrowHolds):
 
     # -- the fold ---------------------------------------------------------------------
 
-    def _fold_betting_opened(self, r: Folded) -> None:
+    def _fold_betting_opened(self, r: Folded[BettingOpened]) -> None:
         super()._fold_betting_opened(r)
         self.activated_early, self.throw = False, None
         self.arms = self.activations = self.tumbles = self.device_tumbles = 0
         self.settled_activations = 0
         self.activation_armed = False
 
-    def _in_play(self, r: Folded) -> bool:
+    def _in_play(self, r: Folded[RoundRecord]) -> bool:
         """The record belongs to the round's live exchange: its play, no throw held."""
         return self.round is not None and self.round.round_id == r.round_id and \
             self.state == TUMBLING and self.hold is None
 
-    def _fold_tumbler_armed(self, r: Folded) -> None:
+    def _fold_tumbler_armed(self, r: Folded[TumblerArmed]) -> None:
         if self._in_play(r):
             self.arms += 1
 
-    def _fold_tumbler_activated(self, r: Folded) -> None:
+    def _fold_tumbler_activated(self, r: Folded[TumblerActivated]) -> None:
         if self.state == BETTING:
             # The tumbler says it was disarmed, as open_betting left it: the Dealer's early
             # press, and the throw that follows is void (5.5.3). Armed, it is no activation
             # of this round (see the module's docstring).
-            if not r.body["armed"]:
+            if not r.record.armed:
                 self.activated_early = True
         elif self._in_play(r):
             self.activations += 1
-            self.activation_armed = bool(r.body["armed"])
+            self.activation_armed = r.record.armed
             self.tumbles = self.device_tumbles = 0
 
-    def _fold_tumble(self, r: Folded) -> None:
+    def _fold_tumble(self, r: Folded[Tumble]) -> None:
         # Tumbles during betting follow an early activation (already void) or none of this
         # round (re-sent): neither counts.
         if self._in_play(r) and self.activations:
             self.tumbles += 1
-            self.device_tumbles = int(r.body["count"])
+            self.device_tumbles = r.record.count
 
-    def _fold_dice(self, r: Folded) -> None:
+    def _fold_dice(self, r: Folded[Dice]) -> None:
         if self.round is not None and self.round.round_id == r.round_id and self.hold is None:
-            self.throw = dict(r.body)
-            if r.body.get("activated", True):
+            self.throw = dict(r.body)  # as journalled: judge_throw reads it after a restart
+            if r.record.activated:
                 self.settled_activations = self.activations
 
     def _new_throw(self) -> None:
         self.throw = None  # the hold answered: a new arm, activation and tumbles
         self.arms = self.activations = self.settled_activations = 0
 
-    def _fold_result(self, r: Folded) -> None:
+    def _fold_result(self, r: Folded[Result]) -> None:
         super()._fold_result(r)  # the round's hold closes with it (throw_holds.py)
         if r.body.get("status") == "valid" and "dice" in r.body:
             self.watch.add([int(d) for d in r.body["dice"]])
@@ -172,14 +185,14 @@ class TaiSaiTable(ThrowHolds):
     # -- commands ---------------------------------------------------------------------
 
     def open_betting(self) -> list[Effect]:
-        opened = self._begin({})
+        opened = self._begin()
         return [opened, DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
 
     def close_betting(self) -> list[Effect]:
         closed = self._close()
         # The tumbler is armed only after "No more bets" (5.5.3).
         return [closed, DeviceCommand("tumbler", tumbler_proto.Arm(0, True)),
-                self._rec("awaiting_tumble", {}, closed.round_id)]
+                self._rec(AwaitingTumble(), closed.round_id)]
 
     def void_round(self, reason: str, by: str, code: str = "unresolved_irregularity",
                    *, hold: str | None = None) -> list[Effect]:
@@ -206,8 +219,7 @@ class TaiSaiTable(ThrowHolds):
     def activated(self, msg: tumbler_proto.Activated) -> list[Effect]:
         rid = self.round.round_id if self.round else None
         state = self.state
-        out: list[Effect] = [self._rec("tumbler_activated", {"source": msg.source,
-                                                             "armed": msg.armed}, rid)]
+        out: list[Effect] = [self._rec(TumblerActivated(msg.source, msg.armed), rid)]
         pit = self.game.irregularity("unresolved_irregularity")
         if state == BETTING:
             if not msg.armed:
@@ -231,8 +243,7 @@ class TaiSaiTable(ThrowHolds):
                             "is open: no round is affected; its dice are not a result", rid)]
 
     def tumble(self, msg: tumbler_proto.Tumble) -> list[Effect]:
-        return [self._rec("tumble", {"count": msg.count},
-                          self.round.round_id if self.round else None)]
+        return [self._rec(Tumble(msg.count), self.round.round_id if self.round else None)]
 
     def settled(self, msg: tumbler_proto.Settled) -> list[Effect]:
         rid = self.round.round_id if self.round else None
@@ -246,16 +257,15 @@ class TaiSaiTable(ThrowHolds):
                           "bets are open with no activation of this round: an earlier "
                           "round's events re-sent; no round is voided; if the dice were "
                           "thrown now, void the round (5.5.3)", rid)]
+        dice = Dice(list(msg.dice), list(msg.tilt), flat, msg.confidence)
         if self.state != TUMBLING or self.settled_activations >= self.activations:
             # Dice that settled with no activation of their own in this round's play.
-            body = {"tumbles": 0, "device_tumbles": 0, "activated": False, "armed": False}
+            dice = replace(dice, tumbles=0, device_tumbles=0, activated=False, armed=False)
         else:
-            body = {"tumbles": self.tumbles, "device_tumbles": self.device_tumbles,
-                    "activated": True,
-                    "armed": self.activation_armed and self.arms >= self.activations}
-        return [self._rec("dice", {"dice": list(msg.dice), "tilt": list(msg.tilt),
-                                   "flat": flat, "confidence": msg.confidence, **body}, rid),
-                *self.judge_throw()]
+            dice = replace(dice, tumbles=self.tumbles, device_tumbles=self.device_tumbles,
+                           activated=True,
+                           armed=self.activation_armed and self.arms >= self.activations)
+        return [self._rec(dice, rid), *self.judge_throw()]
 
     def judge_throw(self) -> list[Effect]:
         """The round's throw, as folded from its "dice" record: a result, a void, or the

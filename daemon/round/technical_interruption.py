@@ -10,6 +10,7 @@ from daemon.games.baccarat import deal
 from daemon.games.cards import parse_card
 from daemon.games.decided import decided_bets
 from daemon.games.model import Consequence
+from daemon.round import records
 from daemon.round.effects import Alert, DeviceCommand, Effect
 from daemon.round.pit_holds import PitHolds
 from daemon.round.shoe import Finding
@@ -51,9 +52,9 @@ class TechnicalInterruption(PitHolds):
                       "carried while the deal was held: whether an outcome is established "
                       "waits for the Pit's reconstruction")
             return [Alert(established.code, established.clause, detail, rnd.round_id),
-                    self._rec("technical_interruption", {
-                        "clause": f"{established.clause}/{none_yet.clause}",
-                        "decision": "pit", "detail": detail}, rnd.round_id),
+                    self._rec(records.TechnicalInterruption(
+                        f"{established.clause}/{none_yet.clause}", "pit", detail),
+                        rnd.round_id),
                     *self.hold_again()]
         if decided:
             detail = (f"restarted with {len(rnd.cards)} card(s) dealt; decided: "
@@ -75,9 +76,8 @@ class TechnicalInterruption(PitHolds):
         assert rnd is not None
         rid = rnd.round_id
         out: list[Effect] = [Alert(code, clause, detail, rid),
-                             self._rec("technical_interruption", {
-                                 "clause": clause, "decision": "continue", "detail": detail},
-                                 rid)]
+                             self._rec(records.TechnicalInterruption(clause, "continue",
+                                                                     detail), rid)]
         if rnd.closed_at is None:
             return out  # betting was still open: it stays open
         if rnd.held is not None:  # the Pit still owes its word: the hold is announced again
@@ -90,7 +90,6 @@ class TechnicalInterruption(PitHolds):
             # and the Dealer closes it as before (D15).
             window, offers = self.insurance_window, self.insurance_offers
             return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False)),
-                    self._rec("insurance_offered", {"window": window, "offers": offers},
-                              rid)]
+                    self._rec(records.InsuranceOffered(window, offers), rid)]
         return [*out, DeviceCommand("shoe", shoe_proto.LockGate(0, False)),
-                self._rec("next_card", {"needed": d.next_card.value}, rid)]
+                self._rec(records.NextCard(d.next_card.value), rid)]

@@ -8,14 +8,18 @@ throw_again (re-armed). A part of TaiSaiTable (tai_sai.py), with its own folds.
 from __future__ import annotations
 
 from abc import abstractmethod
+from typing import ClassVar
 
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Effect
 from daemon.round.lifecycle import Folded, RoundLifecycle
+from daemon.round.records import BettingOpened, Kinds, Result, ThrowAgain, ThrowHeld
 from firmware_protocols import tumbler as tumbler_proto
 
 
 class ThrowHolds(RoundLifecycle):
     """The throw held for the Pit, and the Pit's answers to it."""
+
+    RECORDS: ClassVar[Kinds] = (ThrowHeld, ThrowAgain)
 
     def _init_throw_holds(self) -> None:
         # The throw held for the Pit (5.14): its hold id, until the Pit answers it; and how
@@ -31,22 +35,22 @@ class ThrowHolds(RoundLifecycle):
 
     # -- the fold ---------------------------------------------------------------------
 
-    def _fold_betting_opened(self, r: Folded) -> None:
+    def _fold_betting_opened(self, r: Folded[BettingOpened]) -> None:
         super()._fold_betting_opened(r)
         self.hold, self.holds = None, 0
 
-    def _fold_throw_held(self, r: Folded) -> None:
+    def _fold_throw_held(self, r: Folded[ThrowHeld]) -> None:
         if self.round is not None and self.round.round_id == r.round_id:
-            self.hold = str(r.body["hold_id"])
+            self.hold = r.record.hold_id
             self.holds += 1
 
-    def _fold_throw_again(self, r: Folded) -> None:
+    def _fold_throw_again(self, r: Folded[ThrowAgain]) -> None:
         if self.round is not None and self.round.round_id == r.round_id and \
                 self.state == self.PLAY:  # the hold answered; a new arming
             self.hold = None
             self._new_throw()
 
-    def _fold_result(self, r: Folded) -> None:
+    def _fold_result(self, r: Folded[Result]) -> None:
         super()._fold_result(r)
         if self.round is None:
             self.hold = None  # the round is over: its hold with it
@@ -60,7 +64,7 @@ class ThrowHolds(RoundLifecycle):
         if self.round is None or self.state != self.PLAY or self.hold is None:
             raise CommandRefusedError("no throw of this round is waiting for the Pit")
         rid = self.round.round_id
-        return [self._rec("throw_again", {"by": by, "hold": self.hold}, rid),
+        return [self._rec(ThrowAgain(by, self.hold), rid),
                 DeviceCommand("tumbler", tumbler_proto.Arm(0, True))]
 
     def _check_answer(self, hold: str | None) -> None:
@@ -85,8 +89,7 @@ class ThrowHolds(RoundLifecycle):
         rid = self.round.round_id
         pit = self.game.irregularity("unresolved_irregularity")
         hold = self.hold_id(rid, self.holds + 1)
-        return [self._rec("throw_held", {"hold_id": hold, "clause": pit.clause, "why": why},
-                          rid),
+        return [self._rec(ThrowHeld(hold, pit.clause, why), rid),
                 Alert(pit.code, pit.clause, f"{why}: the throw is held (hold {hold}) until the "
                       "Pit answers: void_round or throw_again", rid),
                 DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]

@@ -1,15 +1,16 @@
-"""Helpers for the tests of a table's parts (test_shoe_custody.py, test_insurance_windows.py,
+"""Helpers for the tests of the round core (test_shoe_custody.py, test_insurance_windows.py,
 test_pit_holds.py, test_throw_holds.py): real tables, and journal records folded into them
 as a restart folds them."""
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 from daemon.games import get_game
 from daemon.round.baccarat import BaccaratTable
-from daemon.round.lifecycle import Folded, RoundLifecycle
+from daemon.round.lifecycle import RoundLifecycle
 from daemon.round.tai_sai import TaiSaiTable
 
 DECKS = 8
@@ -30,10 +31,20 @@ def tai_sai() -> TaiSaiTable:
                        new_round_id=lambda: f"r{next(ids)}")
 
 
+@dataclass(frozen=True)
+class Row:
+    """A journal record as ``replay`` reads it (daemon/store/journal.py's JournalRecord)."""
+
+    kind: str
+    body: dict[str, Any]
+    round_id: str | None
+    at: float
+
+
 def fold(table: RoundLifecycle, kind: str, body: dict[str, Any] | None = None,
          round_id: str | None = None) -> None:
     """Fold one journal record, as ``replay`` does."""
-    table.fold(Folded(kind, body or {}, round_id, AT))
+    table.replay([Row(kind, body or {}, round_id, AT)])
 
 
 def with_shoe(table: BaccaratTable, shuffle_id: int = 77) -> BaccaratTable:

@@ -28,7 +28,7 @@ def test_a_round_over_closes_its_hold_and_a_new_round_numbers_from_one() -> None
     t = tai_sai()
     fold(t, "betting_opened", {}, "r1")
     fold(t, "betting_closed", {}, "r1")
-    fold(t, "throw_held", {"hold_id": "r1/hold-1", "why": "x"}, "r1")
+    fold(t, "throw_held", {"hold_id": "r1/hold-1", "clause": "5.14", "why": "x"}, "r1")
     assert (t.hold, t.holds) == ("r1/hold-1", 1)
     fold(t, "result", {"status": "void"}, "r1")
     assert t.hold is None
