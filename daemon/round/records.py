@@ -33,8 +33,12 @@ from daemon.errors import TabledError
 from firmware_protocols import shoe, shuffler, tumbler
 
 
-class UnknownRecordError(TabledError, ValueError):
-    """A journal record of a kind no part of the daemon writes: never silently ignored."""
+class RecordError(TabledError, ValueError):
+    """A journal record this release cannot read: never silently ignored."""
+
+
+class UnknownRecordError(RecordError):
+    """A journal record of a kind no part of the daemon writes."""
 
 
 # A field left out of the body at its default, as its kind's body always left it out.
@@ -76,7 +80,11 @@ class RoundRecord:
     def of(cls, current: Mapping[str, Any]) -> Self:
         """The record a body of the current shape holds."""
         names = _names(cls)
-        return cls(**{k: v for k, v in current.items() if k in names})
+        try:
+            return cls(**{k: v for k, v in current.items() if k in names})
+        except TypeError as exc:  # a field every body of the kind has is missing
+            raise RecordError(f"a {cls.KIND} record this release cannot read "
+                              f"({exc}): {dict(current)}"[:300]) from exc
 
 
 _NAMES: dict[type[RoundRecord], frozenset[str]] = {}
