@@ -32,10 +32,29 @@ from daemon.errors import TabledError
 from daemon.games.model import GameRules
 
 KIND = "checkpoint"
-# 2: a round holds its holds' ids (issue 23). A format-1 checkpoint is read as it is: the
-# fields it lacks take their defaults (a round written by it has answered no hold by id).
 FORMAT = 2
-READS = (1, 2)
+
+
+def upcast_v1_v2(b: dict[str, Any]) -> dict[str, Any]:
+    """Format 2: a round holds its holds' ids (issue 23). A round written in format 1 has
+    answered no hold by id: no hold id, no hold counted."""
+    def step(v: Any) -> Any:
+        if isinstance(v, list):
+            return [step(x) for x in v]
+        if not isinstance(v, dict):
+            return v
+        out = {k: step(x) for k, x in v.items()}
+        if out.get("$obj") == "daemon.round.lifecycle:RoundData":
+            out["f"] = {"hold_id": None, "holds": 0, **out["f"]}
+        return out
+
+    return {**b, "format": 2, "vars": step(b["vars"])}
+
+
+# One step from each format to the next (eventsourcing's upcasters): a checkpoint of an
+# earlier format is brought to this one before it is folded.
+STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: upcast_v1_v2}
+READS = (*sorted(STEPS), FORMAT)
 # Only classes of the daemon's own state are rebuilt from a checkpoint.
 MODULES = ("daemon.", "firmware_protocols.")
 
@@ -101,6 +120,8 @@ def apply(target: Any, b: dict[str, Any]) -> None:
     if b.get("format") not in READS:
         raise CheckpointError(f"checkpoint format {b.get('format')!r}; this release reads "
                               f"formats {', '.join(map(str, READS))}")
+    while b["format"] < FORMAT:
+        b = STEPS[b["format"]](b)
     restore(target, b["vars"], target.game)
     target.machine.set_state(b["state"])
 

@@ -8,16 +8,17 @@ One interpreter of the journal (docs/architecture.md, "The fold"): a table's sta
 changes only by folding a journal record. A command or device message *decides* which
 records follow from it; each is folded as it is made (``_rec``, ``_result``), and a
 restart folds the same records read back from the journal (``replay``). What a record
-means is therefore written once, in the table that writes it.
+means is therefore written once, in the table that writes it; what it holds is its
+typed record (records.py), which refuses a kind nothing writes.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from transitions import Machine
 
@@ -30,8 +31,9 @@ from daemon.results import (
     correction_round_id,
     folded,
 )
-from daemon.round import checkpoint
+from daemon.round import checkpoint, records
 from daemon.round.effects import Alert, CommandRefusedError, Effect, Record, RoundResult
+from daemon.round.records import RoundRecord
 from firmware_protocols.wire import Message
 
 IDLE, BETTING = "idle", "betting_open"
@@ -51,7 +53,7 @@ class RoundData:
     # trustworthy read), with every draw of the round as [draw_no, card or None].
     held: str | None = None
     reads: list[tuple[int, str | None]] = field(default_factory=list)
-    # Each hold has its own id ("<round_id>:<n>"), which the Pit's answer names, so that a
+    # Each hold has its own id (RoundLifecycle.hold_id), which the Pit's answer names, so that a
     # second answer to one hold (a redelivered result_held answered twice) is refused.
     hold_id: str | None = None
     holds: int = 0
@@ -60,18 +62,43 @@ class RoundData:
     interrupted: bool = False
 
 
-class Folded:
-    """A journal record as the fold sees it, live or replayed."""
+R_co = TypeVar("R_co", bound=RoundRecord, covariant=True)
 
-    __slots__ = ("at", "body", "kind", "round_id")
 
-    def __init__(self, kind: str, body: dict[str, Any], round_id: str | None,
+class Folded(Generic[R_co]):
+    """A journal record as the fold sees it, live or replayed: its typed record, and the
+    body it was read from (brought to the current shape) for the folds that keep it."""
+
+    __slots__ = ("at", "body", "kind", "record", "round_id")
+
+    def __init__(self, record: R_co, body: dict[str, Any], round_id: str | None,
                  at: float) -> None:
-        self.kind, self.body, self.round_id, self.at = kind, body, round_id, at
+        self.record, self.body, self.round_id, self.at = record, body, round_id, at
+        self.kind = record.KIND
+
+    @staticmethod
+    def read(kind: str, body: Mapping[str, Any], round_id: str | None,
+             at: float) -> Folded[RoundRecord] | None:
+        """A journalled record; None for a kind the service journals for itself (no
+        table folds it); UnknownRecordError for a kind nothing writes."""
+        cls = records.kind_of(kind)
+        if cls is None:
+            return None
+        current = records.upcast(kind, body)  # as journalled, in the current shape
+        return Folded(cls.of(current), current, round_id, at)
 
 
 class RoundLifecycle(ABC):
     PLAY: ClassVar[str]
+    # The kinds of record each part writes; each that is folded has its _fold_<kind> in
+    # the part (checked when the class is made, __init_subclass__).
+    RECORDS: ClassVar[records.Kinds] = (
+        records.BettingOpened, records.BettingClosed, records.Result, records.Checkpoint)
+    # A hold's id is its round's id and its number in that round, so that an answer names
+    # one hold, and an answer to an earlier hold is known as answered. Each table keeps
+    # the separator its journals and published payloads have always carried (baccarat
+    # "<round_id>:<n>", Tai Sai "<round_id>/hold-<n>"); both are read as they are.
+    HOLD_SEP: ClassVar[str]
     state: str  # set by transitions
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str,
@@ -92,6 +119,24 @@ class RoundLifecycle(ABC):
                                    ["reopen", self.PLAY, BETTING],  # MBS 5.9
                                    ["to_idle", [BETTING, self.PLAY], IDLE],
                                ])
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Refuse, at import, a fold named after no kind this table writes, and a kind it
+        writes that changes its state but has no fold."""
+        super().__init_subclass__(**kwargs)
+        kinds = {r.KIND: r for c in cls.__mro__ for r in c.__dict__.get("RECORDS", ())}
+        for name in cls.__dict__:
+            kind = name.removeprefix("_fold_")
+            if name.startswith("_fold_") and (kind not in kinds or not kinds[kind].FOLDED):
+                raise TypeError(f"{cls.__name__}.{name} folds no kind it writes (declared "
+                                f"in RECORDS, daemon/round/records.py)")
+        for kind, r in kinds.items():
+            if r.FOLDED and not hasattr(cls, f"_fold_{kind}"):
+                raise TypeError(f"{cls.__name__} writes {kind!r} with no _fold_{kind} (a "
+                                "kind that changes no state is declared FOLDED = False)")
+        cls._kinds = frozenset(kinds)
+
+    _kinds: ClassVar[frozenset[str]]
 
     def _go(self, trigger: str) -> None:
         self.machine.events[trigger].trigger(self)
@@ -159,16 +204,19 @@ class RoundLifecycle(ABC):
 
     # -- the fold -----------------------------------------------------------------------
 
-    def fold(self, r: Folded) -> None:
-        """Apply one journal record to the table: the only way its state changes."""
-        apply = getattr(self, f"_fold_{r.kind}", None)
-        if apply is not None:
-            apply(r)
+    def fold(self, r: Folded[RoundRecord]) -> None:
+        """Apply one journal record to the table: the only way its state changes. A kind
+        of another table's (its journal was another game's) changes nothing here."""
+        if r.record.FOLDED and r.kind in self._kinds:
+            getattr(self, f"_fold_{r.kind}")(r)
 
     def replay(self, records: Iterable[Any]) -> None:
-        """A restart: fold every record of the journal, in order (JournalRecord or alike)."""
+        """A restart: fold every record of the journal, in order (JournalRecord or alike).
+        A kind nothing writes is refused (UnknownRecordError), never passed over."""
         for r in records:
-            self.fold(Folded(r.kind, r.body, r.round_id, r.at))
+            folded = Folded.read(r.kind, r.body, r.round_id, r.at)
+            if folded is not None:
+                self.fold(folded)
 
     @abstractmethod
     def technical_interruption(self) -> list[Effect]:
@@ -176,34 +224,37 @@ class RoundLifecycle(ABC):
         MBS 5.17, Tai Sai 5.4), decided from the folded state after ``replay``; no round
         open: nothing. Called by recovery.restore only."""
 
-    def _rec(self, kind: str, body: dict[str, Any] | None = None,
-             round_id: str | None = None) -> Record:
+    def _rec(self, record: RoundRecord, round_id: str | None = None) -> Record:
         """A record this table decided on, folded now as a restart will fold it."""
-        rec = Record(kind, body if body is not None else {}, round_id)
-        self.fold(Folded(kind, rec.body, round_id, self.clock()))
+        if record.KIND not in self._kinds:
+            raise TypeError(f"{type(self).__name__} does not declare {record.KIND!r} in "
+                            "RECORDS")
+        rec = Record(record.KIND, record.body(), round_id)
+        self.fold(Folded(record, rec.body, round_id, self.clock()))
         return rec
 
     def _result(self, round_id: str, facts: RoundFacts | CorrectionFacts) -> RoundResult:
         """The round's result (journalled as kind "result"), folded like any record."""
-        self.fold(Folded("result", folded(facts), round_id, self.clock()))
+        body = folded(facts)
+        self.fold(Folded(records.Result(body), body, round_id, self.clock()))
         return RoundResult(round_id, facts)
 
-    def _fold_checkpoint(self, r: Folded) -> None:
+    def _fold_checkpoint(self, r: Folded[records.Checkpoint]) -> None:
         """The table as it was when the checkpoint was written (round/checkpoint.py): a
         restart folds from the latest one, and retention prunes the records before it."""
-        checkpoint.apply(self, r.body)
+        checkpoint.apply(self, r.record.state)
 
-    def _fold_betting_opened(self, r: Folded) -> None:
+    def _fold_betting_opened(self, r: Folded[records.BettingOpened]) -> None:
         assert r.round_id is not None
         self.round = RoundData(r.round_id, r.at)
         self._go("to_betting")
 
-    def _fold_betting_closed(self, r: Folded) -> None:
+    def _fold_betting_closed(self, r: Folded[records.BettingClosed]) -> None:
         if self.round is not None and self.round.round_id == r.round_id:
             self.round.closed_at = r.at
             self._go("to_play")
 
-    def _fold_result(self, r: Folded) -> None:
+    def _fold_result(self, r: Folded[records.Result]) -> None:
         if "corrects" in r.body:  # a correction: only a correction names what it corrects
             self.published[str(r.body["corrects"])] = "corrected"
             return
@@ -251,6 +302,22 @@ class RoundLifecycle(ABC):
 
     # -- shared parts of commands ---------------------------------------------------------
 
+    def hold_id(self, round_id: str, n: int) -> str:
+        """The id of hold ``n`` (from 1) of round ``round_id``."""
+        return f"{round_id}{self.HOLD_SEP}{n}"
+
+    def hold_of(self, hold: str) -> tuple[str, int] | None:
+        """The round and number a hold id names; None if it is not one of this table's."""
+        round_id, sep, n = hold.rpartition(self.HOLD_SEP)
+        return (round_id, int(n)) if sep and n.isdigit() else None
+
+    def _check_round(self, round_id: str | None) -> None:
+        """A command naming a round names the round in play."""
+        assert self.round is not None
+        if round_id is not None and round_id != self.round.round_id:
+            raise CommandRefusedError(f"round {round_id} is not the round in play "
+                                      f"({self.round.round_id})")
+
     def answering(self, hold: str | None, *, required: bool) -> None:
         """The Pit's answer names the hold it answers (its ``hold_id``): one answer per hold.
         A second answer to a hold (a redelivered result_held answered twice, a stale tool)
@@ -271,14 +338,14 @@ class RoundLifecycle(ABC):
                                       "already answered, or of another round")
         raise CommandRefusedError(f"hold {hold} is not open: nothing is held for the Pit")
 
-    def _begin(self, body: dict[str, Any] | None = None) -> Record:
+    def _begin(self, shoe_id: str | None = None) -> Record:
         """open_betting's common part: a new round, betting open."""
         if self.state != IDLE:
             raise CommandRefusedError(f"a round is already {self.state}")
-        return self._rec("betting_opened", body, self.new_round_id())
+        return self._rec(records.BettingOpened(shoe_id), self.new_round_id())
 
     def _close(self) -> Record:
         """close_betting's common part: "No more bets"."""
         if self.state != BETTING or self.round is None:
             raise CommandRefusedError(f"betting is not open (the table is {self.state})")
-        return self._rec("betting_closed", {}, self.round.round_id)
+        return self._rec(records.BettingClosed(), self.round.round_id)

@@ -24,7 +24,8 @@ kept as it was. Every valid throw feeds the dice watch (daemon/games/dice_watch.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
+from typing import Any, ClassVar
 
 from daemon.games.dice_watch import DiceWatch, DiceWatchSettings
 from daemon.games.model import GameRules
@@ -37,7 +38,19 @@ from daemon.round.effects import (
     Effect,
     RoundResult,
 )
-from daemon.round.lifecycle import BETTING, IDLE, Folded, RoundLifecycle
+from daemon.round.lifecycle import BETTING, IDLE, Folded
+from daemon.round.records import (
+    AwaitingTumble,
+    BettingOpened,
+    Dice,
+    Kinds,
+    Result,
+    RoundRecord,
+    Tumble,
+    TumblerActivated,
+    TumblerArmed,
+)
+from daemon.round.throw_holds import ThrowHolds
 from firmware_protocols import common as common_proto
 from firmware_protocols import tumbler as tumbler_proto
 from firmware_protocols.wire import Message
@@ -45,8 +58,10 @@ from firmware_protocols.wire import Message
 TUMBLING = "tumbling"
 
 
-class TaiSaiTable(RoundLifecycle):
+class TaiSaiTable(ThrowHolds):
     PLAY = TUMBLING
+    HOLD_SEP = "/hold-"
+    RECORDS: ClassVar[Kinds] = (TumblerArmed, AwaitingTumble, TumblerActivated, Tumble, Dice)
     RECORDED = (common_proto.Door, common_proto.Fault)
 
     def __init__(self, table_id: str, game: GameRules[Any], layout: str, *,
@@ -66,11 +81,7 @@ class TaiSaiTable(RoundLifecycle):
         self.tumbles = 0  # counted by the controller since the last activation
         self.device_tumbles = 0  # the tumbler's count, last reported
         self.throw: dict[str, Any] | None = None  # the "dice" record of the round's throw
-        # The throw held for the Pit (5.14): its hold id, until the Pit answers it; and how
-        # many holds this round has raised, so that a hold id names one obligation only and
-        # an answer to an earlier one is known as already answered.
-        self.hold: str | None = None
-        self.holds = 0
+        self._init_throw_holds()
 
     # -- what the service dispatches ------------------------------------------------------
 
@@ -94,7 +105,7 @@ class TaiSaiTable(RoundLifecycle):
         """The tumbler confirmed an Arm: a throw can only be bound to a confirmed arm."""
         if isinstance(msg, tumbler_proto.Arm) and msg.armed and self.round is not None \
                 and self.state == TUMBLING:
-            return [self._rec("tumbler_armed", {}, self.round.round_id)]
+            return [self._rec(TumblerArmed(), self.round.round_id)]
         return []
 
     def device_fault(self, msg: Message, detail: str) -> list[Effect]:
@@ -121,77 +132,67 @@ class TaiSaiTable(RoundLifecycle):
 
     # -- the fold ---------------------------------------------------------------------
 
-    def _fold_betting_opened(self, r: Folded) -> None:
+    def _fold_betting_opened(self, r: Folded[BettingOpened]) -> None:
         super()._fold_betting_opened(r)
         self.activated_early, self.throw = False, None
         self.arms = self.activations = self.tumbles = self.device_tumbles = 0
         self.settled_activations = 0
         self.activation_armed = False
-        self.hold, self.holds = None, 0
 
-    def _in_play(self, r: Folded) -> bool:
+    def _in_play(self, r: Folded[RoundRecord]) -> bool:
         """The record belongs to the round's live exchange: its play, no throw held."""
         return self.round is not None and self.round.round_id == r.round_id and \
             self.state == TUMBLING and self.hold is None
 
-    def _fold_tumbler_armed(self, r: Folded) -> None:
+    def _fold_tumbler_armed(self, r: Folded[TumblerArmed]) -> None:
         if self._in_play(r):
             self.arms += 1
 
-    def _fold_tumbler_activated(self, r: Folded) -> None:
+    def _fold_tumbler_activated(self, r: Folded[TumblerActivated]) -> None:
         if self.state == BETTING:
             # The tumbler says it was disarmed, as open_betting left it: the Dealer's early
             # press, and the throw that follows is void (5.5.3). Armed, it is no activation
             # of this round (see the module's docstring).
-            if not r.body["armed"]:
+            if not r.record.armed:
                 self.activated_early = True
         elif self._in_play(r):
             self.activations += 1
-            self.activation_armed = bool(r.body["armed"])
+            self.activation_armed = r.record.armed
             self.tumbles = self.device_tumbles = 0
 
-    def _fold_tumble(self, r: Folded) -> None:
+    def _fold_tumble(self, r: Folded[Tumble]) -> None:
         # Tumbles during betting follow an early activation (already void) or none of this
         # round (re-sent): neither counts.
         if self._in_play(r) and self.activations:
             self.tumbles += 1
-            self.device_tumbles = int(r.body["count"])
+            self.device_tumbles = r.record.count
 
-    def _fold_dice(self, r: Folded) -> None:
+    def _fold_dice(self, r: Folded[Dice]) -> None:
         if self.round is not None and self.round.round_id == r.round_id and self.hold is None:
-            self.throw = dict(r.body)
-            if r.body.get("activated", True):
+            self.throw = dict(r.body)  # as journalled: judge_throw reads it after a restart
+            if r.record.activated:
                 self.settled_activations = self.activations
 
-    def _fold_throw_held(self, r: Folded) -> None:
-        if self.round is not None and self.round.round_id == r.round_id:
-            self.hold = str(r.body["hold_id"])
-            self.holds += 1
+    def _new_throw(self) -> None:
+        self.throw = None  # the hold answered: a new arm, activation and tumbles
+        self.arms = self.activations = self.settled_activations = 0
 
-    def _fold_throw_again(self, r: Folded) -> None:
-        if self.round is not None and self.round.round_id == r.round_id and \
-                self.state == TUMBLING:  # the hold answered; a new arming: its own arm,
-            self.throw, self.hold = None, None  # activation and tumbles
-            self.arms = self.activations = self.settled_activations = 0
-
-    def _fold_result(self, r: Folded) -> None:
-        super()._fold_result(r)
-        if self.round is None:
-            self.hold = None  # the round is over: its hold with it
+    def _fold_result(self, r: Folded[Result]) -> None:
+        super()._fold_result(r)  # the round's hold closes with it (throw_holds.py)
         if r.body.get("status") == "valid" and "dice" in r.body:
             self.watch.add([int(d) for d in r.body["dice"]])
 
     # -- commands ---------------------------------------------------------------------
 
     def open_betting(self) -> list[Effect]:
-        opened = self._begin({})
+        opened = self._begin()
         return [opened, DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
 
     def close_betting(self) -> list[Effect]:
         closed = self._close()
         # The tumbler is armed only after "No more bets" (5.5.3).
         return [closed, DeviceCommand("tumbler", tumbler_proto.Arm(0, True)),
-                self._rec("awaiting_tumble", {}, closed.round_id)]
+                self._rec(AwaitingTumble(), closed.round_id)]
 
     def void_round(self, reason: str, by: str, code: str = "unresolved_irregularity",
                    *, hold: str | None = None) -> list[Effect]:
@@ -202,29 +203,6 @@ class TaiSaiTable(RoundLifecycle):
 
     def end_shoe(self, by: str) -> list[Effect]:
         raise CommandRefusedError(f"{self.game.id} is played without a shoe")
-
-    def throw_again(self, by: str, hold: str | None = None) -> list[Effect]:
-        """The Pit's other answer to a throw it holds (5.14): the dice are thrown again in
-        the same round, after a fresh arm the tumbler must confirm."""
-        self._check_answer(hold)
-        if self.round is None or self.state != TUMBLING or self.hold is None:
-            raise CommandRefusedError("no throw of this round is waiting for the Pit")
-        rid = self.round.round_id
-        return [self._rec("throw_again", {"by": by, "hold": self.hold}, rid),
-                DeviceCommand("tumbler", tumbler_proto.Arm(0, True))]
-
-    def _check_answer(self, hold: str | None) -> None:
-        """An answer naming a hold answers that one only: the open hold, or none. A hold
-        id is "<round_id>/hold-<n>", numbered in its round, so an earlier one of this round
-        or one of a round already over is known as answered without keeping a list."""
-        if hold is None or hold == self.hold:
-            return
-        rid, _, n = hold.rpartition("/hold-")
-        if (self.round is not None and rid == self.round.round_id and n.isdigit()
-                and 1 <= int(n) <= self.holds) or (n.isdigit() and rid in self.published):
-            raise CommandRefusedError(f"hold {hold} was already answered")
-        raise CommandRefusedError(f"hold {hold} is not open" + (
-            f" (the open hold is {self.hold})" if self.hold else " (no throw is held)"))
 
     # -- the tumbler ------------------------------------------------------------------
 
@@ -241,8 +219,7 @@ class TaiSaiTable(RoundLifecycle):
     def activated(self, msg: tumbler_proto.Activated) -> list[Effect]:
         rid = self.round.round_id if self.round else None
         state = self.state
-        out: list[Effect] = [self._rec("tumbler_activated", {"source": msg.source,
-                                                             "armed": msg.armed}, rid)]
+        out: list[Effect] = [self._rec(TumblerActivated(msg.source, msg.armed), rid)]
         pit = self.game.irregularity("unresolved_irregularity")
         if state == BETTING:
             if not msg.armed:
@@ -266,8 +243,7 @@ class TaiSaiTable(RoundLifecycle):
                             "is open: no round is affected; its dice are not a result", rid)]
 
     def tumble(self, msg: tumbler_proto.Tumble) -> list[Effect]:
-        return [self._rec("tumble", {"count": msg.count},
-                          self.round.round_id if self.round else None)]
+        return [self._rec(Tumble(msg.count), self.round.round_id if self.round else None)]
 
     def settled(self, msg: tumbler_proto.Settled) -> list[Effect]:
         rid = self.round.round_id if self.round else None
@@ -281,16 +257,15 @@ class TaiSaiTable(RoundLifecycle):
                           "bets are open with no activation of this round: an earlier "
                           "round's events re-sent; no round is voided; if the dice were "
                           "thrown now, void the round (5.5.3)", rid)]
+        dice = Dice(list(msg.dice), list(msg.tilt), flat, msg.confidence)
         if self.state != TUMBLING or self.settled_activations >= self.activations:
             # Dice that settled with no activation of their own in this round's play.
-            body = {"tumbles": 0, "device_tumbles": 0, "activated": False, "armed": False}
+            dice = replace(dice, tumbles=0, device_tumbles=0, activated=False, armed=False)
         else:
-            body = {"tumbles": self.tumbles, "device_tumbles": self.device_tumbles,
-                    "activated": True,
-                    "armed": self.activation_armed and self.arms >= self.activations}
-        return [self._rec("dice", {"dice": list(msg.dice), "tilt": list(msg.tilt),
-                                   "flat": flat, "confidence": msg.confidence, **body}, rid),
-                *self.judge_throw()]
+            dice = replace(dice, tumbles=self.tumbles, device_tumbles=self.device_tumbles,
+                           activated=True,
+                           armed=self.activation_armed and self.arms >= self.activations)
+        return [self._rec(dice, rid), *self.judge_throw()]
 
     def judge_throw(self) -> list[Effect]:
         """The round's throw, as folded from its "dice" record: a result, a void, or the
@@ -348,27 +323,6 @@ class TaiSaiTable(RoundLifecycle):
                 *again]
 
     # -- internals --------------------------------------------------------------------
-
-    def _hold(self, why: str) -> list[Effect]:
-        """The throw goes to the Pit (5.14) under a new hold id; the tumbler is disarmed so
-        that no press is a throw until the Pit answers (throw_again re-arms it)."""
-        assert self.round is not None
-        rid = self.round.round_id
-        pit = self.game.irregularity("unresolved_irregularity")
-        hold = f"{rid}/hold-{self.holds + 1}"
-        return [self._rec("throw_held", {"hold_id": hold, "clause": pit.clause, "why": why},
-                          rid),
-                Alert(pit.code, pit.clause, f"{why}: the throw is held (hold {hold}) until the "
-                      "Pit answers: void_round or throw_again", rid),
-                DeviceCommand("tumbler", tumbler_proto.Arm(0, False))]
-
-    def _held_still(self, what: str) -> Alert:
-        """Something happened while a throw is held: the hold stands, and says so."""
-        assert self.round is not None
-        pit = self.game.irregularity("unresolved_irregularity")
-        return Alert(pit.code, pit.clause, f"{what} while the throw is held (hold "
-                     f"{self.hold}): no throw of the round until the Pit answers that hold: "
-                     "void_round or throw_again", self.round.round_id)
 
     def _context(self) -> RoundContext:
         assert self.round is not None

@@ -24,6 +24,7 @@ from daemon.mqtt.takeover import SessionWatch
 from daemon.round import checkpoint
 from daemon.round.effects import Alert, Effect, Record
 from daemon.round.lifecycle import BETTING, RoundLifecycle
+from daemon.round.records import RecordError
 from daemon.round.recovery import restore
 from daemon.security.authority import CommandAuthority, Untrusted
 from daemon.service.commands import CommandDesk
@@ -224,7 +225,8 @@ class TableService:
         # Technical interruption: rebuild from the journal and resolve an open round.
         try:
             effects = restore(self.table, records)
-        except checkpoint.CheckpointError as exc:  # written by a release that reads it
+        except (checkpoint.CheckpointError, RecordError) as exc:  # written by a release
+            # that reads it (a record kind or shape this one does not know)
             raise JournalError(f"cannot rebuild the table from {self.cfg.journal_path}: "
                                f"{exc}; run the release that wrote it") from exc
         self.apply(effects)

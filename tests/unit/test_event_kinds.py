@@ -1,10 +1,11 @@
 """Every event kind the daemon can publish, found in its source, has its definition in
 the shipped event schema and its row in docs/mqtt.md; the schema lists nothing more.
 
-Kinds are named where the round core decides on them (``_rec("kind", ...)`` or
-``Record("kind", ...)``) and, for device reports the table journals as they come,
-``{device}_{message}`` (daemon/service/devices.py ``device_message``); this test reads
-both from the source and the device catalogues, so a kind added anywhere is seen here."""
+Kinds are the round core's typed records (daemon/round/records.py, its registry), the
+service's own ``Record("kind", ...)`` and, for device reports the table journals as they
+come, ``{device}_{message}`` (daemon/service/devices.py ``device_message``); this test reads them
+from the registry, the source and the device catalogues, so a kind added anywhere is
+seen here."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import ast
 import re
 from pathlib import Path
 
+from daemon.round import records
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.tai_sai import TaiSaiTable
 from firmware_protocols import shoe, shuffler, tumbler
@@ -22,10 +24,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # The call sites whose kind is not a literal, and the kinds each can make: a new one
 # fails below until it is listed here with what it emits.
 DYNAMIC = {
-    ("daemon/round/lifecycle.py", "kind"): "the definition of _rec itself",
+    ("daemon/round/lifecycle.py", "record.KIND"): "_rec: the round core's typed records",
     ("daemon/service/devices.py", "f'{device}_{m.NAME}'"): "device reports: device_kinds()",
-    ("daemon/round/baccarat.py", "first.code"): "cut_card_first_card",
 }
+# Typed records not published on the events topic: results go on their own topic, and a
+# checkpoint is the table's state, never published.
+NOT_EVENTS = {"result", "checkpoint"}
 
 
 def recorded_kinds() -> tuple[set[str], set[tuple[str, str]]]:
@@ -37,7 +41,7 @@ def recorded_kinds() -> tuple[set[str], set[tuple[str, str]]]:
                 continue
             f = node.func
             name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-            if name not in ("_rec", "Record"):
+            if name != "Record":
                 continue
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
@@ -58,14 +62,14 @@ def device_kinds() -> set[str]:
 def emitted() -> set[str]:
     literal, dynamic = recorded_kinds()
     assert dynamic == set(DYNAMIC), f"list the kinds of a new call site: {dynamic}"
-    return literal | device_kinds() | {"cut_card_first_card"}
+    return literal | device_kinds() | (set(records.KINDS) - NOT_EVENTS)
 
 
-def test_the_dynamic_irregularity_kind_is_the_one_listed() -> None:
+def test_the_record_named_after_an_irregularity_is_named_after_its_code() -> None:
     from daemon.games import GAMES  # noqa: PLC0415
 
     code = GAMES["tiger-baccarat"].irregularity("cut_card_first_card").code
-    assert code == DYNAMIC[("daemon/round/baccarat.py", "first.code")]
+    assert code == records.CutCardFirstCard.KIND
 
 
 def test_every_emitted_event_kind_has_its_schema_definition() -> None:

@@ -11,8 +11,8 @@ import pytest
 from daemon.games import get_game
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, CommandRefusedError, Record
-from daemon.round.lifecycle import Folded
 from firmware_protocols import shoe as sp
+from tests.unit.round.parts import Row
 from tests.unit.round.tables import DECKS, Table, kinds, results
 
 IP = "tiger-buffalo-insurance-plus"
@@ -76,7 +76,7 @@ def test_rws_ip_3_14_the_waiver_lasts_one_round_and_survives_a_restart() -> None
     log = list(t.effects) + t.t.open_betting() + t.t.close_betting()
     log += dealt(t, 4) + t.t.declare_squeeze("sup-2")
     fresh = fresh_table()
-    fresh.replay(Folded(e.kind, e.body, e.round_id, 1.0) for e in log if isinstance(e, Record))
+    fresh.replay(Row(e.kind, e.body, e.round_id, 1.0) for e in log if isinstance(e, Record))
     assert fresh.squeeze_waiver and fresh.state == "dealing"
     out = fresh.card_drawn(sp.CardDrawn(5, "6S", 99, 0xC0FFEE, False, False))
     assert "insurance_offered" not in kinds(out)  # still waived after the restart
@@ -95,7 +95,7 @@ def fresh_table(**kw: Any) -> BaccaratTable:
 def test_rws_ip_4_2_2_a_private_table_offers_no_insurance_and_5_13_2_does_not_apply() -> None:
     t = Table(IP, "A", top=SQUEEZED)
     t.t = fresh_table(insurance_offered=False)  # the same certified shoe, folded
-    t.t.replay(Folded(e.kind, e.body, e.round_id, 1.0) for e in t.effects
+    t.t.replay(Row(e.kind, e.body, e.round_id, 1.0) for e in t.effects
                if isinstance(e, Record))
     t.t.open_betting()
     t.t.close_betting()

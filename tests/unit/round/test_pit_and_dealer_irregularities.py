@@ -20,6 +20,7 @@ from daemon.security.commands import CommandError, check_irregularity, parse_com
 from daemon.store.journal import Journal
 from firmware_protocols import shoe as sp
 from tests.unit.round.journalling import journal_effects
+from tests.unit.round.parts import Row
 from tests.unit.round.tables import DECKS, Table, kinds, results
 
 
@@ -225,7 +226,6 @@ def test_mbs_5_9_a_restart_after_the_reset_keeps_betting_open(tmp_path: Path) ->
 
 def test_mbs_5_9_a_journal_from_before_d16_still_sets_its_cards_aside() -> None:
     """A betting_reopened written under the old reading is folded as it was decided."""
-    from daemon.round.lifecycle import Folded  # noqa: PLC0415
 
     t = Table("tiger-baccarat", "A", top=["2S", "3H", "9S", "KH", "TD", "2C"])
     log = t.effects + t.t.open_betting() + t.t.close_betting() + t.draw() + t.draw()
@@ -236,7 +236,7 @@ def test_mbs_5_9_a_journal_from_before_d16_still_sets_its_cards_aside() -> None:
         if isinstance(e, Record):
             body = ({"clause": "5.9", "by": "dealer-3", "cards_set_aside": ["2S", "3H"]}
                     if e.kind == "betting_reopened" else e.body)
-            fresh.fold(Folded(e.kind, body, e.round_id, 1.0))
+            fresh.replay([Row(e.kind, body, e.round_id, 1.0)])
     assert fresh.state == BETTING and fresh.round is not None and fresh.round.cards == []
 
 

@@ -10,9 +10,9 @@ from typing import Any
 from daemon.games.dice_watch import DiceWatchSettings
 from daemon.mqtt.wire import results_payload
 from daemon.round.effects import Alert, DeviceCommand, Record, RoundResult
-from daemon.round.lifecycle import Folded
 from daemon.round.tai_sai import TaiSaiTable
 from firmware_protocols import tumbler as tp
+from tests.unit.round.parts import Row
 from tests.unit.round.tai_sai_tables import ARM, settle, table, throw
 
 FLAT = ((0, 0, 0), (1, 1, 1))
@@ -168,7 +168,7 @@ def test_tai_sai_5_4_1_a_restart_folds_the_same_counts() -> None:
     fresh = table()
     for e in out:
         if isinstance(e, Record):
-            fresh.fold(Folded(e.kind, e.body, e.round_id, 1_764_000_000.0))
+            fresh.replay([Row(e.kind, e.body, e.round_id, 1_764_000_000.0)])
     assert fresh.throw == t.throw and fresh.hold == t.hold is not None
     again = fresh.technical_interruption()
     assert results(again) == [] and t.hold in pit_alerts(again)[0]

@@ -12,10 +12,10 @@ import pytest
 from daemon.games import get_game
 from daemon.mqtt.wire import results_payload
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Record, RoundResult
-from daemon.round.lifecycle import Folded
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from firmware_protocols import tumbler as tp
+from tests.unit.round.parts import Row
 
 ARM, DISARM = tp.Arm(0, True), tp.Arm(0, False)
 AT = 1_764_000_000.0
@@ -31,12 +31,12 @@ class Journal:
     """The records a table wrote, to fold into a new table as a restart does."""
 
     def __init__(self) -> None:
-        self.records: list[Folded] = []
+        self.records: list[Row] = []
 
     def __call__(self, effects: list[Any]) -> list[Any]:
-        self.records += [Folded(e.kind, e.body, e.round_id, AT)
+        self.records += [Row(e.kind, e.body, e.round_id, AT)
                          for e in effects if isinstance(e, Record)]
-        self.records += [Folded("result", results_payload(e.facts), e.round_id, AT)
+        self.records += [Row("result", results_payload(e.facts), e.round_id, AT)
                          for e in effects if isinstance(e, RoundResult)]
         return effects
 

@@ -49,11 +49,11 @@ from daemon.round.effects import (
     Record,
     RoundResult,
 )
-from daemon.round.lifecycle import Folded
 from daemon.round.recovery import restore
 from daemon.round.tai_sai import TaiSaiTable
 from firmware_protocols import tumbler as tp
 from tests.soak import scale
+from tests.unit.round.parts import Row
 
 FLOOR = 90
 IDS = itertools.count(1)  # round ids never repeat, across restarts
@@ -97,7 +97,7 @@ class PhysicalTable:
         self.strict = strict
         self.broken_seen: list[str] = []
         self.fault_rate, self.restart_rate = fault_rate, restart_rate
-        self.records: list[Folded] = []
+        self.records: list[Row] = []
         self.table = self._new_table()
         self.armed = False  # the tumbler's own armed state (its light)
         self.rounds: dict[str, PhysRound] = {}
@@ -138,13 +138,13 @@ class PhysicalTable:
         for e in effects:
             if isinstance(e, Record):
                 body = json.loads(json.dumps(e.body))
-                self.records.append(Folded(e.kind, body, e.round_id, 0.0))
+                self.records.append(Row(e.kind, body, e.round_id, 0.0))
                 if e.kind == "throw_held":
                     self.holds[str(body["hold_id"])] = str(e.round_id)
                     self.rounds[str(e.round_id)].owed = True
             elif isinstance(e, RoundResult):
                 payload = results_payload(e.facts)
-                self.records.append(Folded("result", json.loads(json.dumps(payload)),
+                self.records.append(Row("result", json.loads(json.dumps(payload)),
                                            e.round_id, 0.0))
                 self.published(e.round_id, payload)
         for e in effects:
