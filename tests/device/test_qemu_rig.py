@@ -49,13 +49,6 @@ BOUNDED = {
 }
 
 pytestmark = pytest.mark.xdist_group("qemu")  # one emulator at a time: two cores
-# The scenarios through the daemon run under TABLED_SOAK=1 only, for now: QEMU runs in real
-# time, and beside the rest of the parallel suite one of them failed in each of three full
-# runs (the shoe's line noise twice, the shuffler's switched card once: a shuffle refused),
-# while every one passes alone. The builds, the boot, the reset and power cycle, and the
-# firmware shuffler through the daemon's driver stay in the bounded run.
-QEMU_SCENARIOS = pytest.mark.skipif(not SOAK, reason="TABLED_SOAK=1: scenarios in QEMU "
-                                    "through the daemon (flaky beside the parallel suite)")
 
 
 @pytest.fixture(scope="session")
@@ -101,21 +94,18 @@ async def _play(name: str, device: str, tmp_path: Path) -> None:
     assert schemas.problems(report.payloads) == []
 
 
-@QEMU_SCENARIOS
 @pytest.mark.parametrize("name", BOUNDED["shoe"])
 async def test_shoe_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
                                              tmp_path: Path) -> None:
     await _play(name, "shoe", tmp_path)
 
 
-@QEMU_SCENARIOS
 @pytest.mark.parametrize("name", BOUNDED["tumbler"])
 async def test_tumbler_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
                                                 tmp_path: Path) -> None:
     await _play(name, "tumbler", tmp_path)
 
 
-@QEMU_SCENARIOS
 @pytest.mark.parametrize("name", BOUNDED["shuffler"])
 async def test_shuffler_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
                                                  tmp_path: Path) -> None:
