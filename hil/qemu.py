@@ -2,7 +2,9 @@
 firmware image (device/board/lm3s6965/). Its UART0 is a pty, which the daemon opens as it
 opens /dev/ttyUSB0 (through ``link``, a symlink, as udev gives /dev/tabled/shoe); its
 UART1 is the test port, a Unix socket carrying the sensors' lines in and the firmware's
-reports out; QEMU's monitor resets the MCU, and killing QEMU cuts its power.
+reports out; QEMU's monitor resets the MCU, and killing QEMU cuts its power. Both ways of
+the test port are written, timed, to ``<link>.test-port.log`` in the work directory, beside
+the daemon's log: what the firmware did, for a run that failed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from daemon.errors import ToolError
@@ -69,6 +72,7 @@ class Mcu:
         self.reports: list[Report] = []
         self.pty = ""
         self.starts = 0
+        self.log_path = work / f"{link.name}.test-port.log"
         self._proc: asyncio.subprocess.Process | None = None
         self._test: asyncio.StreamWriter | None = None
         self._monitor: asyncio.StreamWriter | None = None
@@ -77,6 +81,13 @@ class Mcu:
     @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.returncode is None
+
+    @property
+    def pid(self) -> int:
+        """QEMU's process (a test starves it, as a loaded host does, with SIGSTOP)."""
+        if self._proc is None:
+            raise RuntimeError("the emulated MCU is not running")
+        return self._proc.pid
 
     async def start(self) -> None:
         self.starts += 1
@@ -119,6 +130,11 @@ class Mcu:
         loop = asyncio.get_running_loop()
         while line := await reader.readline():
             self.reports.append(Report(line.decode(errors="replace").strip(), loop.time()))
+            self._log("<", self.reports[-1].text)
+
+    def _log(self, way: str, text: str) -> None:
+        with self.log_path.open("a", encoding="utf-8") as f:
+            f.write(f"{datetime.now(UTC):%H:%M:%S.%f} {way} {text}\n")
 
     async def _drain(self, reader: asyncio.StreamReader) -> None:
         while await reader.read(4096):
@@ -129,6 +145,7 @@ class Mcu:
         if self._test is None:
             raise EmulatorStoppedError("the emulated MCU is not running")
         self._test.write(line.encode() + b"\n")
+        self._log(">", line)
 
     def reset(self) -> None:
         """The MCU's reset: SRAM keeps its contents, the firmware boots again."""

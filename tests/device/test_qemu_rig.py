@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -49,13 +50,6 @@ BOUNDED = {
 }
 
 pytestmark = pytest.mark.xdist_group("qemu")  # one emulator at a time: two cores
-# The scenarios through the daemon run under TABLED_SOAK=1 only, for now: QEMU runs in real
-# time, and beside the rest of the parallel suite one of them failed in each of three full
-# runs (the shoe's line noise twice, the shuffler's switched card once: a shuffle refused),
-# while every one passes alone. The builds, the boot, the reset and power cycle, and the
-# firmware shuffler through the daemon's driver stay in the bounded run.
-QEMU_SCENARIOS = pytest.mark.skipif(not SOAK, reason="TABLED_SOAK=1: scenarios in QEMU "
-                                    "through the daemon (flaky beside the parallel suite)")
 
 
 @pytest.fixture(scope="session")
@@ -101,21 +95,18 @@ async def _play(name: str, device: str, tmp_path: Path) -> None:
     assert schemas.problems(report.payloads) == []
 
 
-@QEMU_SCENARIOS
 @pytest.mark.parametrize("name", BOUNDED["shoe"])
 async def test_shoe_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
                                              tmp_path: Path) -> None:
     await _play(name, "shoe", tmp_path)
 
 
-@QEMU_SCENARIOS
 @pytest.mark.parametrize("name", BOUNDED["tumbler"])
 async def test_tumbler_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
                                                 tmp_path: Path) -> None:
     await _play(name, "tumbler", tmp_path)
 
 
-@QEMU_SCENARIOS
 @pytest.mark.parametrize("name", BOUNDED["shuffler"])
 async def test_shuffler_scenario_on_the_firmware(name: str, rig_images: dict[str, Path],
                                                  tmp_path: Path) -> None:
@@ -181,6 +172,42 @@ async def test_reset_and_power_cycle_are_reboots_with_new_boot_ids(
             size = int((await mcu.until("stack_size ")).split()[1])
             print(f"stack high-water mark: {used} of {size} bytes")
             assert 0 < used < size
+            said = mcu.log_path.read_text(encoding="utf-8")  # both ways, for a failed run
+            assert "> stack\n" in said and f"< {boots[0]}\n" in said
+    finally:
+        await mcu.kill()
+
+
+async def _clock_ms(mcu: Mcu, nth: int) -> tuple[int, float]:
+    """The firmware's clock (ms) and the host's (s), read together."""
+    mcu.send("clock")
+    said = int((await mcu.until("clock_ms ", nth)).split()[1])
+    return said, asyncio.get_running_loop().time()
+
+
+async def test_the_firmware_clock_keeps_the_hosts_time_while_qemu_is_starved(
+        images: dict[str, Path], tmp_path: Path) -> None:
+    """QEMU stopped for 20 ms of every 25 (SIGSTOP, as a loaded host deschedules it): the
+    firmware's clock still keeps the host's time. With a 1 ms SysTick the ticks that
+    came while it was stopped were lost, and its clock ran at a fraction of the host's
+    (37% to 80% under a two-core load, issue 30)."""
+    mcu = Mcu(images["shoe"], tmp_path / "shoe", tmp_path)
+    await mcu.start()
+    try:
+        await mcu.until("boot ")
+        fw0, host0 = await _clock_ms(mcu, 1)
+        loop = asyncio.get_running_loop()
+        while loop.time() < host0 + 3.0:
+            os.kill(mcu.pid, signal.SIGSTOP)
+            try:
+                await asyncio.sleep(0.02)
+            finally:
+                os.kill(mcu.pid, signal.SIGCONT)
+            await asyncio.sleep(0.005)
+        fw1, host1 = await _clock_ms(mcu, 2)
+        firmware, host = ((fw1 - fw0) * 1000 % 2**32) / 1000, (host1 - host0) * 1000
+        print(f"firmware {firmware:.0f} ms, host {host:.0f} ms")
+        assert abs(firmware - host) < 0.1 * host, (firmware, host)
     finally:
         await mcu.kill()
 

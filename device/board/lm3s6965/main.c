@@ -1,6 +1,6 @@
 /* The firmware's main loop on the LM3S6965: bytes from the host's line to the link, lines
  * from the test port to the sensors, the timers, then sleep until the next interrupt
- * (a byte, or the millisecond tick). FW_KIND (1 shoe, 2 shuffler, 3 tumbler) is given by the build. */
+ * (a byte, or the millisecond wake-up). FW_KIND (1 shoe, 2 shuffler, 3 tumbler) is given by the build. */
 #include <string.h>
 
 #include "../../firmware/firmware.h"

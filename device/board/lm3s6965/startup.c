@@ -12,6 +12,7 @@ void reset_handler(void);
 void uart0_isr(void);
 void uart1_isr(void);
 void systick_isr(void);
+void timer0a_isr(void);
 
 static void hang(void)
 {
@@ -22,18 +23,19 @@ static void hang(void)
 typedef void (*handler)(void);
 
 /* The Cortex-M vector table: the initial stack pointer, then the handlers. IRQs 5 and 6
- * are UART0 and UART1 on this part. */
+ * are UART0 and UART1 on this part, 19 Timer 0A. */
 struct vectors {
     uint32_t *stack;
     handler exceptions[15];
-    handler irqs[7];
+    handler irqs[20];
 };
 
 __attribute__((section(".vectors"), used)) const struct vectors vector_table = {
     &__stack_top,
     {reset_handler, hang, hang, hang, hang, hang, 0, 0, 0, 0, hang, hang, 0, hang,
      systick_isr},
-    {hang, hang, hang, hang, hang, uart0_isr, uart1_isr},
+    {hang, hang, hang, hang, hang, uart0_isr, uart1_isr, hang, hang, hang, hang, hang, hang,
+     hang, hang, hang, hang, hang, hang, timer0a_isr},
 };
 
 void reset_handler(void)
