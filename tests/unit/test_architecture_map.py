@@ -13,6 +13,8 @@ import importlib
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 PACKAGES = ("daemon", "firmware_protocols", "hil")
@@ -84,8 +86,17 @@ def test_the_walk_of_one_card_names_five_files_and_real_functions() -> None:
 
 
 def test_the_walk_check_fails_on_a_function_that_does_not_exist() -> None:
-    try:
+    with pytest.raises(AttributeError):
         _resolve("daemon/service/effects.py", "Effects.apply_all")
-    except AttributeError:
-        return
-    raise AssertionError("a function that does not exist was resolved")
+
+
+def test_every_stage_names_its_tests_and_how_to_add_to_it() -> None:
+    stages = _section(DOC.read_text(), "Module map").split("\n### ")[1:]
+    assert len(stages) >= 10
+    for stage in stages:
+        title = stage.splitlines()[0]
+        assert "\nTests: `tests/" in stage, f"{title}: no tests named"
+        # "**To add a device message**: ...", "**To rename a field on the wire**: ..."
+        assert re.search(r"\*\*To \w[^*]*\*\*: ", stage), f"{title}: no 'to add X, change Y'"
+        for path in re.findall(r"`(tests/[\w/]+\.py)`", stage):
+            assert (ROOT / path).exists(), f"{title}: {path}"
