@@ -102,7 +102,8 @@ class Roads:
     next_if: dict[str, dict[str, Colour | None]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        """What the page draws, and no more (dataclasses.asdict took 86% of a push)."""
+        """What the page draws, and no more (dataclasses.asdict took 86% of a push:
+        ``.venv/bin/python -m bench.display``, docs/performance.md)."""
         return {
             "bead_plate": [{"col": c.col, "row": c.row, "hand": _hand_dict(c.hand)}
                            for c in self.bead_plate],

@@ -373,8 +373,9 @@ class DeviceDriver:
             data = self._endpoint.take_output()
             if data:
                 # Wake the ticker only if this send made a retransmit due before it wakes
-                # anyway: waking it for every frame sent was 4-5% of the daemon's CPU at
-                # full dealer speed (docs/performance.md).
+                # anyway: waking it for every frame sent was 3.6% of the daemon's CPU at
+                # full dealer speed, its timeout and event about 2% more (py-spy over
+                # `.venv/bin/python -m bench.end_to_end`, docs/performance.md).
                 deadline = self._endpoint.next_deadline()
                 if deadline is not None and deadline < self._tick_at:
                     self._tick.set()
@@ -393,7 +394,8 @@ class DeviceDriver:
             assert self._endpoint is not None
             # Sleep until something is due: the link's next retransmit, or the moment the
             # device's heartbeat would be missed; a new send wakes it. A fixed 50 ms tick
-            # cost 0.75% CPU idle, a 0.5 s one 0.35% (docs/performance.md).
+            # cost 0.75% CPU idle, a 0.5 s one 0.35% (the idle CPU that
+            # `.venv/bin/python -m bench.end_to_end` measures, docs/performance.md).
             now = self._loop.time()
             wait = self._next_wait(now)
             self._tick_at = now + wait

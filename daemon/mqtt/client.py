@@ -25,8 +25,8 @@ import aiomqtt
 import paho.mqtt.client as paho
 
 # The socket options of every MQTT client here (the publisher's, the HIL dealer's): paho
-# leaves Nagle on, so a small reply waits for the broker's delayed ACK, ~40 ms per
-# exchange (measured: a command round trip fell from 88 ms to under 1 ms).
+# leaves Nagle on, so a small reply waits for the broker's delayed ACK (a command's round
+# trip fell from 88 ms to 2.5 ms: `.venv/bin/python -m bench.end_to_end`, docs/performance.md).
 NODELAY = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
 
 

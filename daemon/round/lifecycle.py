@@ -211,7 +211,8 @@ class RoundLifecycle(ABC):
             getattr(self, f"_fold_{r.kind}")(r)
 
     def replay(self, records: Iterable[Any]) -> None:
-        """A restart: fold every record of the journal, in order (JournalRecord or alike).
+        """A restart: fold the records given, in order (JournalRecord or alike): the
+        journal from its latest checkpoint on (Journal.records_for_recovery).
         A kind nothing writes is refused (UnknownRecordError), never passed over."""
         for r in records:
             folded = Folded.read(r.kind, r.body, r.round_id, r.at)

@@ -91,7 +91,7 @@ _NAMES: dict[type[RoundRecord], frozenset[str]] = {}
 
 
 def _names(cls: type[RoundRecord]) -> frozenset[str]:
-    """A kind's field names (looked up once: a restart reads every record)."""
+    """A kind's field names (looked up once: a restart reads every record since the checkpoint)."""
     if cls not in _NAMES:
         _NAMES[cls] = frozenset(f.name for f in dataclasses.fields(cls))
     return _NAMES[cls]

@@ -13,9 +13,10 @@ the stored bytes, as often as it must, and again for a replay request. ``unsent`
 the ``msg_seq`` of the messages not yet acknowledged; a delivered one leaves it.
 
 Writes are synchronous on the event loop thread. A commit with fsync costs 0.35-0.42 ms
-median and under 1 ms at p99 here (bench/journal.py), and keeps the order of events
-trivially correct; a writer thread would add a queue whose loss on a crash would need
-its own story. Re-measure on the SD card of the target board.
+median and under 1 ms at p99 here (``.venv/bin/python -m bench.journal``,
+docs/performance.md), and keeps the order of events trivially correct; a writer thread
+would add a queue whose loss on a crash would need its own story. Re-measure on the SD
+card of the target board.
 
 "Checkpoint" alone means the table-state record (daemon/round/checkpoint.py: a restart
 folds from the latest one, ``last_checkpoint``); SQLite's copy of its write-ahead log
@@ -165,7 +166,9 @@ class Journal:
         # with every message, and is written once per transaction, not once per message).
         self._staged: dict[str, Callable[[], str]] = {}
         self._next_msg_seq: int | None = None  # known while no transaction rolled back
-        self._commits = 0  # since the last wal_checkpoint(): 5 to 6 log pages each, measured
+        # Commits since the last wal_checkpoint(); each writes about 10 log pages in the
+        # daemon (strace over bench.end_to_end: docs/performance.md, "profiled").
+        self._commits = 0
         self.created = not self.path.exists()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)

@@ -75,8 +75,8 @@ class Health:
 
     async def _until_ready(self, period: float) -> None:
         """READY=1 the moment the table can play, not at the next watchdog tick: with
-        WatchdogSec=10s that tick is 5 s away (seen under systemd: READY 5 s after the
-        last handshake)."""
+        WatchdogSec=10s that tick is 5 s away (seen under systemd, scripts/systemd-check.sh:
+        READY 5 s after the last handshake)."""
         next_feed = 0.0
         while not (self.service.recovered.is_set() and not self.waiting_for()):
             if self._loop.time() >= next_feed:
