@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.authority import sign_command
 from daemon.commands import round_scoped
+from daemon.mqtt.client import Client
 from daemon.mqtt.publisher import NODELAY
 from hil.ports import DevicePort
 from hil.scenario import Fault
@@ -428,9 +429,11 @@ class SimDealer:
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[SimDealer]:
         """Connected, subscribed, and the table seen online: ready to deal."""
-        async with aiomqtt.Client(self.host, self.port, identifier=f"sim-{self._id_prefix}",
-                                  username=self.username, password=self.password,
-                                  socket_options=NODELAY) as client:
+        # The daemon's client: a connection lost while nobody reads leaves no unretrieved
+        # exception behind (issue 26).
+        async with Client(self.host, self.port, identifier=f"sim-{self._id_prefix}",
+                          username=self.username, password=self.password,
+                          socket_options=NODELAY) as client:
             self._client = client
             await client.subscribe(f"{self.base}/#", qos=1)
             listener = asyncio.create_task(self._listen(client))

@@ -13,11 +13,18 @@ paho's callbacks, nothing changes.
 And a broker that closes the connection before its CONNACK fails the connect at once:
 aiomqtt ignores a disconnect until it is connected, so such a refusal was seen only at
 the connect timeout (a NATS node refusing while its session stream has no leader).
+
+And a connection that dropped while nobody read its messages (during a subscribe or a
+publish, which then time out) leaves aiomqtt's disconnect future with an exception that
+leaving the context does not retrieve: asyncio then logs "Future exception was never
+retrieved ... MqttCodeError" when it is collected (issue 26, seen in simulate during a
+broker outage). Leaving the context retrieves it: by then the caller has its own error.
 """
 
 from __future__ import annotations
 
 import asyncio
+from types import TracebackType
 from typing import Any
 
 import aiomqtt
@@ -32,6 +39,15 @@ class Client(aiomqtt.Client):
                 f"the broker closed the connection before its CONNACK ({reason_code})"))
             return
         super()._on_disconnect(client, userdata, flags, reason_code, properties)
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        try:
+            await super().__aexit__(exc_type, exc, tb)
+        finally:
+            gone = self._disconnected
+            if gone.done() and not gone.cancelled():
+                gone.exception()  # retrieved: the connection's end is known here
 
     def _on_socket_register_write(self, client: paho.Client, userdata: Any,
                                   sock: Any) -> None:
