@@ -1,16 +1,18 @@
 """Benchmark: a round's latency, and a polite consumer's replays, with and without a
 flood of replay requests from another client (issue 25, Build 4).
 
-Run: .venv/bin/python -m bench.replay_flood [--rounds 40] [--rate 4000]
+Run: .venv/bin/python -m bench.replay_flood [--rounds 40] [--rate 4000] [--passes 3]
 
 The daemon runs as its own process against the simulated shoe and shuffler, with a
-private Mosquitto on loopback. A dealer deals ``--rounds`` rounds on an idle table,
-then as many again while a flooder (its own process) sends replay requests as fast as
-it can under one ``reply_to`` (up to ``--rate`` a second, each from ``--from-msg-seq``)
-and a consumer asks for a replay once a second under its own. A round's latency is
-open_betting's reply to its result (dealer and simulators share the machine's two
-cores with the daemon, the broker and the flooder). Prints medians and p90; writes
-bench/results/replay_flood.json.
+private Mosquitto on loopback. In each of ``--passes`` passes a dealer deals
+``--rounds`` rounds on an idle table, then as many again while a flooder (its own
+process) sends replay requests as fast as it can under one ``reply_to`` (up to
+``--rate`` a second, each from ``--from-msg-seq``) and a consumer asks for a replay
+once a second under its own. A round's latency is open_betting's reply to its result
+(dealer and simulators share the machine's two cores with the daemon, the broker and
+the flooder, and other work shares the machine: so each pass's flooded figures are
+judged against its own idle ones, measured just before). Prints medians, p90 and their
+ratios per pass; writes bench/results/replay_flood.json.
 """
 
 from __future__ import annotations
@@ -91,7 +93,37 @@ async def rounds(dealer: Any, n: int) -> list[float]:
     return out
 
 
-async def run(n: int, rate: float, first: int) -> dict[str, Any]:
+def ratios(idle: dict[str, float], flooded: dict[str, float]) -> dict[str, float]:
+    return {k: round(flooded[f"{k}_ms"] / idle[f"{k}_ms"], 2) for k in ("p50", "p90")}
+
+
+async def flooded_rounds(dealer: Any, n: int, port: int, base: str, rate: float,
+                         first: int) -> dict[str, Any]:
+    """``n`` rounds under a flood and beside a polite consumer."""
+    flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(port),
+                                f"{base}/replay/request", str(rate), str(first)],
+                               stdout=subprocess.PIPE, text=True)
+    sent = (0, 1.0)
+    try:
+        await asyncio.sleep(2.0)  # the flood under way
+        stop = asyncio.Event()
+        consumer = asyncio.create_task(polite(port, base, stop))
+        flooded = await rounds(dealer, n)
+        stop.set()
+        asked, answered = await consumer
+    finally:
+        flooder.kill()
+        assert flooder.stdout is not None
+        for line in flooder.stdout.read().split("\n"):
+            if line.strip():
+                count, secs = line.split()
+                sent = (int(count), float(secs))
+        flooder.wait()
+    return {"rounds": flooded, "rate_sent": round(sent[0] / sent[1]), "asked": asked,
+            "answered": answered}
+
+
+async def run(n: int, rate: float, first: int, passes: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="tabled-flood-"))
     broker = Mosquitto(work)
     broker.start()
@@ -99,37 +131,25 @@ async def run(n: int, rate: float, first: int) -> dict[str, Any]:
     await rig.start()
     daemon = DaemonProcess(rig.config(), work)
     daemon.start()
-    flooder: subprocess.Popen[str] | None = None
+    out: list[dict[str, Any]] = []
     try:
         dealer = rig.dealer()
         async with dealer.session():
             await rounds(dealer, 3)  # warm: the shoe shuffled, caches filled
-            idle = await rounds(dealer, n)
-            stop = asyncio.Event()
-            flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(broker.port),
-                                        f"{rig.base}/replay/request", str(rate),
-                                        str(first)], stdout=subprocess.PIPE, text=True)
-            await asyncio.sleep(2.0)  # the flood under way
-            consumer = asyncio.create_task(polite(broker.port, rig.base, stop))
-            flooded = await rounds(dealer, n)
-            stop.set()
-            asked, answered = await consumer
+            for _ in range(passes):
+                idle = figures(await rounds(dealer, n))
+                await asyncio.sleep(1.0)  # the last pass's flood gone
+                f = await flooded_rounds(dealer, n, broker.port, rig.base, rate, first)
+                flooded = figures(f["rounds"])
+                out.append({"rounds_idle": idle, "rounds_under_flood": flooded,
+                            "ratio": ratios(idle, flooded), "flood_rate_sent": f["rate_sent"],
+                            "polite_asked": f["asked"], "polite_answered": f["answered"]})
+                await asyncio.sleep(1.0)
     finally:
-        sent = (0, 1.0)
-        if flooder is not None:
-            flooder.kill()
-            assert flooder.stdout is not None
-            for line in flooder.stdout.read().split("\n"):
-                if line.strip():
-                    count, secs = line.split()
-                    sent = (int(count), float(secs))
-            flooder.wait()
         daemon.stop()
         await rig.stop()
         broker.cleanup()
-    return {"rounds_idle": figures(idle), "rounds_under_flood": figures(flooded),
-            "flood_rate_asked": rate, "flood_rate_sent": round(sent[0] / sent[1]),
-            "flood_from_msg_seq": first, "polite_asked": asked, "polite_answered": answered}
+    return {"flood_rate_asked": rate, "flood_from_msg_seq": first, "passes": out}
 
 
 def main() -> None:
@@ -139,17 +159,16 @@ def main() -> None:
     # 1: every flood request served asks for the most the table sends (500 messages);
     # a large number: answers with nothing in them, the cost of the requests alone.
     ap.add_argument("--from-msg-seq", type=int, default=1)
+    ap.add_argument("--passes", type=int, default=3)
     a = ap.parse_args()
-    out = asyncio.run(run(a.rounds, a.rate, a.from_msg_seq))
-    i, f = out["rounds_idle"], out["rounds_under_flood"]
-    print(f"round latency idle:        median {i['p50_ms']} ms, p90 {i['p90_ms']} ms, "
-          f"max {i['max_ms']} ms ({i['n']} rounds)")
-    print(f"round latency under flood: median {f['p50_ms']} ms, p90 {f['p90_ms']} ms, "
-          f"max {f['max_ms']} ms ({f['n']} rounds)")
-    print(f"flood: {out['flood_rate_sent']} requests/s sent (from msg_seq "
-          f"{out['flood_from_msg_seq']})")
-    print(f"polite consumer (1 request/s): {out['polite_answered']} answered of "
-          f"{out['polite_asked']}")
+    out = asyncio.run(run(a.rounds, a.rate, a.from_msg_seq, a.passes))
+    print(f"flood from msg_seq {out['flood_from_msg_seq']}, {a.rounds} rounds a phase")
+    for n, p in enumerate(out["passes"], 1):
+        i, f, r = p["rounds_idle"], p["rounds_under_flood"], p["ratio"]
+        print(f"pass {n}: idle median {i['p50_ms']} / p90 {i['p90_ms']} / max {i['max_ms']} "
+              f"ms; flood median {f['p50_ms']} / p90 {f['p90_ms']} / max {f['max_ms']} ms; "
+              f"ratio median {r['p50']} p90 {r['p90']}; {p['flood_rate_sent']} requests/s; "
+              f"polite consumer {p['polite_answered']} of {p['polite_asked']} answered")
     save("replay_flood", out)
 
 

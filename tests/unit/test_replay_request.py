@@ -52,10 +52,46 @@ def test_the_bucket_bounds_the_rate() -> None:
 def test_each_requester_has_its_share_and_all_together_the_tables() -> None:
     now = [0.0]
     fair = replay.Fair(clock=lambda: now[0])
-    assert sum(fair.take("flood") for _ in range(100)) == replay.PER_BURST
-    assert fair.take("good")  # the flood took its own share, not everyone's
+
+    def served(name: str) -> bool:
+        return fair.take(name) is not None
+
+    assert sum(served("flood") for _ in range(100)) == replay.PER_BURST
+    assert served("good")  # the flood took its own share, not everyone's
     now[0] += 10.0
     # Many names at once still get no more than the table's budget.
-    assert sum(fair.take(f"n{i}") for i in range(100)) == replay.BURST
+    assert sum(served(f"n{i}") for i in range(100)) == replay.BURST
     now[0] += 1.0
-    assert fair.take("good")  # a refused name's own share was not spent
+    assert served("good")  # a refused name's own share was not spent
+
+
+def test_an_answers_messages_are_paid_by_its_requester_and_the_table() -> None:
+    """Counting requests alone let one requester have 500 messages a second sent for it
+    (issue 25): the most an answer can send is set aside at admission, and what it did
+    not send is given back."""
+    now = [0.0]
+    fair = replay.Fair(clock=lambda: now[0])
+    full = replay.MAX_MESSAGES
+
+    def take(name: str, most: int = full) -> int | None:
+        return fair.take(name, lambda: most)
+
+    assert [take("flood") for _ in range(4)] == [full, full, None, None]  # its burst
+    now[0] += 1.0  # a request's worth refilled, not a full answer's
+    assert take("flood") is None
+    assert take("flood", 10) == 10  # a small answer fits
+    now[0] += full / replay.PER_MESSAGE_RATE
+    assert take("flood") == full
+    assert take("good") == full  # the flood's spending is its own
+    fair.give_back("good", full - 10)  # it sent 10
+    for _ in range(100):  # a 90-message answer a second: within its share
+        now[0] += 1.0
+        assert take("good") == full
+        fair.give_back("good", full - 90)
+    now[0] += 100.0
+    n = 0
+    while take(f"n{n}") is not None:  # many names, each with its own burst
+        n += 1
+    assert n == replay.MESSAGE_BURST // full  # the table's share ends it
+    fair.give_back("n0", full)
+    assert take("another") == full
