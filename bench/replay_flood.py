@@ -5,14 +5,16 @@ Run: .venv/bin/python -m bench.replay_flood [--rounds 40] [--rate 4000] [--passe
 
 The daemon runs as its own process against the simulated shoe and shuffler, with a
 private Mosquitto on loopback. In each of ``--passes`` passes a dealer deals
-``--rounds`` rounds on an idle table, then as many again while a flooder (its own
-process) sends replay requests as fast as it can under one ``reply_to`` (up to
-``--rate`` a second, each from ``--from-msg-seq``) and a consumer asks for a replay
-once a second under its own. A round's latency is open_betting's reply to its result
-(dealer and simulators share the machine's two cores with the daemon, the broker and
-the flooder, and other work shares the machine: so each pass's flooded figures are
-judged against its own idle ones, measured just before). Prints medians, p90 and their
-ratios per pass; writes bench/results/replay_flood.json.
+``--rounds`` rounds on an idle table; then as many while a flooder (its own process)
+sends requests as fast as it can (up to ``--rate`` a second) to a topic the table does
+not read (the control: the machine loaded alike, the daemon idle); then as many again
+while the flooder sends replay requests under one ``reply_to``, each from
+``--from-msg-seq``. A consumer asks for a replay once a second under its own name
+during both. A round's latency is open_betting's reply to its result. Dealer and
+simulators share the machine's two cores with the daemon, the broker, the flooder and
+other work, so each pass's figures are judged against its own idle ones, measured just
+before, and against the control. Prints medians, p90 and their ratios per pass; writes
+bench/results/replay_flood.json.
 """
 
 from __future__ import annotations
@@ -97,11 +99,11 @@ def ratios(idle: dict[str, float], flooded: dict[str, float]) -> dict[str, float
     return {k: round(flooded[f"{k}_ms"] / idle[f"{k}_ms"], 2) for k in ("p50", "p90")}
 
 
-async def flooded_rounds(dealer: Any, n: int, port: int, base: str, rate: float,
-                         first: int) -> dict[str, Any]:
-    """``n`` rounds under a flood and beside a polite consumer."""
-    flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(port),
-                                f"{base}/replay/request", str(rate), str(first)],
+async def flooded_rounds(dealer: Any, n: int, port: int, topic: str, base: str,
+                         rate: float, first: int) -> dict[str, Any]:
+    """``n`` rounds under a flood on ``topic`` and beside a polite consumer."""
+    flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(port), topic, str(rate),
+                                str(first)],
                                stdout=subprocess.PIPE, text=True)
     sent = (0, 1.0)
     try:
@@ -138,11 +140,22 @@ async def run(n: int, rate: float, first: int, passes: int) -> dict[str, Any]:
             await rounds(dealer, 3)  # warm: the shoe shuffled, caches filled
             for _ in range(passes):
                 idle = figures(await rounds(dealer, n))
-                await asyncio.sleep(1.0)  # the last pass's flood gone
-                f = await flooded_rounds(dealer, n, broker.port, rig.base, rate, first)
+                # The control: the same flood on a topic the table does not read, so
+                # the broker, the flooder and the consumer load the machine as much
+                # and the daemon does nothing for it.
+                c = await flooded_rounds(dealer, n, broker.port, f"{rig.base}/elsewhere",
+                                         rig.base, rate, first)
+                control = figures(c["rounds"])
+                await asyncio.sleep(1.0)
+                f = await flooded_rounds(dealer, n, broker.port,
+                                         f"{rig.base}/replay/request", rig.base, rate, first)
                 flooded = figures(f["rounds"])
-                out.append({"rounds_idle": idle, "rounds_under_flood": flooded,
-                            "ratio": ratios(idle, flooded), "flood_rate_sent": f["rate_sent"],
+                out.append({"rounds_idle": idle, "rounds_control": control,
+                            "rounds_under_flood": flooded, "ratio": ratios(idle, flooded),
+                            "ratio_control": ratios(idle, control),
+                            "ratio_flood_to_control": ratios(control, flooded),
+                            "flood_rate_sent": f["rate_sent"],
+                            "control_rate_sent": c["rate_sent"],
                             "polite_asked": f["asked"], "polite_answered": f["answered"]})
                 await asyncio.sleep(1.0)
     finally:
@@ -164,11 +177,15 @@ def main() -> None:
     out = asyncio.run(run(a.rounds, a.rate, a.from_msg_seq, a.passes))
     print(f"flood from msg_seq {out['flood_from_msg_seq']}, {a.rounds} rounds a phase")
     for n, p in enumerate(out["passes"], 1):
-        i, f, r = p["rounds_idle"], p["rounds_under_flood"], p["ratio"]
-        print(f"pass {n}: idle median {i['p50_ms']} / p90 {i['p90_ms']} / max {i['max_ms']} "
-              f"ms; flood median {f['p50_ms']} / p90 {f['p90_ms']} / max {f['max_ms']} ms; "
-              f"ratio median {r['p50']} p90 {r['p90']}; {p['flood_rate_sent']} requests/s; "
-              f"polite consumer {p['polite_answered']} of {p['polite_asked']} answered")
+        i, c, f = p["rounds_idle"], p["rounds_control"], p["rounds_under_flood"]
+        r, rc, rf = p["ratio"], p["ratio_control"], p["ratio_flood_to_control"]
+        print(f"pass {n}: median / p90 / max ms: idle {i['p50_ms']} / {i['p90_ms']} / "
+              f"{i['max_ms']}; control {c['p50_ms']} / {c['p90_ms']} / {c['max_ms']}; "
+              f"flood {f['p50_ms']} / {f['p90_ms']} / {f['max_ms']}")
+        print(f"        ratio to idle (median, p90): flood {r['p50']}, {r['p90']}; control "
+              f"{rc['p50']}, {rc['p90']}; flood to control {rf['p50']}, {rf['p90']}; "
+              f"{p['flood_rate_sent']} requests/s ({p['control_rate_sent']} control); polite "
+              f"consumer {p['polite_answered']} of {p['polite_asked']} answered")
     save("replay_flood", out)
 
 

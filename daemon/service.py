@@ -353,14 +353,9 @@ class TableService:
 
     async def _serve_replay(self, answer: str, payload: bytes, reply_to: str, kept: int
                             ) -> None:
-        # One answer at a time, each message waiting for its PUBACK before the next: a
-        # replay holds at most one of the connection's in-flight slots, and the table's
-        # own messages (the outbox) the rest. Answers side by side filled them all, and
-        # a round's result waited behind megabytes of replays (bench/replay_flood.py).
         sent = 0
         try:
-            async with self._replay_turn:
-                sent = await self._answer_replay(answer, payload)
+            sent = await self._answer_replay(answer, payload)
         finally:
             self._replays_waiting -= 1
             # Admission set aside the most it could send (replay.Fair): the rest back.
@@ -395,8 +390,15 @@ class TableService:
         rows = rows[:sent]
         cut = len(rows) == replay.MAX_MESSAGES or size > replay.MAX_BYTES
         for n, row in enumerate(rows):  # the stored bytes; paho keeps their order
-            if not await self.publisher.publish_now(answer, row.payload):
-                return n  # no connection: the requester asks again
+            # One replayed message at a time, waiting for its PUBACK: replays hold at
+            # most one of the connection's in-flight slots, and the table's own messages
+            # (the outbox) the rest (side by side they filled them all, and a round's
+            # result waited behind megabytes of replays). Taken per message, in turn
+            # (the lock is first come, first served), so answers interleave: a short one
+            # is not kept behind a flooder's 500 (bench/replay_flood.py).
+            async with self._replay_turn:
+                if not await self.publisher.publish_now(answer, row.payload):
+                    return n  # no connection: the requester asks again
         covered = rows[-1].id if cut else last
         self.metrics.replays_served.inc()
         await self._replay_marker(answer, payload, req=req, count=len(rows),

@@ -150,11 +150,14 @@ async def test_issue_25_build_4_an_oversized_request_is_dropped_before_it_is_par
     assert s.replays_dropped == dropped + 1
 
 
+@pytest.mark.parametrize("first", [700, 1], ids=["small_answers", "full_answers"])
 async def test_issue_25_build_4_a_flood_from_one_client_does_not_starve_another(
-        table: tuple[TableService, int]) -> None:
+        table: tuple[TableService, int], first: int) -> None:
     """v2 shared one budget among all requesters, first come first served: ~4,000
     requests a second from one client left a consumer asking once a second 1 answer in
-    23. Each requester (by reply_to) now has its own share of the table's budget."""
+    23. Each requester (by reply_to) now has its own share of the table's budget; and
+    answers are sent a message at a time in turn, so a short one does not wait behind
+    the flooder's full ones (v3 sent one whole answer after another)."""
     s, port = table
     stop = asyncio.Event()
 
@@ -164,7 +167,7 @@ async def test_issue_25_build_4_a_flood_from_one_client_does_not_starve_another(
             while not stop.is_set():
                 n += 1
                 await c.publish("tables/t1/replay/request", json.dumps(
-                    {"id": f"f{n}", "reply_to": "flood", "from_msg_seq": 700}), qos=0)
+                    {"id": f"f{n}", "reply_to": "flood", "from_msg_seq": first}), qos=0)
                 if n % 20 == 0:
                     await asyncio.sleep(0.005)
 
