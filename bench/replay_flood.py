@@ -13,8 +13,9 @@ while the flooder sends replay requests under one ``reply_to``, each from
 during both. A round's latency is open_betting's reply to its result. Dealer and
 simulators share the machine's two cores with the daemon, the broker, the flooder and
 other work, so each pass's figures are judged against its own idle ones, measured just
-before, and against the control. Prints medians, p90 and their ratios per pass; writes
-bench/results/replay_flood.json.
+before, and against the control; the daemon's CPU time per second of each phase (from
+/proc) is the figure the machine's load disturbs least. Prints medians, p90, their
+ratios and CPU per pass; writes bench/results/replay_flood.json.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -57,10 +59,12 @@ asyncio.run(main(int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv
 """
 
 
-def figures(samples: list[float]) -> dict[str, float]:
+def figures(samples: list[float], cpu: float) -> dict[str, float]:
+    """Latency figures, and the daemon's CPU time per second of the phase (``cpu``)."""
     return {"n": len(samples), "p50_ms": round(statistics.median(samples) * 1e3, 1),
             "p90_ms": round(percentile(samples, 90) * 1e3, 1),
-            "max_ms": round(max(samples) * 1e3, 1)}
+            "max_ms": round(max(samples) * 1e3, 1),
+            "daemon_cpu_per_s": round(cpu / sum(samples), 3)}
 
 
 async def polite(port: int, base: str, stop: asyncio.Event) -> tuple[int, int]:
@@ -86,6 +90,13 @@ async def polite(port: int, base: str, stop: asyncio.Event) -> tuple[int, int]:
     return asked, answered
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's user and system CPU time so far (/proc): what the daemon spent,
+    whatever else loads the machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def rounds(dealer: Any, n: int) -> list[float]:
     out = []
     for _ in range(n):
@@ -100,7 +111,7 @@ def ratios(idle: dict[str, float], flooded: dict[str, float]) -> dict[str, float
 
 
 async def flooded_rounds(dealer: Any, n: int, port: int, topic: str, base: str,
-                         rate: float, first: int) -> dict[str, Any]:
+                         rate: float, first: int, pid: int) -> dict[str, Any]:
     """``n`` rounds under a flood on ``topic`` and beside a polite consumer."""
     flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(port), topic, str(rate),
                                 str(first)],
@@ -110,7 +121,9 @@ async def flooded_rounds(dealer: Any, n: int, port: int, topic: str, base: str,
         await asyncio.sleep(2.0)  # the flood under way
         stop = asyncio.Event()
         consumer = asyncio.create_task(polite(port, base, stop))
+        cpu = cpu_seconds(pid)
         flooded = await rounds(dealer, n)
+        cpu = cpu_seconds(pid) - cpu
         stop.set()
         asked, answered = await consumer
     finally:
@@ -121,7 +134,8 @@ async def flooded_rounds(dealer: Any, n: int, port: int, topic: str, base: str,
                 count, secs = line.split()
                 sent = (int(count), float(secs))
         flooder.wait()
-    return {"rounds": flooded, "rate_sent": round(sent[0] / sent[1]), "asked": asked,
+    return {"rounds": flooded, "cpu": cpu, "rate_sent": round(sent[0] / sent[1]),
+            "asked": asked,
             "answered": answered}
 
 
@@ -139,17 +153,19 @@ async def run(n: int, rate: float, first: int, passes: int) -> dict[str, Any]:
         async with dealer.session():
             await rounds(dealer, 3)  # warm: the shoe shuffled, caches filled
             for _ in range(passes):
-                idle = figures(await rounds(dealer, n))
+                cpu = cpu_seconds(daemon.pid)
+                idle = figures(await rounds(dealer, n), cpu_seconds(daemon.pid) - cpu)
                 # The control: the same flood on a topic the table does not read, so
                 # the broker, the flooder and the consumer load the machine as much
                 # and the daemon does nothing for it.
                 c = await flooded_rounds(dealer, n, broker.port, f"{rig.base}/elsewhere",
-                                         rig.base, rate, first)
-                control = figures(c["rounds"])
+                                         rig.base, rate, first, daemon.pid)
+                control = figures(c["rounds"], c["cpu"])
                 await asyncio.sleep(1.0)
                 f = await flooded_rounds(dealer, n, broker.port,
-                                         f"{rig.base}/replay/request", rig.base, rate, first)
-                flooded = figures(f["rounds"])
+                                         f"{rig.base}/replay/request", rig.base, rate, first,
+                                         daemon.pid)
+                flooded = figures(f["rounds"], f["cpu"])
                 out.append({"rounds_idle": idle, "rounds_control": control,
                             "rounds_under_flood": flooded, "ratio": ratios(idle, flooded),
                             "ratio_control": ratios(idle, control),
@@ -186,6 +202,8 @@ def main() -> None:
               f"{rc['p50']}, {rc['p90']}; flood to control {rf['p50']}, {rf['p90']}; "
               f"{p['flood_rate_sent']} requests/s ({p['control_rate_sent']} control); polite "
               f"consumer {p['polite_answered']} of {p['polite_asked']} answered")
+        print(f"        daemon CPU s per s: idle {i['daemon_cpu_per_s']}, control "
+              f"{c['daemon_cpu_per_s']}, flood {f['daemon_cpu_per_s']}")
     save("replay_flood", out)
 
 
