@@ -234,13 +234,13 @@ class Fair:
         if not self.table.requests.take():
             own.requests.give(1)  # not served: its own share is not spent
             return None
+        # A request refused here has spent its request tokens: ``most`` (a journal read)
+        # then runs at most at the request rates, however fast a flooder in debt asks.
         n = most()
         if own.messages.take(n):
             if self.table.messages.take(n):
                 return n
             own.messages.give(n)
-        own.requests.give(1)
-        self.table.requests.give(1)
         return None
 
     def give_back(self, requester: str, unsent: int) -> None:

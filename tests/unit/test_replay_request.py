@@ -95,3 +95,22 @@ def test_an_answers_messages_are_paid_by_its_requester_and_the_table() -> None:
     assert n == replay.MESSAGE_BURST // full  # the table's share ends it
     fair.give_back("n0", full)
     assert take("another") == full
+
+
+def test_the_journal_is_read_at_most_at_the_request_rate() -> None:
+    """``most`` reads the journal: a flooder whose messages are spent asked it on every
+    request (4% of the daemon's time under a flood) while its request tokens were given
+    back; a request refused for its messages now spends them."""
+    now = [0.0]
+    fair = replay.Fair(clock=lambda: now[0])
+    reads = 0
+
+    def most() -> int:
+        nonlocal reads
+        reads += 1
+        return replay.MAX_MESSAGES
+
+    for _ in range(1000):  # 10 s of 100 requests a second
+        now[0] += 0.01
+        fair.take("flood", most)
+    assert reads <= replay.PER_BURST + 10 * replay.PER_RATE
