@@ -19,7 +19,7 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from daemon.mqtt.client import Client
+from daemon.mqtt.client import READ_AT_ONCE, Client
 from hil.broker import Mosquitto
 from tests.wait import until
 
@@ -143,6 +143,36 @@ async def test_a_broker_closing_before_its_connack_is_seen_at_once_not_at_the_ti
         server.close()
         await server.wait_closed()
     assert time.monotonic() - t0 < 2, time.monotonic() - t0
+
+
+async def test_a_burst_is_read_many_packets_a_wake_up_and_all_in_order(
+        broker: Mosquitto) -> None:
+    """paho's loop_read reads one packet a call, whatever its max_packets says, so a
+    flood of small messages (replay requests, issue 25) cost a loop iteration each,
+    and whatever the table waited for behind them (a command, a PUBACK) came that many
+    iterations later. The client reads up to READ_AT_ONCE a wake-up."""
+    got: list[bytes] = []
+    async with Client("127.0.0.1", broker.port, identifier="reader") as client:
+        await client.subscribe("t/many", qos=0)
+        pub = paho.Client(CallbackAPIVersion.VERSION2, client_id="many-publisher")
+        pub.connect("127.0.0.1", broker.port)
+        pub.loop_start()
+        try:
+            for n in range(300):
+                pub.publish("t/many", f"{n:04d}".encode(), qos=0)
+            time.sleep(1.0)  # this loop blocked: the burst waits in the socket
+            await asyncio.sleep(0)  # the loop polls: the reader is scheduled
+            await asyncio.sleep(0)  # and has run once
+            assert len(client.messages) >= READ_AT_ONCE  # one wake-up, many packets
+            async with asyncio.timeout(10):
+                async for m in client.messages:
+                    got.append(m.payload if isinstance(m.payload, bytes) else b"")
+                    if len(got) == 300:
+                        break
+        finally:
+            pub.loop_stop()
+            pub.disconnect()
+    assert got == [f"{n:04d}".encode() for n in range(300)]
 
 
 @pytest.mark.parametrize("call", ["subscribe", "publish"])
