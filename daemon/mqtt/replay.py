@@ -116,11 +116,6 @@ def head_of(payload: bytes) -> Head | None:
     return Head(name, _number(body.get("from_msg_seq")), _number(body.get("to_msg_seq")))
 
 
-def reply_to_of(payload: bytes) -> str | None:
-    head = head_of(payload)
-    return None if head is None else head.reply_to
-
-
 def echoable(rid: object) -> TypeGuard[str]:
     """An id the signed marker can carry: 1-64 characters that UTF-8 can encode (JSON's
     escapes can spell a lone surrogate, which it cannot)."""

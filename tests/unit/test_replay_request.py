@@ -36,9 +36,18 @@ def test_bad_requests_are_refused_as_bad_request(payload: bytes) -> None:
 
 
 def test_only_a_valid_reply_to_gets_an_answer() -> None:
-    assert replay.reply_to_of(req(from_msg_seq=0)) == "display-7"
-    assert replay.reply_to_of(req(reply_to="../x")) is None
-    assert replay.reply_to_of(b"\xff") is None
+    assert replay.head_of(req(from_msg_seq=0)) == replay.Head("display-7", None, None)
+    assert replay.head_of(req(reply_to="../x")) is None
+    assert replay.head_of(b"\xff") is None
+
+
+def test_the_most_an_answer_can_send_is_its_range_up_to_the_bound() -> None:
+    head = replay.head_of(req(from_msg_seq=690, to_msg_seq=695))
+    assert head is not None and head.most(700) == 6
+    assert replay.Head("a", 690, None).most(700) == 11
+    assert replay.Head("a", 1, None).most(700) == replay.MAX_MESSAGES
+    assert replay.Head("a", 800, None).most(700) == 0  # nothing yet: the marker only
+    assert replay.Head("a", None, None).most(700) == 0  # refused as bad_request
 
 
 def test_the_bucket_bounds_the_rate() -> None:
