@@ -1,16 +1,21 @@
 """Benchmark: a round's latency, and a polite consumer's replays, with and without a
 flood of replay requests from another client (issue 25, Build 4).
 
-Run: .venv/bin/python -m bench.replay_flood [--rounds 40] [--rate 4000]
+Run: .venv/bin/python -m bench.replay_flood [--rounds 40] [--rate 4000] [--passes 3]
 
 The daemon runs as its own process against the simulated shoe and shuffler, with a
-private Mosquitto on loopback. A dealer deals ``--rounds`` rounds on an idle table,
-then as many again while a flooder (its own process) sends replay requests as fast as
-it can under one ``reply_to`` (up to ``--rate`` a second, each from ``--from-msg-seq``)
-and a consumer asks for a replay once a second under its own. A round's latency is
-open_betting's reply to its result (dealer and simulators share the machine's two
-cores with the daemon, the broker and the flooder). Prints medians and p90; writes
-bench/results/replay_flood.json.
+private Mosquitto on loopback. In each of ``--passes`` passes a dealer deals
+``--rounds`` rounds on an idle table; then as many while a flooder (its own process)
+sends requests as fast as it can (up to ``--rate`` a second) to a topic the table does
+not read (the control: the machine loaded alike, the daemon idle); then as many again
+while the flooder sends replay requests under one ``reply_to``, each from
+``--from-msg-seq``. A consumer asks for a replay once a second under its own name
+during both. A round's latency is open_betting's reply to its result. Dealer and
+simulators share the machine's two cores with the daemon, the broker, the flooder and
+other work, so each pass's figures are judged against its own idle ones, measured just
+before, and against the control; the daemon's CPU time per second of each phase (from
+/proc) is the figure the machine's load disturbs least. Prints medians, p90, their
+ratios and CPU per pass; writes bench/results/replay_flood.json.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -53,10 +59,12 @@ asyncio.run(main(int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv
 """
 
 
-def figures(samples: list[float]) -> dict[str, float]:
+def figures(samples: list[float], cpu: float) -> dict[str, float]:
+    """Latency figures, and the daemon's CPU time per second of the phase (``cpu``)."""
     return {"n": len(samples), "p50_ms": round(statistics.median(samples) * 1e3, 1),
             "p90_ms": round(percentile(samples, 90) * 1e3, 1),
-            "max_ms": round(max(samples) * 1e3, 1)}
+            "max_ms": round(max(samples) * 1e3, 1),
+            "daemon_cpu_per_s": round(cpu / sum(samples), 3)}
 
 
 async def polite(port: int, base: str, stop: asyncio.Event) -> tuple[int, int]:
@@ -82,6 +90,13 @@ async def polite(port: int, base: str, stop: asyncio.Event) -> tuple[int, int]:
     return asked, answered
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's user and system CPU time so far (/proc): what the daemon spent,
+    whatever else loads the machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def rounds(dealer: Any, n: int) -> list[float]:
     out = []
     for _ in range(n):
@@ -91,7 +106,40 @@ async def rounds(dealer: Any, n: int) -> list[float]:
     return out
 
 
-async def run(n: int, rate: float, first: int) -> dict[str, Any]:
+def ratios(idle: dict[str, float], flooded: dict[str, float]) -> dict[str, float]:
+    return {k: round(flooded[f"{k}_ms"] / idle[f"{k}_ms"], 2) for k in ("p50", "p90")}
+
+
+async def flooded_rounds(dealer: Any, n: int, port: int, topic: str, base: str,
+                         rate: float, first: int, pid: int) -> dict[str, Any]:
+    """``n`` rounds under a flood on ``topic`` and beside a polite consumer."""
+    flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(port), topic, str(rate),
+                                str(first)],
+                               stdout=subprocess.PIPE, text=True)
+    sent = (0, 1.0)
+    try:
+        await asyncio.sleep(2.0)  # the flood under way
+        stop = asyncio.Event()
+        consumer = asyncio.create_task(polite(port, base, stop))
+        cpu = cpu_seconds(pid)
+        flooded = await rounds(dealer, n)
+        cpu = cpu_seconds(pid) - cpu
+        stop.set()
+        asked, answered = await consumer
+    finally:
+        flooder.kill()
+        assert flooder.stdout is not None
+        for line in flooder.stdout.read().split("\n"):
+            if line.strip():
+                count, secs = line.split()
+                sent = (int(count), float(secs))
+        flooder.wait()
+    return {"rounds": flooded, "cpu": cpu, "rate_sent": round(sent[0] / sent[1]),
+            "asked": asked,
+            "answered": answered}
+
+
+async def run(n: int, rate: float, first: int, passes: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="tabled-flood-"))
     broker = Mosquitto(work)
     broker.start()
@@ -99,37 +147,38 @@ async def run(n: int, rate: float, first: int) -> dict[str, Any]:
     await rig.start()
     daemon = DaemonProcess(rig.config(), work)
     daemon.start()
-    flooder: subprocess.Popen[str] | None = None
+    out: list[dict[str, Any]] = []
     try:
         dealer = rig.dealer()
         async with dealer.session():
             await rounds(dealer, 3)  # warm: the shoe shuffled, caches filled
-            idle = await rounds(dealer, n)
-            stop = asyncio.Event()
-            flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(broker.port),
-                                        f"{rig.base}/replay/request", str(rate),
-                                        str(first)], stdout=subprocess.PIPE, text=True)
-            await asyncio.sleep(2.0)  # the flood under way
-            consumer = asyncio.create_task(polite(broker.port, rig.base, stop))
-            flooded = await rounds(dealer, n)
-            stop.set()
-            asked, answered = await consumer
+            for _ in range(passes):
+                cpu = cpu_seconds(daemon.pid)
+                idle = figures(await rounds(dealer, n), cpu_seconds(daemon.pid) - cpu)
+                # The control: the same flood on a topic the table does not read, so
+                # the broker, the flooder and the consumer load the machine as much
+                # and the daemon does nothing for it.
+                c = await flooded_rounds(dealer, n, broker.port, f"{rig.base}/elsewhere",
+                                         rig.base, rate, first, daemon.pid)
+                control = figures(c["rounds"], c["cpu"])
+                await asyncio.sleep(1.0)
+                f = await flooded_rounds(dealer, n, broker.port,
+                                         f"{rig.base}/replay/request", rig.base, rate, first,
+                                         daemon.pid)
+                flooded = figures(f["rounds"], f["cpu"])
+                out.append({"rounds_idle": idle, "rounds_control": control,
+                            "rounds_under_flood": flooded, "ratio": ratios(idle, flooded),
+                            "ratio_control": ratios(idle, control),
+                            "ratio_flood_to_control": ratios(control, flooded),
+                            "flood_rate_sent": f["rate_sent"],
+                            "control_rate_sent": c["rate_sent"],
+                            "polite_asked": f["asked"], "polite_answered": f["answered"]})
+                await asyncio.sleep(1.0)
     finally:
-        sent = (0, 1.0)
-        if flooder is not None:
-            flooder.kill()
-            assert flooder.stdout is not None
-            for line in flooder.stdout.read().split("\n"):
-                if line.strip():
-                    count, secs = line.split()
-                    sent = (int(count), float(secs))
-            flooder.wait()
         daemon.stop()
         await rig.stop()
         broker.cleanup()
-    return {"rounds_idle": figures(idle), "rounds_under_flood": figures(flooded),
-            "flood_rate_asked": rate, "flood_rate_sent": round(sent[0] / sent[1]),
-            "flood_from_msg_seq": first, "polite_asked": asked, "polite_answered": answered}
+    return {"flood_rate_asked": rate, "flood_from_msg_seq": first, "passes": out}
 
 
 def main() -> None:
@@ -139,17 +188,22 @@ def main() -> None:
     # 1: every flood request served asks for the most the table sends (500 messages);
     # a large number: answers with nothing in them, the cost of the requests alone.
     ap.add_argument("--from-msg-seq", type=int, default=1)
+    ap.add_argument("--passes", type=int, default=3)
     a = ap.parse_args()
-    out = asyncio.run(run(a.rounds, a.rate, a.from_msg_seq))
-    i, f = out["rounds_idle"], out["rounds_under_flood"]
-    print(f"round latency idle:        median {i['p50_ms']} ms, p90 {i['p90_ms']} ms, "
-          f"max {i['max_ms']} ms ({i['n']} rounds)")
-    print(f"round latency under flood: median {f['p50_ms']} ms, p90 {f['p90_ms']} ms, "
-          f"max {f['max_ms']} ms ({f['n']} rounds)")
-    print(f"flood: {out['flood_rate_sent']} requests/s sent (from msg_seq "
-          f"{out['flood_from_msg_seq']})")
-    print(f"polite consumer (1 request/s): {out['polite_answered']} answered of "
-          f"{out['polite_asked']}")
+    out = asyncio.run(run(a.rounds, a.rate, a.from_msg_seq, a.passes))
+    print(f"flood from msg_seq {out['flood_from_msg_seq']}, {a.rounds} rounds a phase")
+    for n, p in enumerate(out["passes"], 1):
+        i, c, f = p["rounds_idle"], p["rounds_control"], p["rounds_under_flood"]
+        r, rc, rf = p["ratio"], p["ratio_control"], p["ratio_flood_to_control"]
+        print(f"pass {n}: median / p90 / max ms: idle {i['p50_ms']} / {i['p90_ms']} / "
+              f"{i['max_ms']}; control {c['p50_ms']} / {c['p90_ms']} / {c['max_ms']}; "
+              f"flood {f['p50_ms']} / {f['p90_ms']} / {f['max_ms']}")
+        print(f"        ratio to idle (median, p90): flood {r['p50']}, {r['p90']}; control "
+              f"{rc['p50']}, {rc['p90']}; flood to control {rf['p50']}, {rf['p90']}; "
+              f"{p['flood_rate_sent']} requests/s ({p['control_rate_sent']} control); polite "
+              f"consumer {p['polite_answered']} of {p['polite_asked']} answered")
+        print(f"        daemon CPU s per s: idle {i['daemon_cpu_per_s']}, control "
+              f"{c['daemon_cpu_per_s']}, flood {f['daemon_cpu_per_s']}")
     save("replay_flood", out)
 
 

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import aiomqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.mqtt.client import NODELAY
+from daemon.mqtt.client import NODELAY, Client
 from daemon.security.authority import sign_command
 from daemon.security.commands import round_scoped
 from hil.errors import RunError
@@ -429,9 +429,11 @@ class SimDealer:
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[SimDealer]:
         """Connected, subscribed, and the table seen online: ready to deal."""
-        async with aiomqtt.Client(self.host, self.port, identifier=f"sim-{self._id_prefix}",
-                                  username=self.username, password=self.password,
-                                  socket_options=NODELAY) as client:
+        # The daemon's client: a connection lost while nobody reads leaves no unretrieved
+        # exception behind (issue 26).
+        async with Client(self.host, self.port, identifier=f"sim-{self._id_prefix}",
+                          username=self.username, password=self.password,
+                          socket_options=NODELAY) as client:
             self._client = client
             await client.subscribe(f"{self.base}/#", qos=1)
             listener = asyncio.create_task(self._listen(client))

@@ -33,6 +33,7 @@ import aiomqtt
 from daemon.config import parse_config
 from daemon.consumers.watch import WIDTH, Watcher, result_header, result_line
 from daemon.errors import TabledError
+from daemon.mqtt.client import Client
 from daemon.security.signing import Keyring, public_key_text
 from daemon.service import TableService
 from hil.broker import Mosquitto
@@ -99,9 +100,10 @@ class _View:
     async def run(self) -> None:
         while True:
             try:
-                async with aiomqtt.Client(self.host, self.port,
-                                          identifier=f"sim-view-{self.table}-{id(self):x}"
-                                          ) as client:
+                # The daemon's client, as the dealer's (issue 26: no unretrieved error).
+                async with Client(self.host, self.port,
+                                  identifier=f"sim-view-{self.table}-{id(self):x}"
+                                  ) as client:
                     await client.subscribe(f"tables/{self.table}/#", qos=1)
                     self.lost.clear()
                     self.connected.set()

@@ -13,12 +13,23 @@ paho's callbacks, nothing changes.
 And a broker that closes the connection before its CONNACK fails the connect at once:
 aiomqtt ignores a disconnect until it is connected, so such a refusal was seen only at
 the connect timeout (a NATS node refusing while its session stream has no leader).
+
+It reads up to READ_AT_ONCE packets each time the socket wakes its reader: paho's
+``loop_read`` reads one, so a flood of small messages (replay requests, issue 25) cost
+a loop iteration each, and what waited behind them (a command, a PUBACK) that many.
+
+And a connection that dropped while nobody read its messages (during a subscribe or a
+publish, which then time out) leaves aiomqtt's disconnect future with an exception that
+leaving the context does not retrieve: asyncio then logs "Future exception was never
+retrieved ... MqttCodeError" when it is collected (issue 26, seen in simulate during a
+broker outage). Leaving the context retrieves it: by then the caller has its own error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
+from types import TracebackType
 from typing import Any
 
 import aiomqtt
@@ -28,6 +39,9 @@ import paho.mqtt.client as paho
 # leaves Nagle on, so a small reply waits for the broker's delayed ACK (a command's round
 # trip fell from 88 ms to 2.5 ms: `.venv/bin/python -m bench.end_to_end`, docs/performance.md).
 NODELAY = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
+# Packets read per wake-up of the socket's reader: paho's loop_read reads one (it
+# ignores its max_packets), so a flood of small packets cost a loop iteration each.
+READ_AT_ONCE = 64
 
 
 class Client(aiomqtt.Client):
@@ -38,6 +52,45 @@ class Client(aiomqtt.Client):
                 f"the broker closed the connection before its CONNACK ({reason_code})"))
             return
         super()._on_disconnect(client, userdata, flags, reason_code, properties)
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        try:
+            await super().__aexit__(exc_type, exc, tb)
+        finally:
+            gone = self._disconnected
+            if gone.done() and not gone.cancelled():
+                gone.exception()  # retrieved: the connection's end is known here
+
+    def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        """aiomqtt's, with a reader that takes up to READ_AT_ONCE packets a wake-up."""
+
+        def read() -> None:
+            try:
+                for _ in range(READ_AT_ONCE):
+                    if client._sock is None:
+                        return
+                    rc = client._packet_read()
+                    if rc == paho.MQTT_ERR_AGAIN:
+                        return
+                    if rc > 0:
+                        client._loop_rc_handle(rc)
+                        return
+                # More may be waiting: a plain socket stays readable, and wakes this
+                # again; TLS may hold decrypted bytes the socket no longer shows.
+                pending = getattr(client._sock, "pending", None)
+                if pending is not None and pending() > 0:
+                    self._loop.call_soon(read)
+            except Exception as exc:  # as aiomqtt's reader does: the connection broke
+                if not self._disconnected.done():
+                    self._disconnected.set_exception(exc)
+
+        def misc() -> None:
+            self._misc_task = self._loop.create_task(self._misc_loop())
+
+        # Called from paho's connect, in an executor thread: onto the loop.
+        self._loop.call_soon_threadsafe(self._loop.add_reader, sock.fileno(), read)
+        self._loop.call_soon_threadsafe(misc)
 
     def _on_socket_register_write(self, client: paho.Client, userdata: Any,
                                   sock: Any) -> None:

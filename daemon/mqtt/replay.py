@@ -22,6 +22,14 @@ broker user published a request), so that one requester cannot take the whole bu
 one that comes faster is answered ``busy`` (at most one such answer a second; the rest
 are dropped). A request that cannot be answered (too large, not JSON, no valid
 ``reply_to``) is dropped and counted.
+
+An answer's messages are paid for too: each requester has ``PER_MESSAGE_RATE`` messages
+a second (bursts of ``PER_MESSAGE_BURST``), all together ``MESSAGE_RATE`` (bursts of
+``MESSAGE_BURST``). A request is admitted only while its requester's share and the
+table's each hold the most its answer can send (its range, at most ``MAX_MESSAGES``),
+which is set aside for it; what the answer did not send is given back. Counting
+requests alone let one requester have 500 messages a second sent for it, a quarter of
+the daemon's time taken from the rounds (docs/performance.md, "Replay under a flood").
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import json
 import re
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -42,6 +51,10 @@ MAX_BYTES = 512 * 1024
 # three quarters of it to everyone else (docs/performance.md, "Replay under a flood").
 RATE, BURST = 4.0, 10.0
 PER_RATE, PER_BURST = 1.0, 5.0
+# Messages sent in answers: a requester may fetch two full answers at once, then 100
+# messages a second (a table sends a few a second: catching up is still quick).
+PER_MESSAGE_RATE, PER_MESSAGE_BURST = 100.0, 2.0 * MAX_MESSAGES
+MESSAGE_RATE, MESSAGE_BURST = 250.0, 4.0 * MAX_MESSAGES
 MAX_REQUESTERS = 1024  # buckets kept, the least recently heard forgotten first
 MAX_WAITING = 8  # admitted requests waiting their turn; more are answered busy
 TOPICS = ("events", "results", "alerts", "replies", "devices")
@@ -64,17 +77,43 @@ class ReplayRequest:
     journal_id: str | None
 
 
-def reply_to_of(payload: bytes) -> str | None:
-    """Where a refusal can go, if anywhere. A payload over ``MAX_REQUEST`` goes nowhere,
-    unread: parsing it first let a request of 100 MB cost the table 270 MB."""
+@dataclass(frozen=True)
+class Head:
+    """What admission reads of a request: where to answer, and the range asked (None:
+    not a valid number, which ``parse`` refuses)."""
+
+    reply_to: str
+    first: int | None
+    last: int | None
+
+    def most(self, newest: int) -> int:
+        """The most messages its answer can send, with ``newest`` the table's last."""
+        if self.first is None:
+            return 0
+        last = newest if self.last is None else min(self.last, newest)
+        return max(0, min(MAX_MESSAGES, last - self.first + 1))
+
+
+def _number(v: object) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 1 else None
+
+
+def head_of(payload: bytes) -> Head | None:
+    """Where a refusal can go, if anywhere, and the range. A payload over
+    ``MAX_REQUEST`` goes nowhere, unread: parsing it first let a request of 100 MB cost
+    the table 270 MB."""
     if len(payload) > MAX_REQUEST:
         return None
     try:
         body = json.loads(payload)
     except (ValueError, RecursionError):  # any bytes are data (issue 25)
         return None
-    name = body.get("reply_to") if isinstance(body, dict) else None
-    return name if isinstance(name, str) and NAME.match(name) else None
+    if not isinstance(body, dict):
+        return None
+    name = body.get("reply_to")
+    if not isinstance(name, str) or not NAME.match(name):
+        return None
+    return Head(name, _number(body.get("from_msg_seq")), _number(body.get("to_msg_seq")))
 
 
 def echoable(rid: object) -> TypeGuard[str]:
@@ -137,34 +176,72 @@ class Bucket:
     def __post_init__(self) -> None:
         self.tokens, self.at = self.burst, self.clock()
 
-    def take(self) -> bool:
+    def take(self, n: float = 1) -> bool:
+        if self.has(n):
+            self.tokens -= n
+            return True
+        return False
+
+    def has(self, n: float = 1) -> bool:
+        """At least ``n`` tokens (refilled up to now)."""
         now = self.clock()
         self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
         self.at = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
+        return self.tokens >= n
+
+    def give(self, n: float) -> None:
+        """Tokens taken and not used, back."""
+        self.tokens = min(self.burst, self.tokens + n)
+
+
+@dataclass
+class Share:
+    """One requester's: its requests, and the messages sent in its answers."""
+
+    requests: Bucket
+    messages: Bucket
 
 
 class Fair:
-    """The table's replay budget shared among requesters: a request is served when its
-    requester's own bucket and the table's both have a token. A name heard for the first
-    time starts with a full bucket; at most ``MAX_REQUESTERS`` are kept."""
+    """The table's replay budget shared among requesters: a request is admitted when its
+    requester's own buckets and the table's all have a request and the most its answer
+    can send, which ``take`` sets aside; ``give_back`` returns what the answer did not
+    send. A name heard for the first time starts with full buckets; at most
+    ``MAX_REQUESTERS`` are kept."""
 
     def __init__(self, clock: Any = time.monotonic) -> None:
         self.clock = clock
-        self.table = Bucket(RATE, BURST, clock)
-        self._each: OrderedDict[str, Bucket] = OrderedDict()
+        self.table = Share(Bucket(RATE, BURST, clock),
+                           Bucket(MESSAGE_RATE, MESSAGE_BURST, clock))
+        self._each: OrderedDict[str, Share] = OrderedDict()
 
-    def take(self, requester: str) -> bool:
-        own = self._each.pop(requester, None) or Bucket(PER_RATE, PER_BURST, self.clock)
+    def take(self, requester: str, most: Callable[[], int] = lambda: 0) -> int | None:
+        """The messages set aside for an admitted request (``most()``, asked only once
+        its request is within the rates), or None: not admitted."""
+        own = self._each.pop(requester, None) or Share(
+            Bucket(PER_RATE, PER_BURST, self.clock),
+            Bucket(PER_MESSAGE_RATE, PER_MESSAGE_BURST, self.clock))
         self._each[requester] = own  # the most recently heard, last
         if len(self._each) > MAX_REQUESTERS:
             self._each.popitem(last=False)
-        if not own.take():
-            return False
-        if self.table.take():
-            return True
-        own.tokens += 1  # not served: its own share is not spent
-        return False
+        if not own.requests.take():
+            return None
+        if not self.table.requests.take():
+            own.requests.give(1)  # not served: its own share is not spent
+            return None
+        # A request refused here has spent its request tokens: ``most`` (a journal read)
+        # then runs at most at the request rates, however fast a flooder in debt asks.
+        n = most()
+        if own.messages.take(n):
+            if self.table.messages.take(n):
+                return n
+            own.messages.give(n)
+        return None
+
+    def give_back(self, requester: str, unsent: int) -> None:
+        """What an admitted request's answer did not send, back to its requester and
+        the table."""
+        own = self._each.get(requester)
+        if own is not None:
+            own.messages.give(unsent)
+        self.table.messages.give(unsent)

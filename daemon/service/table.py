@@ -69,6 +69,8 @@ class TableService:
         self.desk = CommandDesk(self.state, self.effects, self.storage, self.publisher,
                                 self.metrics)
         self.replays = ReplayServer(self.state, self.publisher, self.metrics)
+        # Replay requests are taken as paho reads them (issue 25): never queued as tasks.
+        self.publisher.at_once = {self.replays.request_topic: self.replays.admit}
         self.retention = Retention(self.state)
         self.session_watch = SessionWatch(clock, b.client_id)
         self.recovered = asyncio.Event()  # the journal is read and any open round resolved
@@ -149,9 +151,7 @@ class TableService:
         return self.snapshot.last_state()
 
     async def message(self, topic: str, payload: bytes) -> None:
-        if topic == self.replays.request_topic:
-            self.replays.admit(payload)
-        elif topic.startswith(self.desk.prefix):
+        if topic.startswith(self.desk.prefix):
             self.desk.execute(topic[len(self.desk.prefix):], payload)
 
     def journal_failed(self, exc: JournalError) -> None:

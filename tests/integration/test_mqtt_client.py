@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import socket
 import threading
 import time
@@ -17,8 +19,9 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from daemon.mqtt.client import Client
+from daemon.mqtt.client import READ_AT_ONCE, Client
 from hil.broker import Mosquitto
+from tests.wait import until
 
 
 class ThreadSubscriber:
@@ -140,3 +143,64 @@ async def test_a_broker_closing_before_its_connack_is_seen_at_once_not_at_the_ti
         server.close()
         await server.wait_closed()
     assert time.monotonic() - t0 < 2, time.monotonic() - t0
+
+
+async def test_a_burst_is_read_many_packets_a_wake_up_and_all_in_order(
+        broker: Mosquitto) -> None:
+    """paho's loop_read reads one packet a call, whatever its max_packets says, so a
+    flood of small messages (replay requests, issue 25) cost a loop iteration each,
+    and whatever the table waited for behind them (a command, a PUBACK) came that many
+    iterations later. The client reads up to READ_AT_ONCE a wake-up."""
+    got: list[bytes] = []
+    async with Client("127.0.0.1", broker.port, identifier="reader") as client:
+        await client.subscribe("t/many", qos=0)
+        pub = paho.Client(CallbackAPIVersion.VERSION2, client_id="many-publisher")
+        pub.connect("127.0.0.1", broker.port)
+        pub.loop_start()
+        try:
+            for n in range(300):
+                pub.publish("t/many", f"{n:04d}".encode(), qos=0)
+            time.sleep(1.0)  # this loop blocked: the burst waits in the socket
+            await asyncio.sleep(0)  # the loop polls: the reader is scheduled
+            await asyncio.sleep(0)  # and has run once
+            assert len(client.messages) >= READ_AT_ONCE  # one wake-up, many packets
+            async with asyncio.timeout(10):
+                async for m in client.messages:
+                    got.append(m.payload if isinstance(m.payload, bytes) else b"")
+                    if len(got) == 300:
+                        break
+        finally:
+            pub.loop_stop()
+            pub.disconnect()
+    assert got == [f"{n:04d}".encode() for n in range(300)]
+
+
+@pytest.mark.parametrize("call", ["subscribe", "publish"])
+async def test_issue_26_a_connection_lost_mid_call_leaves_no_unretrieved_exception(
+        broker: Mosquitto, call: str) -> None:
+    """The broker goes while a subscribe or a publish waits for its acknowledgement and
+    nobody reads the client's messages (the publisher's subscriptions before its watcher
+    starts; the simulated dealer's before its listener): the call times out, and aiomqtt's
+    own client left its disconnect future's MqttCodeError unretrieved, which asyncio logs
+    as "Future exception was never retrieved" whenever the client is collected (seen in
+    simulate, issue 26). Asyncio's own flag for that report is checked, not the garbage
+    collector's timing (aiomqtt's housekeeping task keeps a client a while)."""
+    assert broker.proc is not None
+    pid = broker.proc.pid
+    client = Client("127.0.0.1", broker.port, identifier="lost", timeout=1.0)
+    with pytest.raises(aiomqtt.MqttError, match="Operation timed out"):
+        async with client:
+            await client.subscribe("t/first", qos=1)
+            os.kill(pid, signal.SIGSTOP)  # no acknowledgement from here on
+            waiting = asyncio.create_task(
+                client.subscribe("t/second", qos=1) if call == "subscribe"
+                else client.publish("t/x", b"x", qos=1))
+            await asyncio.sleep(0.2)
+            os.kill(pid, signal.SIGKILL)  # the connection reset while the call waits
+            await until(client._disconnected.done)
+            await waiting
+    lost = client._disconnected
+    # Asyncio's flag, set by set_exception and cleared by retrieving it: while it is set,
+    # collecting the future logs "Future exception was never retrieved".
+    assert not lost._log_traceback
+    assert isinstance(lost.exception(), aiomqtt.MqttCodeError)  # the drop it saw

@@ -141,7 +141,7 @@ async def test_issue_25_build_4_an_oversized_request_is_dropped_before_it_is_par
     dropped = s.replays.replays_dropped
     tracemalloc.start()
     try:
-        await s.message(s.replays.request_topic, big)
+        s.replays.admit(big)  # what the publisher calls as paho reads the request
         await asyncio.sleep(0.2)  # whatever it spawned has run
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -150,11 +150,14 @@ async def test_issue_25_build_4_an_oversized_request_is_dropped_before_it_is_par
     assert s.replays.replays_dropped == dropped + 1
 
 
+@pytest.mark.parametrize("first", [700, 1], ids=["small_answers", "full_answers"])
 async def test_issue_25_build_4_a_flood_from_one_client_does_not_starve_another(
-        table: tuple[TableService, int]) -> None:
+        table: tuple[TableService, int], first: int) -> None:
     """v2 shared one budget among all requesters, first come first served: ~4,000
     requests a second from one client left a consumer asking once a second 1 answer in
-    23. Each requester (by reply_to) now has its own share of the table's budget."""
+    23. Each requester (by reply_to) now has its own share of the table's budget; and
+    answers are sent a message at a time in turn, so a short one does not wait behind
+    the flooder's full ones (v3 sent one whole answer after another)."""
     s, port = table
     stop = asyncio.Event()
 
@@ -164,7 +167,7 @@ async def test_issue_25_build_4_a_flood_from_one_client_does_not_starve_another(
             while not stop.is_set():
                 n += 1
                 await c.publish("tables/t1/replay/request", json.dumps(
-                    {"id": f"f{n}", "reply_to": "flood", "from_msg_seq": 700}), qos=0)
+                    {"id": f"f{n}", "reply_to": "flood", "from_msg_seq": first}), qos=0)
                 if n % 20 == 0:
                     await asyncio.sleep(0.005)
 
@@ -201,3 +204,39 @@ async def test_issue_25_a_request_whose_id_is_not_unicode_is_answered_bad_reques
     bad = b'{"id": "\\ud800", "reply_to": "me", "from_msg_seq": 1}'
     _, [mark] = await ask(port, [bad], 1, timeout=5)
     assert mark["error"]["code"] == "bad_request" and mark["id"] is None
+
+
+async def test_issue_25_build_4_a_flood_of_full_answers_costs_its_share_of_messages(
+        table: tuple[TableService, int]) -> None:
+    """Each request for everything from msg_seq 1 asks for the most an answer holds. v3
+    counted requests only: one requester had 500 messages a second sent for it, which
+    took a quarter of the daemon's time from the rounds. The messages of its answers are
+    now its requester's to pay for: over a flood of T seconds at most its burst, T times
+    its rate, and the answer under way when the count stops."""
+    _, port = table
+    got = 0
+    async with aiomqtt.Client("127.0.0.1", port) as c:
+        await c.subscribe("tables/t1/replay/to/flood", qos=1)
+
+        async def flood() -> None:
+            n = 0
+            while True:
+                n += 1
+                await c.publish("tables/t1/replay/request", json.dumps(
+                    {"id": f"f{n}", "reply_to": "flood", "from_msg_seq": 1}), qos=0)
+                await asyncio.sleep(0.002)
+
+        flooder = asyncio.create_task(flood())
+        began = asyncio.get_running_loop().time()
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(6.0):
+                    async for m in c.messages:
+                        got += json.loads(bytes(m.payload))["type"] != "replay"
+        finally:
+            flooder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await flooder
+        took = asyncio.get_running_loop().time() - began
+    bound = replay.PER_MESSAGE_BURST + replay.PER_MESSAGE_RATE * took + replay.MAX_MESSAGES
+    assert replay.MAX_MESSAGES * 2 <= got <= bound, (got, bound)

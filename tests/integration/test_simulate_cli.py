@@ -127,6 +127,7 @@ def test_a_broker_outage_is_survived(tmp_path: Path, game: list[str]) -> None:
         out = seen + out
         assert run.returncode == 0, out + err
         assert "Traceback" not in err, err
+        assert "never retrieved" not in out + err, out + err  # issue 26 (test_mqtt_client)
         assert "broker connection lost" in out and "broker back after" in out
         assert "8 rounds published (8 valid, 0 void)" in out, out
         assert "1 broker outage(s)" in out
