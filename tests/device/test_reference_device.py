@@ -7,9 +7,7 @@ baccarat with the C shuffler on a serial line and the C shoe, honest or cheating
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +27,7 @@ from tests.device.c_devices import (
     sent_events,
     table,
 )
+from tests.integration.running_driver import running
 from tests.wait import until
 
 
@@ -45,17 +44,6 @@ def test_c_library_passes_the_shared_vectors(built: Path) -> None:
     assert "version 3: 2 stamp, 30 msg3, 1 resume_chain," in done.stdout
     # SHA-256 against FIPS 180-4's examples, and the shuffler's v2 and v3 commitments.
     assert "3 commit, 4 sha256" in done.stdout
-
-
-@contextlib.asynccontextmanager
-async def running(driver: DeviceDriver) -> AsyncIterator[None]:
-    task = asyncio.create_task(driver.run())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 def cards_of(got: list[Message]) -> list[tuple[int, str]]:
