@@ -14,7 +14,7 @@ from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, CommandRefusedError, Record
 from daemon.round.recovery import restore
 from firmware_protocols import shoe as sp
-from tests.unit.round.fold_steps import journal
+from tests.unit.round.parts import journal
 from tests.unit.round.tables import Table, kinds, results
 
 
