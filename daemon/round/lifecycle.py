@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from transitions import Machine
 
 from daemon.games.cards import Card
-from daemon.games.model import GameRules
+from daemon.games.model import GameRules, Irregularity
 from daemon.results import (
     CorrectionFacts,
     RoundFacts,
@@ -293,15 +293,20 @@ class RoundLifecycle(ABC):
                                       + (" (corrected)" if status == "corrected" else ""))
         if not reason.strip():
             raise CommandRefusedError("a correction needs a reason")
-        irregular = self.game.irregularity(code)
+        return self._corrected(by, round_id, self.game.irregularity(code), reason)
+
+    # -- shared parts of commands ---------------------------------------------------------
+
+    def _corrected(self, by: str, round_id: str, irregular: Irregularity, reason: str
+                   ) -> list[Effect]:
+        """A round already published, voided by ``by`` under ``irregular``: the alert, and
+        the correction's own result."""
         detail = f"corrected by {by}: {reason}"
         payload = correction_result(self.table_id, self.game, self.layout, round_id,
                                     irregular, detail, by, self.clock())
         return [Alert(irregular.code, irregular.clause, f"round {round_id}, already "
                       f"published, is void: {detail}", round_id),
                 self._result(correction_round_id(round_id), payload)]
-
-    # -- shared parts of commands ---------------------------------------------------------
 
     def hold_id(self, round_id: str, n: int) -> str:
         """The id of hold ``n`` (from 1) of round ``round_id``."""

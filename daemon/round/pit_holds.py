@@ -21,7 +21,6 @@ from daemon.games.cards import Card, parse_card
 from daemon.games.decided import decided_bets
 from daemon.games.errors import DealError
 from daemon.games.model import Consequence
-from daemon.results import correction_result, correction_round_id
 from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Effect
 from daemon.round.insurance import InsuranceWindows
 from daemon.round.lifecycle import Folded
@@ -456,9 +455,4 @@ class PitHolds(ShoeCustody, InsuranceWindows):
         if code not in (None, irregular.code):
             raise CommandRefusedError(f"a disputed result is corrected under "
                                       f"{irregular.code} ({irregular.clause}); got {code!r}")
-        detail = f"corrected by {by}: {reason}"
-        payload = correction_result(self.table_id, self.game, self.layout, round_id,
-                                    irregular, detail, by, self.clock())
-        return [Alert(irregular.code, irregular.clause, f"round {round_id}, already "
-                      f"published, is void: {detail}", round_id),
-                self._result(correction_round_id(round_id), payload)]
+        return self._corrected(by, round_id, irregular, reason)

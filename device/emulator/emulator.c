@@ -35,25 +35,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/shuffler.h"
 #include "../src/tabled_device.h"
 
-#define MAX_CARDS 520
+#define MAX_CARDS TD_MAX_CARDS
 #define DECK_SET 0x00C0FFEEu
 #define HELD 8  /* events the sensor loop holds while the link refuses them */
-#define CHUNK 26  /* cards per order_chunk: small frames survive a noisy line */
 #define SWITCHED 2  /* "switch": the third card, dealt in any round */
 #define SHUFFLE_US 1500000.0
-
-enum { NONE, SHUFFLING, IN_SHUFFLER, TAKEN };  /* a shuffle's cards */
-
-typedef struct {
-    uint32_t id;
-    uint8_t decks;
-    uint16_t total;
-    int state;
-    uint8_t nonce[16];
-    char order[MAX_CARDS][2];  /* as committed */
-} shuffle_rec;
 
 typedef struct {
     int shoe;  /* 1 shoe, 0 tumbler or shuffler */
@@ -78,15 +67,11 @@ typedef struct {
      * another (the shoe keeps its next card). */
     td_out held[HELD];
     int n_held;
-    /* shuffler: the newest shuffle and the one before (shuffled ahead, a shoe being dealt
-     * from the older one); a reveal in progress, chunk by chunk as the link has room */
-    shuffle_rec shuffles[2];
-    int newest;
-    uint32_t next_shuffle_id, shuffled_us;
+    /* shuffler: its core (the firmware's too), and how this one misbehaves */
+    td_shuffler sf;
+    uint32_t shuffled_us;
     char mode[16];
-    int revealing, reveal_slot, reveal_pass, reveal_again;
-    uint16_t reveal_off;
-    uint32_t reveal_re;  /* the request_order's command number: the chunks answer it */
+    int reveal_pass;  /* "repeat", "recant": the reveal's second pass */
     uint32_t command_num;  /* the command being handled (version 3), for its answers */
 } emu;
 
@@ -97,7 +82,7 @@ static int is_tumbler(const emu *e)
 
 static int busy(const emu *e)
 {
-    return e->busy || (e->shuffler && e->shuffles[e->newest].state == SHUFFLING);
+    return e->busy || (e->shuffler && e->sf.shuffles[e->sf.newest].state == TD_SHUFFLING);
 }
 
 static uint32_t now_us(void)
@@ -229,76 +214,35 @@ static void activate(emu *e, uint8_t source)
 
 /* -- the shuffler ---------------------------------------------------------------- */
 
-static const char INVENTORY[] = "A23456789TJQK";
-static const char SUITS[] = "SHDC";
-
-static int inventory_index(const char *card)
+static uint32_t random_of(void *e)
 {
-    const char *r = strchr(INVENTORY, card[0]), *su = strchr(SUITS, card[1]);
-    return r && su && card[0] && card[1] ? (int)(su - SUITS) * 13 + (int)(r - INVENTORY) : -1;
+    return rand32((emu *)e);
 }
 
 static void start_shuffle(emu *e, uint8_t tag, uint8_t decks)
 {
-    shuffle_rec *sh;
     td_msg m;
-    int i, j;
-    if (e->shuffles[e->newest].state == SHUFFLING) {
-        result(e, tag, 5, "shuffling");
-        return;
-    }
-    if (decks < 1 || decks > 10) {
-        result(e, tag, 2, "decks not 1-10");
+    uint8_t code;
+    const char *why = td_shuffler_start(&e->sf, decks, &code);
+    if (why) {
+        result(e, tag, code, why);
         return;
     }
     result(e, tag, 0, "");
-    e->newest ^= 1;  /* the older of the two gives way (its shoe was revealed or dropped) */
-    if (e->revealing && e->reveal_slot == e->newest)
-        e->revealing = 0;
-    sh = &e->shuffles[e->newest];
-    sh->id = e->next_shuffle_id++;
-    sh->decks = decks;
-    sh->total = (uint16_t)(decks * 52);
-    sh->state = SHUFFLING;
-    for (i = 0; i < sh->total; i++) {
-        sh->order[i][0] = INVENTORY[i % 13];
-        sh->order[i][1] = SUITS[(i / 13) % 4];
-    }
-    for (i = sh->total - 1; i > 0; i--) {  /* Fisher-Yates */
-        char t[2];
-        j = (int)(rand32(e) % (uint32_t)(i + 1));
-        memcpy(t, sh->order[i], 2);
-        memcpy(sh->order[i], sh->order[j], 2);
-        memcpy(sh->order[j], t, 2);
-    }
-    for (i = 0; i < 16; i++)
-        sh->nonce[i] = (uint8_t)rand32(e);
+    td_shuffle_order(&e->sf.shuffles[e->sf.newest], NULL, 0, random_of, e);
     e->shuffled_us = now_us() + (uint32_t)(SHUFFLE_US / e->speed);
-    td_msg_init(&m, td_msgdef_named("shuffle_started"));
-    m.v[0].u = sh->id;
-    m.v[1].u = decks;
+    td_shuffler_started(&e->sf, &m);
     send(e, &m);
 }
 
 /* The shuffle completes: certified with the commitment of the session's version. */
 static void shuffle_complete(emu *e)
 {
-    shuffle_rec *sh = &e->shuffles[e->newest];
+    const td_shuffle *sh = &e->sf.shuffles[e->sf.newest];
     td_msg m;
-    int i, k;
-    uint16_t committed = strcmp(e->mode, "short") == 0 ? 4 : sh->total;
-    sh->state = IN_SHUFFLER;
-    td_msg_init(&m, td_msgdef_named("shuffle_complete"));
-    m.v[0].u = sh->id;
-    m.v[1].u = sh->decks;
-    m.v[2].len = 52;
-    for (i = 0; i < sh->total; i++)
-        m.v[2].bytes[inventory_index(sh->order[i])]++;
-    m.v[3].u = 0;
-    m.v[4].u = 1;
-    m.v[5].len = 32;
-    td_commitment(e->link.version, sh->id, sh->decks, sh->nonce,
-                  (const char (*)[2])sh->order, committed, m.v[5].bytes);
+    int i;
+    td_shuffler_complete(&e->sf, e->link.version,
+                         strcmp(e->mode, "short") == 0 ? 4 : sh->total, &m);
     send(e, &m);
     /* The cards as they leave the shuffler; "switch": the one at draw SWITCHED + 1 is not the
      * one committed (a card switched on its way to the shoe). */
@@ -306,11 +250,8 @@ static void shuffle_complete(emu *e)
     for (i = 0; i < sh->total; i++) {
         char c[2];
         memcpy(c, sh->order[i], 2);
-        if (i == SWITCHED && strcmp(e->mode, "switch") == 0) {
-            k = (inventory_index(c) + 1) % 52;
-            c[0] = INVENTORY[k % 13];
-            c[1] = SUITS[k / 13];
-        }
+        if (i == SWITCHED && strcmp(e->mode, "switch") == 0)
+            td_card_at((td_card_index(c) + 1) % 52, c);
         fprintf(stdout, " %.2s", c);
     }
     fprintf(stdout, "\n");
@@ -319,48 +260,29 @@ static void shuffle_complete(emu *e)
 
 static void request_order(emu *e, uint8_t tag, uint32_t id)
 {
-    int slot = e->shuffles[0].state != NONE && e->shuffles[0].id == id ? 0 :
-               e->shuffles[1].state != NONE && e->shuffles[1].id == id ? 1 : -1;
-    const char *why = slot < 0 ? "no such shuffle" :
-                      e->shuffles[slot].state == SHUFFLING ? "still shuffling" :
-                      e->shuffles[slot].state == IN_SHUFFLER ? "its cards are still in the "
-                                                               "shuffler" : NULL;
-    if (why) {  /* spec: refused, no chunk; never the order of a shoe still in use */
+    int began;
+    const char *why = td_shuffler_request(&e->sf, id, e->command_num, &began);
+    if (why) {
         result(e, tag, 3, why);
         fprintf(stdout, "refused %lu %s\n", (unsigned long)id, why);
-        return;
     }
-    if (e->revealing && e->reveal_slot == slot)
-        return;  /* asked again while revealing it: the reveal under way answers */
-    e->revealing = 1;
-    e->reveal_re = e->command_num;
-    e->reveal_slot = slot;
-    e->reveal_off = 0;
-    e->reveal_pass = 0;
-    e->reveal_again = 0;
+    if (began)
+        e->reveal_pass = 0;
 }
 
 /* The next chunk of a reveal, once the link has room for it (twice over: "repeat"). */
 static void reveal_step(emu *e)
 {
-    shuffle_rec *sh = &e->shuffles[e->reveal_slot];
+    const td_shuffle *sh = &e->sf.shuffles[e->sf.reveal_slot];
     int repeat = strcmp(e->mode, "repeat") == 0, i;
     int recant = strcmp(e->mode, "recant") == 0;  /* a second pass, not the same order */
     uint16_t total = strcmp(e->mode, "short") == 0 ? 4 : sh->total, n;
     td_msg m;
-    if (!e->revealing || e->n_held || td_link_room(&e->link) < (repeat ? 2 : 1))
+    if (!e->sf.revealing || e->n_held || td_link_room(&e->link) < (repeat ? 2 : 1))
         return;
-    n = (uint16_t)(total - e->reveal_off < CHUNK ? total - e->reveal_off : CHUNK);
-    td_msg_init(&m, td_msgdef_named("order_chunk"));
-    m.v[0].u = sh->id;
-    m.v[1].u = e->reveal_off;
-    m.v[2].u = total;
-    m.v[3].len = 16;
-    memcpy(m.v[3].bytes, sh->nonce, 16);
-    m.v[4].len = (uint8_t)n;
-    memcpy(m.v[4].bytes, sh->order[e->reveal_off], 2u * n);
+    n = td_shuffler_chunk(&e->sf, total, &m);
     if ((strcmp(e->mode, "alter") == 0 || (recant && e->reveal_pass == 1)) &&
-        e->reveal_off == 0) {
+        e->sf.reveal_off == 0) {
         for (i = 10; i + 1 < n && !memcmp(m.v[4].bytes + 2 * i, m.v[4].bytes + 2 * i + 2, 2);)
             i++;  /* two neighbours that differ, swapped */
         if (i + 1 < n) {
@@ -370,18 +292,17 @@ static void reveal_step(emu *e)
             memcpy(m.v[4].bytes + 2 * i + 2, t, 2);
         }
     }
-    send_re(e, &m, e->reveal_re);
+    send_re(e, &m, e->sf.reveal_re);
     if (repeat)
-        send_re(e, &m, e->reveal_re);
-    e->reveal_off = (uint16_t)(e->reveal_off + n);
-    if (e->reveal_off < total)
+        send_re(e, &m, e->sf.reveal_re);
+    if (!td_shuffler_chunk_sent(&e->sf, n, total))
         return;
     if ((repeat || recant) && e->reveal_pass == 0) {  /* and the whole reveal again */
         e->reveal_pass = 1;
-        e->reveal_off = 0;
+        e->sf.reveal_off = 0;
         return;
     }
-    e->revealing = 0;
+    e->sf.revealing = 0;
     fprintf(stdout, "revealed %lu\n", (unsigned long)sh->id);
     fflush(stdout);
 }
@@ -425,13 +346,7 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
     } else if (e->shuffler && strcmp(def->name, "request_order") == 0) {
         request_order(e, (uint8_t)in.v[0].u, (uint32_t)in.v[1].u);
     } else if (e->shuffler && strcmp(def->name, "inventory") == 0) {
-        const shuffle_rec *sh = &e->shuffles[e->newest];
-        int i;
-        td_msg_init(&out, td_msgdef_named("inventory_reply"));
-        out.v[0].u = in.v[0].u;
-        out.v[1].len = 52;
-        for (i = 0; sh->state == IN_SHUFFLER && i < sh->total; i++)
-            out.v[1].bytes[inventory_index(sh->order[i])]++;
+        td_shuffler_inventory(&e->sf, (uint8_t)in.v[0].u, &out);
         send_re(e, &out, e->command_num);
     } else if (is_tumbler(e) && strcmp(def->name, "arm") == 0) {
         e->armed = (int)in.v[1].u;
@@ -469,7 +384,7 @@ static void boot(emu *e)
     e->gate_locked = 1;
     e->armed = e->busy = 0;
     e->n_held = 0;  /* a reboot keeps nothing but the shuffles (the shuffler's own record) */
-    e->revealing = 0;
+    e->sf.revealing = 0;
     td_link_connect(&e->link, now_us());
 }
 
@@ -508,7 +423,7 @@ static void timers(emu *e)
         fprintf(stdout, "settled %d %d %d\n", e->dice[0], e->dice[1], e->dice[2]);
         fflush(stdout);
     }
-    if (e->shuffler && e->shuffles[e->newest].state == SHUFFLING &&
+    if (e->shuffler && e->sf.shuffles[e->sf.newest].state == TD_SHUFFLING &&
         (int32_t)(now - e->shuffled_us) >= 0 && can_act(e))
         shuffle_complete(e);
     if (e->shuffler && e->link.state == TD_ESTABLISHED)
@@ -584,9 +499,9 @@ static void command(emu *e, char *line)
             activate(e, 1);
         }
     } else if (strcmp(word, "take") == 0 && e->shuffler) {
-        shuffle_rec *sh = &e->shuffles[e->newest];
-        if (sh->state == IN_SHUFFLER) {
-            sh->state = TAKEN;
+        td_shuffle *sh = &e->sf.shuffles[e->sf.newest];
+        if (sh->state == TD_IN_SHUFFLER) {
+            sh->state = TD_TAKEN;
             fprintf(stdout, "taken %lu\n", (unsigned long)sh->id);
         } else {
             fprintf(stdout, "nothing to take\n");
@@ -664,7 +579,7 @@ int main(int argc, char **argv)
         perror("pty");
         return 1;
     }
-    e.next_shuffle_id = 1000u + rand32(&e) % 1000u;
+    e.sf.next_id = 1000u + rand32(&e) % 1000u;
     boot(&e);
     for (;;) {
         struct pollfd fds[2];

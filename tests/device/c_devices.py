@@ -1,5 +1,5 @@
-"""The C reference devices (device/) built and run behind ptys, and what a test reads from
-them: for the reference device and outage tests."""
+"""The C reference devices (device/) built and run behind ptys, the daemon's process that
+plays on them, and what a test reads from them: for the reference device and outage tests."""
 
 from __future__ import annotations
 
@@ -7,10 +7,15 @@ import asyncio
 import contextlib
 import subprocess
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from daemon.security.signing import private_key_pem
+from hil.broker import Mosquitto
+from hil.process import DaemonProcess
 from hil.rig import SimRig
 from tests.reliability.harness import Observer
 from tests.wait import until
@@ -67,6 +72,52 @@ async def emulator(built: Path, kind: str, link: Path, *args: str) -> AsyncItera
             proc.kill()
             await proc.wait()
         device._reader.cancel()
+
+
+@dataclass
+class Table:
+    """The daemon as its own process, and an observer of what it publishes."""
+
+    rig: SimRig
+    daemon: DaemonProcess
+    observer: Observer
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        return [b for b in self.observer.of("events") if b.get("event") == name]
+
+    def ready(self, device: str) -> bool:
+        return any(d["state"] == "ready" for d in self.observer.of(f"devices/{device}"))
+
+    def failed_commands(self) -> list[dict[str, Any]]:
+        return [a for a in self.observer.of("alerts")
+                if "device_command_failed" in str(a.get("event", a.get("code", "")))
+                or "failed" in str(a.get("detail", ""))]
+
+
+@contextlib.asynccontextmanager
+async def table(tmp_path: Path, rig_class: type[SimRig], game: str, side: str,
+                decks: int | None, serials: dict[str, str]) -> AsyncIterator[Table]:
+    """The daemon's configuration (its devices pinned by serial, as on a table), a broker
+    and an independent observer; the caller starts the daemon once its devices are up.
+    The daemon must still be running at the end."""
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    rig = rig_class(tmp_path, game, side, decks, ("127.0.0.1", broker.port))
+    key_file = tmp_path / "signing.pem"
+    key_file.write_bytes(private_key_pem(rig.table_key))
+    key_file.chmod(0o600)
+    config = rig.config()
+    config["devices"]["serials"] = serials
+    daemon = DaemonProcess(config, tmp_path)
+    observer = Observer(rig.base)
+    listener = asyncio.create_task(observer.run(broker.port))
+    try:
+        yield Table(rig, daemon, observer)
+        assert daemon.running()
+    finally:
+        daemon.stop()
+        listener.cancel()
+        broker.cleanup()
 
 
 def results_at_least(observer: Observer, n: int) -> Callable[[], bool]:

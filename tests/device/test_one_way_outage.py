@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +38,17 @@ import pytest
 
 from daemon.games.baccarat import deal
 from daemon.games.cards import parse_cards
-from daemon.security.signing import private_key_pem
-from hil.broker import Mosquitto
-from hil.process import DaemonProcess
 from hil.rig import SimRig
 from tests.device.c_devices import (
     CDevice,
     CShufflerRig,
+    Table,
     built,
     deal_one_round,
     emulator,
     results_at_least,
     sent_events,
+    table,
 )
 from tests.device.outage_plan import DRAWS, Plan, plan
 from tests.device.pty_proxy import CUTS, PtyProxy
@@ -80,47 +79,19 @@ EVENT_OF = {kind: name for name, kind in RECORD_OF.items()}
 CASES = [(cut, draw) for cut in CUTS for draw in range(DRAWS)]
 
 
-@dataclass
-class Table:
-    rig: SimRig
-    daemon: DaemonProcess
-    observer: Observer
-
-    def events(self, name: str) -> list[dict[str, Any]]:
-        return [b for b in self.observer.of("events") if b.get("event") == name]
-
-    def ready(self, device: str) -> bool:
-        return any(d["state"] == "ready" for d in self.observer.of(f"devices/{device}"))
-
-    def failed_commands(self) -> list[dict[str, Any]]:
-        return [a for a in self.observer.of("alerts")
-                if "device_command_failed" in str(a.get("event", a.get("code", "")))
-                or "failed" in str(a.get("detail", ""))]
-
-
 @contextlib.asynccontextmanager
-async def table(tmp_path: Path, rig_class: type[SimRig], game: str, side: str,
-                decks: int | None, serials: dict[str, str]) -> AsyncIterator[Table]:
-    """The daemon's configuration, a broker and an independent observer; the caller
-    starts the daemon once its devices are up."""
-    broker = Mosquitto(tmp_path)
-    broker.start()
-    rig = rig_class(tmp_path, game, side, decks, ("127.0.0.1", broker.port))
-    key_file = tmp_path / "signing.pem"
-    key_file.write_bytes(private_key_pem(rig.table_key))
-    key_file.chmod(0o600)
-    config = rig.config()
-    config["devices"]["serials"] = serials
-    daemon = DaemonProcess(config, tmp_path)
-    observer = Observer(rig.base)
-    listener = asyncio.create_task(observer.run(broker.port))
+async def dealing(t: Table, proxy: PtyProxy, *devices: str) -> AsyncIterator[Any]:
+    """The proxy carrying the line, the daemon started and ``devices`` ready: the dealer's
+    session (the proxy stopped after it)."""
+    await proxy.start()
     try:
-        yield Table(rig, daemon, observer)
-        assert daemon.running()
+        t.daemon.start()
+        await until(lambda: all(t.ready(d) for d in devices), timeout=30)
+        dealer = t.rig.dealer(reply_timeout=40)
+        async with dealer.session():
+            yield dealer
     finally:
-        daemon.stop()
-        listener.cancel()
-        broker.cleanup()
+        proxy.stop()
 
 
 @dataclass
@@ -221,36 +192,29 @@ async def test_c_tumbler_through_a_cut_at_a_random_moment_takes_every_event_once
             emulator(built, "tumbler", tmp_path / "tumbler", "--speed", str(TUMBLER_SPEED),
                      "--serial", "C-TM-9", "--seed", str(how.device_seed)) as dev:
         proxy = PtyProxy(tmp_path / "tumbler", tmp_path / "tumbler-line")
-        await proxy.start()
-        try:
-            t.daemon.start()
-            await until(lambda: t.ready("tumbler"), timeout=30)
-            dealer = t.rig.dealer(reply_timeout=40)
-            async with dealer.session():
-                for n in range(3):
-                    dice = tuple(how.rng.randint(1, 6) for _ in range(3))
-                    thrown.append(dice)
-                    await dev.do(f"throw {dice[0]} {dice[1]} {dice[2]} 0 10 20")
-                    assert (await dealer.command("open_betting"))["ok"]
-                    press = how.rng.uniform(0.1, 0.6)  # after the arm: the dealer's hand
-                    cutter = None
-                    if n == 1:  # anywhere from the arm command to the settling
-                        cutter = asyncio.create_task(cut_for(
-                            proxy, dev, t.observer, landing, how.at * (press + SETTLE_S)))
-                    armed = dev.count("armed 1")  # an arm restated after a cut: twice
-                    assert (await dealer.command("close_betting"))["ok"]
-                    await dev.saw("armed 1", armed + 1, timeout=60)  # after a 30 s cut
-                    await asyncio.sleep(press)
-                    await dev.do("button")
-                    if cutter is not None:
-                        await cutter
-                        # it began before this round's dice settled
-                        landing.inside = landing.before.count("settled") == n
-                    await until(results_at_least(t.observer, n + 1), timeout=60)
-                    if cutter is not None:
-                        await asyncio.sleep(1.0)  # a replay would come now
-        finally:
-            proxy.stop()
+        async with dealing(t, proxy, "tumbler") as dealer:
+            for n in range(3):
+                dice = tuple(how.rng.randint(1, 6) for _ in range(3))
+                thrown.append(dice)
+                await dev.do(f"throw {dice[0]} {dice[1]} {dice[2]} 0 10 20")
+                assert (await dealer.command("open_betting"))["ok"]
+                press = how.rng.uniform(0.1, 0.6)  # after the arm: the dealer's hand
+                cutter = None
+                if n == 1:  # anywhere from the arm command to the settling
+                    cutter = asyncio.create_task(cut_for(
+                        proxy, dev, t.observer, landing, how.at * (press + SETTLE_S)))
+                armed = dev.count("armed 1")  # an arm restated after a cut: twice
+                assert (await dealer.command("close_betting"))["ok"]
+                await dev.saw("armed 1", armed + 1, timeout=60)  # after a 30 s cut
+                await asyncio.sleep(press)
+                await dev.do("button")
+                if cutter is not None:
+                    await cutter
+                    # it began before this round's dice settled
+                    landing.inside = landing.before.count("settled") == n
+                await until(results_at_least(t.observer, n + 1), timeout=60)
+                if cutter is not None:
+                    await asyncio.sleep(1.0)  # a replay would come now
         took, results = tumbler_sent(dev), t.observer.of("results")
         print(f"{how}: {landing}; {len(took)} events")
         landing.check()
@@ -295,46 +259,49 @@ class Baccarat:
 
 
 @contextlib.asynccontextmanager
+async def baccarat_table(built_dir: Path, tmp_path: Path, proxied: str,
+                         *shuffler_args: str) -> AsyncIterator[Baccarat]:
+    """The C shuffler and the C shoe ready, ``proxied`` behind the proxy, the dealer's
+    session open; no shoe yet."""
+    async with table(tmp_path, PROXIED[proxied], "tiger-buffalo", "P", 8,
+                     {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}) as t, \
+            emulator(built_dir, "shuffler", tmp_path / "shuffler", "--speed",
+                     str(SHUFFLER_SPEED), "--serial", "C-SF-1", *shuffler_args) as shuffler, \
+            emulator(built_dir, "shoe", tmp_path / "shoe", "--serial", "C-SHOE-1") as shoe:
+        proxy = PtyProxy(tmp_path / proxied, tmp_path / f"{proxied}-line")
+        async with dealing(t, proxy, "shoe", "shuffler") as dealer:
+            yield Baccarat(t, dealer, shoe, shuffler, proxy, [])
+
+
+@contextlib.asynccontextmanager
 async def baccarat(built_dir: Path, tmp_path: Path, how: Plan,
                    shuffling: Landing | None = None) -> AsyncIterator[Baccarat]:
     """A shoe shuffled by the C shuffler, loaded into the C shoe, betting not yet open;
     ``how.device`` behind the proxy. ``shuffling``: the shuffler's line is cut at a
     random moment from its start_shuffle's arrival until it sends its commitment
     (shuffle_complete)."""
-    async with table(tmp_path, PROXIED[how.device], "tiger-buffalo", "P", 8,
-                     {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}) as t, \
-            emulator(built_dir, "shuffler", tmp_path / "shuffler", "--speed",
-                     str(SHUFFLER_SPEED),
-                     "--serial", "C-SF-1", "--seed", str(how.device_seed)) as shuffler, \
-            emulator(built_dir, "shoe", tmp_path / "shoe", "--serial", "C-SHOE-1") as shoe:
-        proxy = PtyProxy(tmp_path / how.device, tmp_path / f"{how.device}-line")
-        await proxy.start()
-        try:
-            t.daemon.start()
-            await until(lambda: t.ready("shoe") and t.ready("shuffler"), timeout=30)
-            dealer = t.rig.dealer(reply_timeout=40)
-            async with dealer.session():
-                assert (await dealer.command("new_shoe"))["ok"]
-                if shuffling is not None:
-                    # From the command's arrival: a cut of both ways before it arrives
-                    # loses the shuffle (test_..._before_start_shuffle_arrives below).
-                    await shuffler.saw("rx start_shuffle")
-                    await cut_for(proxy, shuffler, t.observer, shuffling,
-                                  shuffling.plan.at * SHUFFLE_S)
-                    shuffling.inside = "shuffle_complete" not in shuffling.before
-                # Certified before the shoe is loaded, as on a table (the shuffle takes
-                # longer than its message): a shoe loaded first is refused, not shuffled.
-                await until(lambda: bool(t.events("shuffle_certified")), timeout=60)
-                await shuffler.saw("shuffled ")
-                [line] = [x for x in shuffler.lines if x.startswith("shuffled ")]
-                cards = line.split()[2:]
-                await shuffler.do("take")
-                await shuffler.saw("taken ")
-                await shoe.do("load " + " ".join(cards))
-                await until(lambda: bool(t.events("shoe_loaded")), timeout=20)
-                yield Baccarat(t, dealer, shoe, shuffler, proxy, cards)
-        finally:
-            proxy.stop()
+    async with baccarat_table(built_dir, tmp_path, how.device,
+                              "--seed", str(how.device_seed)) as b:
+        t, shuffler = b.table, b.shuffler
+        assert (await b.dealer.command("new_shoe"))["ok"]
+        if shuffling is not None:
+            # From the command's arrival: a cut of both ways before it arrives
+            # loses the shuffle (test_..._before_start_shuffle_arrives below).
+            await shuffler.saw("rx start_shuffle")
+            await cut_for(b.proxy, shuffler, t.observer, shuffling,
+                          shuffling.plan.at * SHUFFLE_S)
+            shuffling.inside = "shuffle_complete" not in shuffling.before
+        # Certified before the shoe is loaded, as on a table (the shuffle takes
+        # longer than its message): a shoe loaded first is refused, not shuffled.
+        await until(lambda: bool(t.events("shuffle_certified")), timeout=60)
+        await shuffler.saw("shuffled ")
+        [line] = [x for x in shuffler.lines if x.startswith("shuffled ")]
+        cards = line.split()[2:]
+        await shuffler.do("take")
+        await shuffler.saw("taken ")
+        await b.shoe.do("load " + " ".join(cards))
+        await until(lambda: bool(t.events("shoe_loaded")), timeout=20)
+        yield replace(b, cards=cards)
 
 
 def journalled_draws(journal: Path) -> list[int]:
@@ -477,27 +444,14 @@ async def new_shoe_cut_both_ways(built_dir: Path, tmp_path: Path) -> tuple[Table
     """new_shoe while the shuffler's line is dead both ways for 4.5 s (past the daemon's
     heartbeat timeout, 3.5 s: the session ends); then 10 s for the shuffle (0.75 s) to be
     certified. Returns the table and the shuffler, for what they said."""
-    async with table(tmp_path, ProxiedShuffler, "tiger-buffalo", "P", 8,
-                     {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}) as t, \
-            emulator(built_dir, "shuffler", tmp_path / "shuffler", "--speed",
-                     str(SHUFFLER_SPEED), "--serial", "C-SF-1") as shuffler, \
-            emulator(built_dir, "shoe", tmp_path / "shoe", "--serial", "C-SHOE-1"):
-        proxy = PtyProxy(tmp_path / "shuffler", tmp_path / "shuffler-line")
-        await proxy.start()
-        try:
-            t.daemon.start()
-            await until(lambda: t.ready("shoe") and t.ready("shuffler"), timeout=30)
-            dealer = t.rig.dealer(reply_timeout=40)
-            async with dealer.session():
-                proxy.cut("both")
-                assert (await dealer.command("new_shoe"))["ok"]
-                await asyncio.sleep(4.5)
-                proxy.mend()
-                with contextlib.suppress(TimeoutError):
-                    await until(lambda: bool(t.events("shuffle_certified")), timeout=10)
-        finally:
-            proxy.stop()
-    return t, shuffler
+    async with baccarat_table(built_dir, tmp_path, "shuffler") as b:
+        b.proxy.cut("both")
+        assert (await b.dealer.command("new_shoe"))["ok"]
+        await asyncio.sleep(4.5)
+        b.proxy.mend()
+        with contextlib.suppress(TimeoutError):
+            await until(lambda: bool(b.table.events("shuffle_certified")), timeout=10)
+    return b.table, b.shuffler
 
 
 async def test_c_shuffler_a_start_shuffle_cut_both_ways_is_reported_truthfully(

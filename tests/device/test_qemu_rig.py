@@ -6,11 +6,9 @@ play under ``-m soak`` with TABLED_SOAK=1."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +25,7 @@ from hil.runner import run_scenario
 from hil.scenario import load_rig, load_scenario
 from tests import schemas
 from tests.heard import Heard
+from tests.integration.running_driver import running
 from tests.soak import SOAK
 from tests.wait import until
 
@@ -127,17 +126,6 @@ async def test_a_scenario_the_rig_cannot_play_says_so_by_name(tmp_path: Path) ->
         load_scenario(SCENARIOS / "tiger-buffalo-foreign-in-shuffler.json"),
         rig=load_rig(RIGS["shuffler"]), workdir=tmp_path)
     assert foreign.not_run == ["shuffle: foreign (the shuffler finds foreign cards)"]
-
-
-@contextlib.asynccontextmanager
-async def running(driver: DeviceDriver) -> AsyncIterator[None]:
-    task = asyncio.create_task(driver.run())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 async def test_reset_and_power_cycle_are_reboots_with_new_boot_ids(

@@ -7,22 +7,16 @@ baccarat with the C shuffler on a serial line and the C shoe, honest or cheating
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from daemon.drivers.device import DeviceDriver, Unattended
 from daemon.drivers.device_url import SerialUrl
-from daemon.security.signing import private_key_pem
 from firmware_protocols import shoe
 from firmware_protocols.common import CommandResult, DeviceKind, Heartbeat
 from firmware_protocols.wire import Message
-from hil.broker import Mosquitto
-from hil.process import DaemonProcess
 from hil.rig import SimRig
 from tests.device.c_devices import (
     ROOT,
@@ -31,8 +25,9 @@ from tests.device.c_devices import (
     emulator,
     results_at_least,
     sent_events,
+    table,
 )
-from tests.reliability.harness import Observer
+from tests.integration.running_driver import running
 from tests.wait import until
 
 
@@ -49,17 +44,6 @@ def test_c_library_passes_the_shared_vectors(built: Path) -> None:
     assert "version 3: 2 stamp, 30 msg3, 1 resume_chain," in done.stdout
     # SHA-256 against FIPS 180-4's examples, and the shuffler's v2 and v3 commitments.
     assert "3 commit, 4 sha256" in done.stdout
-
-
-@contextlib.asynccontextmanager
-async def running(driver: DeviceDriver) -> AsyncIterator[None]:
-    task = asyncio.create_task(driver.run())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 def cards_of(got: list[Message]) -> list[tuple[int, str]]:
@@ -126,51 +110,36 @@ async def test_c_tumbler_plays_tai_sai_with_the_real_daemon(built: Path, tmp_pat
                                                             ) -> None:
     """The daemon as its own process, its tumbler the C emulator: rounds with the dice the
     emulator threw, a device reboot between rounds, and a round on a noisy line."""
-    broker = Mosquitto(tmp_path)
-    broker.start()
-    rig = SimRig(tmp_path, "tai-sai-open-cover", "E", None, ("127.0.0.1", broker.port))
-    key_file = tmp_path / "signing.pem"
-    key_file.write_bytes(private_key_pem(rig.table_key))
-    key_file.chmod(0o600)
-    config = rig.config()
-    config["devices"]["serials"] = {"tumbler": "C-TM-9"}  # pinned, as on a table
-    daemon = DaemonProcess(config, tmp_path)
-    observer = Observer(rig.base)
-    listener = asyncio.create_task(observer.run(broker.port))
-    try:
-        async with emulator(built, "tumbler", tmp_path / "tumbler", "--speed", "10",
-                            "--serial", "C-TM-9") as dev:
-            daemon.start()
-            await until(lambda: any(d["state"] == "ready" for d in observer.of(
-                "devices/tumbler")), timeout=30)
-            ready = next(d for d in observer.of("devices/tumbler") if d["state"] == "ready")
-            assert (ready["model"], ready["protocol_version"]) == ("REF-TUMBLER", 3)
-            dealer = rig.dealer(reply_timeout=15)
-            async with dealer.session():
-                throws = [(3, 3, 5), (1, 2, 6), (6, 6, 6)]
-                for n, dice in enumerate(throws):
-                    if n == 1:  # a firmware reboot between rounds
-                        await dev.do("reboot")
-                        await until(lambda: sum(d["state"] == "ready" for d in observer.of(
-                            "devices/tumbler")) >= 2, timeout=30)
-                    if n == 2:
-                        await dev.do("noise 0.001")
-                    await dev.do(f"throw {dice[0]} {dice[1]} {dice[2]} 0 10 20")
-                    for name in ("open_betting", "close_betting"):
-                        answer = await dealer.command(name)
-                        assert answer["ok"], answer
-                    await dev.saw("armed 1", n + 1)
-                    await dev.do("button")
-                    await until(results_at_least(observer, n + 1), timeout=30)
-                    result = observer.of("results")[n]
-                    assert result["status"] == "valid", result
-                    assert tuple(result["dice"]) == dice
-                await dev.do("noise 0")
-        assert daemon.running()
-    finally:
-        daemon.stop()
-        listener.cancel()
-        broker.cleanup()
+    async with table(tmp_path, SimRig, "tai-sai-open-cover", "E", None,
+                     {"tumbler": "C-TM-9"}) as t, \
+            emulator(built, "tumbler", tmp_path / "tumbler", "--speed", "10",
+                     "--serial", "C-TM-9") as dev:
+        observer = t.observer
+        t.daemon.start()
+        await until(lambda: t.ready("tumbler"), timeout=30)
+        ready = next(d for d in observer.of("devices/tumbler") if d["state"] == "ready")
+        assert (ready["model"], ready["protocol_version"]) == ("REF-TUMBLER", 3)
+        dealer = t.rig.dealer(reply_timeout=15)
+        async with dealer.session():
+            throws = [(3, 3, 5), (1, 2, 6), (6, 6, 6)]
+            for n, dice in enumerate(throws):
+                if n == 1:  # a firmware reboot between rounds
+                    await dev.do("reboot")
+                    await until(lambda: sum(d["state"] == "ready" for d in observer.of(
+                        "devices/tumbler")) >= 2, timeout=30)
+                if n == 2:
+                    await dev.do("noise 0.001")
+                await dev.do(f"throw {dice[0]} {dice[1]} {dice[2]} 0 10 20")
+                for name in ("open_betting", "close_betting"):
+                    answer = await dealer.command(name)
+                    assert answer["ok"], answer
+                await dev.saw("armed 1", n + 1)
+                await dev.do("button")
+                await until(results_at_least(observer, n + 1), timeout=30)
+                result = observer.of("results")[n]
+                assert result["status"] == "valid", result
+                assert tuple(result["dice"]) == dice
+            await dev.do("noise 0")
 
 
 @pytest.mark.parametrize("mode", ["honest", "repeat", "switch", "short", "alter", "recant"])
@@ -183,38 +152,21 @@ async def test_c_shuffler_over_a_serial_line_is_told_apart_when_it_cheats(
     altered reveal is never verified, and the alert says which; a shoe whose committed order
     was revealed, then another order, stays verified (the commitment binds the first) and
     the second is alerted."""
-    broker = Mosquitto(tmp_path)
-    broker.start()
-    rig = CShufflerRig(tmp_path, "tiger-buffalo", "P", 8, ("127.0.0.1", broker.port))
-    key_file = tmp_path / "signing.pem"
-    key_file.write_bytes(private_key_pem(rig.table_key))
-    key_file.chmod(0o600)
-    config = rig.config()
-    config["devices"]["serials"] = {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}
-    daemon = DaemonProcess(config, tmp_path)
-    observer = Observer(rig.base)
-    listener = asyncio.create_task(observer.run(broker.port))
-
-    def events(name: str) -> list[dict[str, Any]]:
-        return [b for b in observer.of("events") if b.get("event") == name]
-
-    try:
+    async with table(tmp_path, CShufflerRig, "tiger-buffalo", "P", 8,
+                     {"shoe": "C-SHOE-1", "shuffler": "C-SF-1"}) as t:
+        events, observer = t.events, t.observer
         async with emulator(built, "shuffler", tmp_path / "shuffler", "--speed", "10",
                             "--serial", "C-SF-1") as shuffler, \
                 emulator(built, "shoe", tmp_path / "shoe", "--serial", "C-SHOE-1") as shoe_dev:
             await shuffler.do(f"mode {mode}")
-            daemon.start()
-
-            def ready(name: str) -> bool:
-                return any(d["state"] == "ready" for d in observer.of(f"devices/{name}"))
-
-            await until(lambda: ready("shoe") and ready("shuffler"), timeout=30)
+            t.daemon.start()
+            await until(lambda: t.ready("shoe") and t.ready("shuffler"), timeout=30)
             up = next(d for d in observer.of("devices/shuffler") if d["state"] == "ready")
             # Version 3: the commitment binds the decks and the total (spec: shuffle_complete).
             assert (up["model"], up["serial"], up["protocol_version"]) == (
                 "REF-SHUFFLER", "C-SF-1", 3)
             assert any(line.startswith("session 3 ") for line in shuffler.lines)
-            dealer = rig.dealer(reply_timeout=15)
+            dealer = t.rig.dealer(reply_timeout=15)
             async with dealer.session():
                 assert (await dealer.command("new_shoe"))["ok"]
                 await until(lambda: bool(events("shuffle_certified")), timeout=20)
@@ -251,8 +203,3 @@ async def test_c_shuffler_over_a_serial_line_is_told_apart_when_it_cheats(
             why = {"switch": "draw 3:", "short": "has 4 cards",
                    "alter": "does not match the commitment"}[mode]
             assert any(why in a["detail"] for a in alerts), alerts
-        assert daemon.running()
-    finally:
-        daemon.stop()
-        listener.cancel()
-        broker.cleanup()

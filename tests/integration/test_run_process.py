@@ -15,9 +15,7 @@ import aiomqtt
 
 from daemon.security.signing import public_key_text
 from hil.broker import Mosquitto
-from hil.ports import PtyPort, TcpPort
-from hil.shoe import ShoeSim
-from hil.shuffler import ShufflerSim
+from tests.integration.bac07 import bac07_ports
 from tests.keys import STRANGER_KEY, SUPERVISOR_KEY, TABLE_KEY_FILE, TABLE_KEYRING, signed
 from tests.wait import until
 
@@ -25,8 +23,7 @@ from tests.wait import until
 async def test_tabled_run_process(tmp_path: Path) -> None:
     broker = Mosquitto(tmp_path)
     broker.start()
-    shoe_port = PtyPort(ShoeSim(), link=tmp_path / "shoe")
-    shuffler_port = TcpPort(ShufflerSim())
+    shoe_port, shuffler_port = bac07_ports(tmp_path)
     await shoe_port.start()
     await shuffler_port.start()
     cfg = tmp_path / "table.toml"

@@ -8,22 +8,15 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from hil.broker import Mosquitto, free_port
+from tests.integration.simulate_run import TABLED, simulate_env, through_a_broker_outage
 from tests.terminal import Terminal, every_line_drawn, screen_lines
-
-TABLED = [sys.executable, "-m", "daemon"]
-
-
-def _env(tmp: Path) -> dict[str, str]:
-    return {**os.environ, "TMPDIR": str(tmp)}
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -62,7 +55,7 @@ def test_in_a_terminal_tai_sai_without_a_layout(short_tmp: Path) -> None:
     within 100 columns, a summary that explains the outbox; the temporary folder (with the
     table's private key) is gone afterwards."""
     term = Terminal([*TABLED, "simulate", "--game", "tai-sai-open-cover", "--rounds", "4",
-                     "--speed", "20"], env=_env(short_tmp))
+                     "--speed", "20"], env=simulate_env(short_tmp))
     assert term.finish(180) == 0, term.text
     screen = screen_lines(term.text)
     assert any(line.startswith("tabled simulate: table sim-1, tai-sai-open-cover layout E")
@@ -91,7 +84,7 @@ def test_two_runs_on_one_broker_with_their_own_tables(tmp_path: Path) -> None:
                                   "--table", table, "--broker",
                                   f"mqtt://127.0.0.1:{broker.port}"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 env=_env(tmp_path))
+                                 env=simulate_env(tmp_path))
                 for table in ("bac-1", "bac-2")]
         for run in runs:
             out, err = run.communicate(timeout=180)
@@ -107,43 +100,23 @@ def test_two_runs_on_one_broker_with_their_own_tables(tmp_path: Path) -> None:
 def test_a_broker_outage_is_survived(tmp_path: Path, game: list[str]) -> None:
     """The round under way when the broker went away is finished from where the table is
     (SimDealer.resume_round: a card game's next card, or the tumbler's button)."""
-    broker = Mosquitto(tmp_path)
-    broker.start()
-    run = subprocess.Popen([*TABLED, "simulate", *game, "--rounds", "8", "--speed", "20",
-                            "--broker", f"mqtt://127.0.0.1:{broker.port}"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=_env(tmp_path))
-    try:
-        assert run.stdout is not None
-        seen = ""
-        while "#2 " not in seen:
-            line = run.stdout.readline()
-            assert line, run.stderr.read() if run.stderr else ""
-            seen += line
-        broker.stop()
-        time.sleep(4)
-        broker.start()
-        out, err = run.communicate(timeout=240)
-        out = seen + out
-        assert run.returncode == 0, out + err
-        assert "Traceback" not in err, err
-        assert "never retrieved" not in out + err, out + err  # issue 26 (test_mqtt_client)
-        assert "broker connection lost" in out and "broker back after" in out
-        assert "8 rounds published (8 valid, 0 void)" in out, out
-        assert "1 broker outage(s)" in out
-        seqs = [line.split()[0] for line in out.splitlines() if line.startswith("#")]
-        assert seqs == [f"#{n}" for n in range(1, 9)], out  # each once, in order
-    finally:
-        if run.poll() is None:
-            run.kill()
-        broker.cleanup()
+    returncode, out, err = through_a_broker_outage(
+        tmp_path, [*game, "--rounds", "8", "--speed", "20"], merged=False)
+    assert returncode == 0, out + err
+    assert "Traceback" not in err, err
+    assert "never retrieved" not in out + err, out + err  # issue 26 (test_mqtt_client)
+    assert "broker connection lost" in out and "broker back after" in out
+    assert "8 rounds published (8 valid, 0 void)" in out, out
+    assert "1 broker outage(s)" in out
+    seqs = [line.split()[0] for line in out.splitlines() if line.startswith("#")]
+    assert seqs == [f"#{n}" for n in range(1, 9)], out  # each once, in order
 
 
 def test_ctrl_c_stops_it_cleanly(short_tmp: Path) -> None:
     """Ctrl-C at the terminal: one line saying so, no traceback, nothing left behind (the
     private broker, in its own session, is stopped by simulate, not by the signal)."""
     term = Terminal([*TABLED, "simulate", "--rounds", "50", "--speed", "5"],
-                    env=_env(short_tmp))
+                    env=simulate_env(short_tmp))
     term.wait_for("#2 ", 120)
     assert term.stop(signal.SIGINT) == 130
     assert "interrupted after " in term.text
@@ -170,7 +143,7 @@ def test_sigterm_and_sighup_clean_up_as_ctrl_c_does(short_tmp: Path, sig: int) -
     """Issue 26: a CI runner, `timeout`, a closed terminal. Before, the folder with the
     table's private key and journal stayed, and so did the private Mosquitto."""
     term = Terminal([*TABLED, "simulate", "--rounds", "50", "--speed", "5"],
-                    env=_env(short_tmp))
+                    env=simulate_env(short_tmp))
     term.wait_for("#2 ", 120)
     assert term.stop(sig) == 128 + sig, term.text
     assert "interrupted after " in term.text
@@ -191,7 +164,7 @@ def test_sigterm_with_a_broker_leaves_the_table_offline_not_its_will(
     broker.start()
     try:
         term = Terminal([*TABLED, "simulate", "--rounds", "50", "--speed", "5", "--broker",
-                         f"mqtt://127.0.0.1:{broker.port}"], env=_env(short_tmp))
+                         f"mqtt://127.0.0.1:{broker.port}"], env=simulate_env(short_tmp))
         term.wait_for("#2 ", 120)
         assert term.stop(signal.SIGTERM) == 128 + signal.SIGTERM, term.text
         left = asyncio.run(retained(broker.port, "tables/sim-1/#"))
@@ -213,7 +186,7 @@ def test_what_it_prints_works_when_pasted(tmp_path: Path) -> None:
         run = subprocess.run([*TABLED, "simulate", "--rounds", "2", "--speed", "50",
                               "--broker", f"mqtt://127.0.0.1:{broker.port}"],
                              capture_output=True, text=True, timeout=180, check=False,
-                             env=_env(tmp_path))
+                             env=simulate_env(tmp_path))
         assert run.returncode == 0, run.stdout + run.stderr
         lines = run.stdout.splitlines()
         first = next(i for i, line in enumerate(lines) if line.startswith("watch it: "))

@@ -8,21 +8,14 @@ shuffler is at work rather than "idle")."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from hil.broker import Mosquitto
+from tests.integration.simulate_run import TABLED, simulate_env, through_a_broker_outage
 from tests.terminal import Terminal, every_line_drawn
-
-TABLED = [sys.executable, "-m", "daemon"]
-
-
-def _env(tmp: Path) -> dict[str, str]:
-    return {**os.environ, "TMPDIR": str(tmp)}
 
 
 def _capture(broker: Mosquitto, out: Path) -> subprocess.Popen[bytes]:
@@ -44,30 +37,9 @@ def _captured(out: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_a_broker_outage_mixes_no_log_lines_into_the_results(tmp_path: Path) -> None:
-    broker = Mosquitto(tmp_path)
-    broker.start()
-    # stdout and stderr on one pipe, as `2>&1 | tee` or a CI log shows them.
-    run = subprocess.Popen([*TABLED, "simulate", "--rounds", "5", "--speed", "20",
-                            "--broker", f"mqtt://127.0.0.1:{broker.port}"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           env=_env(tmp_path))
-    try:
-        assert run.stdout is not None
-        seen = ""
-        while "#2 " not in seen:
-            line = run.stdout.readline()
-            assert line, seen
-            seen += line
-        broker.stop()
-        time.sleep(4)
-        broker.start()
-        out, _ = run.communicate(timeout=240)
-    finally:
-        if run.poll() is None:
-            run.kill()
-        broker.cleanup()
-    out = seen + out
-    assert run.returncode == 0, out
+    returncode, out, _ = through_a_broker_outage(tmp_path, ["--rounds", "5", "--speed", "20"],
+                                                 merged=True)
+    assert returncode == 0, out
     assert "broker connection lost" in out and "5 rounds published" in out, out
     logged = [line for line in out.splitlines()
               if line.lstrip().startswith("{") or '"level"' in line or "Traceback" in line]
@@ -80,7 +52,7 @@ def test_at_a_tenth_of_real_time_the_dealer_waits_for_its_shoe(tmp_path: Path) -
     capture = _capture(broker, tmp_path / "capture.txt")
     try:
         term = Terminal([*TABLED, "simulate", "--rounds", "1", "--speed", "0.1",
-                         "--broker", f"mqtt://127.0.0.1:{broker.port}"], env=_env(tmp_path))
+                         "--broker", f"mqtt://127.0.0.1:{broker.port}"], env=simulate_env(tmp_path))
         assert term.finish(240) == 0, term.text
     finally:
         capture.terminate()

@@ -11,38 +11,20 @@ from typing import Any
 
 import aiomqtt
 
-from daemon.security.signing import public_key_text
 from hil.broker import Mosquitto
-from hil.ports import PtyPort, TcpPort
 from hil.process import DaemonProcess
-from hil.shoe import ShoeSim
-from hil.shuffler import ShufflerSim
-from tests.keys import SUPERVISOR_KEY, TABLE_KEY_FILE
+from tests.integration.bac07 import bac07_config, bac07_ports
 from tests.wait import until
-
-
-def _config(tmp_path: Path, broker: int, shuffler: int) -> dict[str, Any]:
-    return {
-        "table": {"id": "bac-07", "game": "tiger-buffalo", "layout": "P", "decks": 8},
-        "devices": {"shoe": f"serial://{tmp_path / 'shoe'}?baud=115200",
-                    "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler}",
-                    "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
-        "broker": {"url": f"mqtt://127.0.0.1:{broker}"},
-        "journal": {"path": str(tmp_path / "journal.db")},
-        "signing": {"key_file": str(TABLE_KEY_FILE)},
-        "commands": {"principals": {"pit-boss": {
-            "key": public_key_text(SUPERVISOR_KEY.public_key())}}}}
 
 
 async def test_the_backlog_ends_at_0_at_start_and_after_a_broker_restart(
         tmp_path: Path) -> None:
     broker = Mosquitto(tmp_path)
     broker.start()
-    shoe_port = PtyPort(ShoeSim(), link=tmp_path / "shoe")
-    shuffler_port = TcpPort(ShufflerSim())
+    shoe_port, shuffler_port = bac07_ports(tmp_path)
     await shoe_port.start()
     await shuffler_port.start()
-    daemon = DaemonProcess(_config(tmp_path, broker.port, shuffler_port.port), tmp_path)
+    daemon = DaemonProcess(bac07_config(tmp_path, broker.port, shuffler_port.port), tmp_path)
     statuses: list[dict[str, Any]] = []
 
     async def listen(stop: asyncio.Event) -> None:

@@ -10,7 +10,6 @@ import signal
 import socket
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,9 +17,7 @@ from daemon.system.sdnotify import Notifier
 from hil.broker import Mosquitto
 from hil.ports import PtyPort, TcpPort
 from hil.process import DaemonProcess
-from hil.shoe import ShoeSim
-from hil.shuffler import ShufflerSim
-from tests.keys import commands, signing
+from tests.integration.bac07 import bac07_config, bac07_ports
 
 
 class NotifySocket:
@@ -54,29 +51,16 @@ class NotifySocket:
         return [(t, m) for t, m in self.messages if key in m]
 
 
-def table_config(tmp_path: Path, broker: int, shuffler: int) -> dict[str, Any]:
-    return {
-        "table": {"id": "bac-07", "game": "tiger-buffalo", "layout": "P", "decks": 8},
-        "devices": {"shoe": f"serial://{tmp_path / 'shoe'}?baud=115200",
-                    "shuffler": f"usb://1d50:6178?serial=SF0001&sim=127.0.0.1:{shuffler}",
-                    "serials": {"shoe": "SH0001", "shuffler": "SF0001"}},
-        "broker": {"url": f"mqtt://127.0.0.1:{broker}"},
-        "journal": {"path": str(tmp_path / "journal.db")},
-        "signing": signing(), "commands": commands(),
-    }
-
-
 async def table(tmp_path: Path, watchdog_usec: str
                 ) -> tuple[Mosquitto, TcpPort, PtyPort, NotifySocket, DaemonProcess]:
     """A broker, the shuffler plugged in, the shoe's port not yet, and the daemon as
     systemd would start it (not yet started)."""
     broker = Mosquitto(tmp_path)
     broker.start()
-    shuffler_port = TcpPort(ShufflerSim())
+    shoe_port, shuffler_port = bac07_ports(tmp_path)
     await shuffler_port.start()
-    shoe_port = PtyPort(ShoeSim(), link=tmp_path / "shoe")
     notify = NotifySocket(str(tmp_path / "notify"))
-    daemon = DaemonProcess(table_config(tmp_path, broker.port, shuffler_port.port), tmp_path,
+    daemon = DaemonProcess(bac07_config(tmp_path, broker.port, shuffler_port.port), tmp_path,
                            env={"NOTIFY_SOCKET": str(tmp_path / "notify"),
                                 "WATCHDOG_USEC": watchdog_usec})
     return broker, shuffler_port, shoe_port, notify, daemon

@@ -37,6 +37,7 @@ from firmware_protocols import shuffler as fp
 from tests.model import reader
 from tests.model.judge import Judge, ModelViolationError, Obligations
 from tests.model.physical import DECK_SET, DECKS, PhysicalRound, PhysicalShoe, PhysicalTable, takes
+from tests.unit.round.parts import Row
 
 # The dealer's and the Pit's own irregularities.
 FORCED_CARD = "forced_card"  # a card forced past the locked gate: beside the shoe (5.8)
@@ -50,16 +51,6 @@ GAMES = ("tiger-buffalo", "tiger-buffalo-insurance-plus", "tiger-baccarat")
 CHECKPOINT_EVERY = 25  # rounds: a restart folds from the latest checkpoint (as the journal)
 MAX_CARRIED = 3  # the dealer forces no more than this many cards in a row
 SHOE_RESERVE = 20  # the shoe is ended with this many cards left (no shoe runs empty)
-
-
-@dataclass
-class Rec:
-    """A journal record as recovery reads it."""
-
-    kind: str
-    body: dict[str, Any]
-    round_id: str | None
-    at: float
 
 
 @dataclass
@@ -111,7 +102,7 @@ class Rig:
         self.ids = itertools.count(1)
         self.now = 1.0e9
         self.seq = 0
-        self.journal: list[Rec] = []
+        self.journal: list[Row] = []
         self.trace: list[str] = []
         self.physical = PhysicalTable()
         self.judge = Judge(game, self.physical, self.trace)
@@ -151,7 +142,7 @@ class Rig:
 
     def record(self, kind: str, body: dict[str, Any], round_id: str | None) -> None:
         self.seq += 1
-        self.journal.append(Rec(kind, body, round_id, self.now))
+        self.journal.append(Row(kind, body, round_id, self.now))
         self.log(f"    {kind} {round_id or ''} "
                  + (body.get("status", "") + " " + " ".join(c["card"] for c in body.get(
                      "cards", [])) if kind == "result" else str(body)[:160]))
@@ -499,4 +490,4 @@ class Rig:
     def compact(self) -> None:
         """A checkpoint, as the daemon's journal writes one: the records before it go."""
         body = checkpoint.make(self.core, self.new_table)
-        self.journal = [Rec("checkpoint", body, None, self.now)]
+        self.journal = [Row("checkpoint", body, None, self.now)]

@@ -10,14 +10,13 @@ from typing import Any
 import pytest
 
 from daemon.games import get_game
-from daemon.mqtt.wire import results_payload
 from daemon.round.baccarat import BaccaratTable
-from daemon.round.effects import CommandRefusedError, Effect, Record, RoundResult
+from daemon.round.effects import CommandRefusedError, Effect
 from daemon.round.recovery import restore
 from firmware_protocols import shoe as sp
 from firmware_protocols import shuffler as fp
 from tests.model.physical import DECK_SET, DECKS, PhysicalShoe
-from tests.model.rig import Rec
+from tests.unit.round.parts import Row, journal
 
 
 class Table:
@@ -30,7 +29,7 @@ class Table:
         for i, c in enumerate(top):
             j = shoe.order.index(c, i)
             shoe.order[i], shoe.order[j] = shoe.order[j], shoe.order[i]
-        self.shoe, self.journal = shoe, list[Rec]()
+        self.shoe, self.journal = shoe, list[Row]()
         self.core = self.new_table()
         self.run(self.core.shuffle_complete(shoe.complete_message()))
         self.run(self.core.shoe_loaded(sp.ShoeLoaded(len(shoe.order), DECK_SET)))
@@ -40,11 +39,7 @@ class Table:
                              new_round_id=lambda: f"r{next(self.ids)}")
 
     def run(self, effects: list[Effect]) -> list[Effect]:
-        for e in effects:
-            if isinstance(e, Record):
-                self.journal.append(Rec(e.kind, e.body, e.round_id, 1.0e9))
-            elif isinstance(e, RoundResult):
-                self.journal.append(Rec("result", results_payload(e.facts), e.round_id, 1.0e9))
+        self.journal += journal(effects, 1.0e9)
         return effects
 
     def cmd(self, name: str, **args: str) -> list[Effect]:

@@ -14,6 +14,7 @@ FLAGS=(-std=c99 -pedantic -Wall -Wextra -Werror -Os -g -mcpu=cortex-m3 -mthumb
        -ffunction-sections -fdata-sections -ffreestanding --specs=nano.specs -nostartfiles
        -Wl,--gc-sections -Wl,-T,"$here/lm3s6965.ld")
 sources=("$device"/src/frame.c "$device"/src/link.c "$device"/src/msg.c "$device"/src/sha256.c
+         "$device"/src/shuffler.c
          "$device"/firmware/*.c "$here"/*.c)
 for kind in shoe:1 shuffler:2 tumbler:3; do
     name=${kind%%:*}

@@ -6,13 +6,11 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from daemon.games import get_game
-from daemon.mqtt.wire import results_payload
 from daemon.round.baccarat import BaccaratTable
-from daemon.round.effects import Effect, Record, RoundResult
+from daemon.round.effects import Effect
 from daemon.round.lifecycle import RoundLifecycle
 from daemon.round.tai_sai import TaiSaiTable
 from firmware_protocols import shoe as sp
@@ -22,24 +20,6 @@ from firmware_protocols import tumbler as tp
 DECKS = 8
 SET = 0xC0FFEE
 CODES = [*fp.INVENTORY_ORDER[:8], "??", "ZZ"]
-
-
-@dataclass
-class Rec:
-    kind: str
-    body: dict[str, Any]
-    round_id: str | None
-    at: float
-
-
-def journal(effects: list[Effect], at: float) -> list[Rec]:
-    out = []
-    for e in effects:
-        if isinstance(e, Record):
-            out.append(Rec(e.kind, e.body, e.round_id, at))
-        elif isinstance(e, RoundResult):
-            out.append(Rec("result", results_payload(e.facts), e.round_id, at))
-    return out
 
 
 def snapshot(t: RoundLifecycle) -> dict[str, Any]:

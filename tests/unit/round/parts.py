@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.games import get_game
+from daemon.mqtt.wire import results_payload
 from daemon.round.baccarat import BaccaratTable
+from daemon.round.effects import Effect, Record, RoundResult
 from daemon.round.lifecycle import RoundLifecycle
 from daemon.round.tai_sai import TaiSaiTable
 
@@ -39,6 +41,18 @@ class Row:
     body: dict[str, Any]
     round_id: str | None
     at: float
+
+
+def journal(effects: list[Effect], at: float) -> list[Row]:
+    """What the service journals of ``effects`` at ``at``: each record, and each round's
+    result as its payload."""
+    out = []
+    for e in effects:
+        if isinstance(e, Record):
+            out.append(Row(e.kind, e.body, e.round_id, at))
+        elif isinstance(e, RoundResult):
+            out.append(Row("result", results_payload(e.facts), e.round_id, at))
+    return out
 
 
 def fold(table: RoundLifecycle, kind: str, body: dict[str, Any] | None = None,

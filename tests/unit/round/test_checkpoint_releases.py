@@ -34,7 +34,8 @@ from daemon.round import checkpoint
 from daemon.round.effects import CommandRefusedError
 from daemon.round.lifecycle import RoundLifecycle
 from firmware_protocols import shuffler as fp
-from tests.unit.round.fold_steps import DECKS, journal, new_table, random_step, snapshot
+from tests.unit.round.fold_steps import DECKS, new_table, random_step, snapshot
+from tests.unit.round.parts import journal
 
 HERE = Path(__file__).parent / "checkpoints"
 GAMES = ("tiger-buffalo", "tiger-baccarat", "tiger-buffalo-insurance-plus",

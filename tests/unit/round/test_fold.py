@@ -15,14 +15,8 @@ from daemon.round import checkpoint
 from daemon.round.effects import CommandRefusedError
 from daemon.round.lifecycle import RoundLifecycle
 from firmware_protocols import shuffler as fp
-from tests.unit.round.fold_steps import (
-    DECKS,
-    Rec,
-    journal,
-    new_table,
-    random_step,
-    snapshot,
-)
+from tests.unit.round.fold_steps import DECKS, new_table, random_step, snapshot
+from tests.unit.round.parts import Row, journal
 
 
 @settings(max_examples=60)
@@ -34,7 +28,7 @@ def test_the_live_table_is_the_folded_journal(seed: int, game: str) -> None:
     cards = [c for _ in range(DECKS) for c in fp.INVENTORY_ORDER]
     rng.shuffle(cards)
     live = new_table(game)
-    records: list[Rec] = []
+    records: list[Row] = []
     for step in range(120):
         try:
             effects = random_step(live, rng, cards)
@@ -63,14 +57,14 @@ def test_a_checkpoint_and_the_records_after_it_are_the_whole_journal(
         return new_table(game)
 
     live = new()
-    every: list[Rec] = []
-    pruned: list[Rec] = []
+    every: list[Row] = []
+    pruned: list[Row] = []
     for step in range(120):
         if step == at:
             so_far = new()
             so_far.replay(every)
             body = json.loads(json.dumps(checkpoint.make(so_far, new)))
-            pruned = [Rec(checkpoint.KIND, body, None, 1.0e9)]  # what came before: gone
+            pruned = [Row(checkpoint.KIND, body, None, 1.0e9)]  # what came before: gone
         try:
             effects = random_step(live, rng, cards)
         except CommandRefusedError:

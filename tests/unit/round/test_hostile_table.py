@@ -11,10 +11,10 @@ import pytest
 
 from daemon.games import get_game
 from daemon.round.baccarat import BaccaratTable
-from daemon.round.effects import Alert, CommandRefusedError, Record
+from daemon.round.effects import Alert, CommandRefusedError, Effect, Record
 from daemon.round.recovery import restore
 from firmware_protocols import shoe as sp
-from tests.unit.round.fold_steps import journal
+from tests.unit.round.parts import journal
 from tests.unit.round.tables import Table, kinds, results
 
 
@@ -25,6 +25,15 @@ def held(effects: list[Any]) -> dict[str, Any]:
 
 def dealt(result: dict[str, Any]) -> list[str]:
     return [c["card"] for c in result["cards"]]
+
+
+def restarted(t: Table) -> tuple[BaccaratTable, list[Effect]]:
+    """A fresh table after a restart: everything ``t`` journalled folded into it, and
+    what the fold made it do."""
+    ids = itertools.count(100)
+    again = BaccaratTable("bac-07", get_game("tiger-buffalo"), "P", 8,
+                          clock=lambda: 1_764_000_000.0, new_round_id=lambda: f"r{next(ids)}")
+    return again, restore(again, journal(t.effects, 1.0e9))
 
 
 def play(t: Table) -> None:
@@ -157,10 +166,7 @@ def test_rws_5_4_1_a_restart_holds_when_an_unread_card_may_have_settled_a_bet() 
     t.draw()
     t.draw()
     t.draw(card="??")
-    ids = itertools.count(100)
-    again = BaccaratTable("bac-07", get_game("tiger-buffalo"), "P", 8,
-                          clock=lambda: 1_764_000_000.0, new_round_id=lambda: f"r{next(ids)}")
-    out = restore(again, journal(t.effects, 1.0e9))
+    again, out = restarted(t)
     assert results(out) == [] and again.round is not None and again.round.held == "reads"
     assert any(isinstance(a, Alert) and "waits for the Pit" in a.detail for a in out)
     hold = held(out)["hold_id"]
@@ -175,10 +181,7 @@ def test_rws_5_4_2_after_such_a_restart_a_reconstruction_with_no_outcome_voids()
     play(t)
     t.draw()
     t.draw(card="??")
-    ids = itertools.count(100)
-    again = BaccaratTable("bac-07", get_game("tiger-buffalo"), "P", 8,
-                          clock=lambda: 1_764_000_000.0, new_round_id=lambda: f"r{next(ids)}")
-    out = restore(again, journal(t.effects, 1.0e9))
+    again, out = restarted(t)
     [void] = results(again.reconstruct_deal("pit", ["3S", "2H"],
                                             hold=held(out)["hold_id"]))
     assert void["status"] == "void" and void["void_reason"]["clause"] == "5.4.2"
