@@ -64,8 +64,12 @@ class CheckpointError(TabledError, ValueError):
 
 
 def _state_attrs(obj: object) -> dict[str, Any]:
+    # TRANSIENT: what a table keeps in memory only, by design, and a restart forgets (the
+    # chunks of a reveal are not journalled): neither captured nor compared.
+    transient: frozenset[str] = getattr(type(obj), "TRANSIENT", frozenset())
     return {k: v for k, v in vars(obj).items()
-            if not callable(v) and not isinstance(v, Machine) and k != "state"}
+            if not callable(v) and not isinstance(v, Machine) and k != "state"
+            and k not in transient}
 
 
 def _plain(v: object) -> bool:

@@ -51,6 +51,10 @@ REVEALS_KEPT = 2
 class ShoeCustody(RoundLifecycle):
     """The shuffle, the shoe, its record of every draw, the cards carried, the reveal."""
 
+    # Kept in memory only (round/checkpoint.py): verified reveals (their chunks are not
+    # journalled) and the disclosures already alerted; a restart forgets both.
+    TRANSIENT: ClassVar[frozenset[str]] = frozenset({"revealed", "disclosed"})
+
     RECORDS: ClassVar[Kinds] = (ShuffleCertified, ShuffleRefused, ShoeRefused, ShoeLoaded,
                                 CardDrawn, DrawRepeated, CardCarried, CutCard,
                                 CutCardFirstCard, ShoeEnded, ShuffleVerified,
