@@ -88,6 +88,7 @@ typedef struct {
     uint16_t reveal_off;
     uint32_t reveal_re;  /* the request_order's command number: the chunks answer it */
     uint32_t command_num;  /* the command being handled (version 3), for its answers */
+    td_carried carried;  /* the commands carried out: one sent again is not done twice */
 } emu;
 
 static int is_tumbler(const emu *e)
@@ -204,6 +205,8 @@ static void result(emu *e, uint8_t tag, uint8_t code, const char *detail)
     m.v[0].u = tag;
     m.v[1].u = code;
     set_str(&m.v[2], detail);
+    if (code == 0 && e->command_num)
+        td_carried_add(&e->carried, e->link.rx_origin, e->command_num);
     send_re(e, &m, e->command_num);
 }
 
@@ -397,6 +400,15 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
     }
     fprintf(stdout, "rx %s\n", def->name);
     e->command_num = e->link.rx_num;
+    if (e->command_num && strcmp(def->name, "identify") != 0 &&
+        strcmp(def->name, "status") != 0 &&
+        td_carried_has(&e->carried, e->link.rx_origin, e->command_num)) {
+        /* sent again (its answer was lost): carried out already, and said so again */
+        result(e, (uint8_t)in.v[0].u, 0, "");
+        fprintf(stdout, "repeat %s\n", def->name);
+        fflush(stdout);
+        return;
+    }
     if (strcmp(def->name, "identify") == 0) {
         td_msg_init(&out, td_msgdef_named("identify_reply"));
         out.v[0].u = in.v[0].u;
