@@ -175,7 +175,8 @@ class Effects:
                                                     f"{s.detail or 'no detail'})")
             else:
                 outcome = await deliver(driver, e.message, lambda: [
-                    c.message for c in self.state.table.device_ready(e.device)])
+                    c.message for c in self.state.table.device_ready(e.device)],
+                    self._outcome_unknown)
         if outcome.verdict is Verdict.UNKNOWN:
             self.apply([Alert("device_command_outcome_unknown", "", outcome.detail)])
         elif outcome.verdict is not Verdict.DONE:
@@ -187,6 +188,9 @@ class Effects:
             if isinstance(outcome.answer, CommandResult) and confirmed is not None:
                 self.act(lambda: self.state.table.command_answered(e.device, confirmed),
                          f"{e.device} accepted {confirmed.NAME}")
+
+    def _outcome_unknown(self, detail: str) -> None:
+        self.apply([Alert("device_command_outcome_unknown", "", detail)])
 
     def act(self, handler: Callable[[], list[Effect]], what: str,
             before: list[Effect] | None = None, seen: tuple[str, Mark] | None = None
