@@ -85,11 +85,14 @@ def _answered(device: str, message: Message, answer: Message) -> Outcome:
 
 async def deliver(driver: DeviceDriver, message: Message,
                   restate: Callable[[], list[Message]],
-                  meanwhile: Callable[[str], None] = lambda _: None) -> Outcome:
+                  meanwhile: Callable[[str], None] = lambda _: None,
+                  owed: Callable[[], bool] = lambda: True) -> Outcome:
     """Send ``message`` and find out what became of it. ``restate``: the device's state as
     the table wants it now (idempotent commands), sent again when an answer was lost.
     ``meanwhile``: told, once, while the device is waited for (the alert of an outcome
-    still unknown, and what will be done)."""
+    still unknown, and what will be done). ``owed``: False once the table took an event
+    that shows the command carried out (pending.py: the journal's word, across
+    restarts)."""
     name = message.NAME
     with driver.watching(message.SHOWN_BY) as watch:
         try:
@@ -106,7 +109,7 @@ async def deliver(driver: DeviceDriver, message: Message,
             return _answered(driver.name, message, answer)
         head = f"{name} to {driver.name}: outcome unknown: its answer was lost ({lost})"
         if message.SHOWN_BY and number:
-            return await _ask_again(driver, message, number, watch, head, meanwhile)
+            return await _ask_again(driver, message, number, watch, head, meanwhile, owed)
         return await _restate(driver, message, restate, head, lost)
 
 
@@ -145,11 +148,24 @@ def _state_name(state: int) -> str:
         return f"state {state}"
 
 
-async def _ask_again(driver: DeviceDriver, message: Message, number: int, watch: Watch,
-                     head: str, meanwhile: Callable[[str], None]) -> Outcome:
+async def recover(driver: DeviceDriver, message: Message, owed: Callable[[], bool],
+                  meanwhile: Callable[[str], None]) -> Outcome:
+    """A command this process did not send (a restart found it owed, pending.py): the
+    device, once back, is asked its state, and sent it again if it never took it. Not
+    under its old number (another process's ORIGIN): the decision rests on what the device
+    showed, as the journal kept it."""
+    head = (f"{message.NAME} to {driver.name}: outcome unknown: the daemon restarted before "
+            f"the {driver.name} showed it carried it out")
+    with driver.watching(message.SHOWN_BY) as watch:
+        return await _ask_again(driver, message, None, watch, head, meanwhile, owed)
+
+
+async def _ask_again(driver: DeviceDriver, message: Message, number: int | None,
+                     watch: Watch, head: str, meanwhile: Callable[[str], None],
+                     owed: Callable[[], bool]) -> Outcome:
     """A command whose work shows in the device's events: asked its state, the device
     tells whether it took it; one that never did is sent again, once, as the same command
-    (its number)."""
+    (its number, when this process sent it)."""
     device, name = driver.name, message.NAME
     status = await _status(driver)
     if isinstance(status, str):
@@ -161,9 +177,10 @@ async def _ask_again(driver: DeviceDriver, message: Message, number: int, watch:
             return Outcome(Verdict.UNKNOWN, f"{head}; the {device} did not answer status "
                                             f"({status}): {name} is not sent again")
     shown = " or ".join(k.NAME for k in message.SHOWN_BY)
-    if watch.seen:
+    if watch.seen or not owed():
+        what = watch.seen[0].NAME if watch.seen else shown
         return Outcome(Verdict.DONE, f"{head}; the {device} answered status after "
-                                     f"{watch.seen[0].NAME}: it carried {name} out")
+                                     f"{what}: it carried {name} out")
     if status.state != DeviceState.READY:
         return Outcome(Verdict.UNKNOWN, f"{head}; the {device} answers status "
                                         f"{_state_name(status.state)} ({status.detail}), "
@@ -172,16 +189,20 @@ async def _ask_again(driver: DeviceDriver, message: Message, number: int, watch:
         answer = await driver.command(message, number=number)
     except (DeviceNotReadyError, TimeoutError) as exc:
         return Outcome(Verdict.UNKNOWN, f"{head}; the {device} showed it never took it "
-                                        f"(ready, no {shown}), and {name} sent again as "
-                                        f"command {number} lost its answer too "
+                                        f"(ready, no {shown}), and {name} sent again "
+                                        f"{_as(number)} lost its answer too "
                                         f"({reason(exc)}): not sent again")
     outcome = _answered(device, message, answer)
     if outcome.verdict is not Verdict.DONE:
         return outcome
-    return Outcome(Verdict.DONE, f"{name} to {device}: its answer was lost; the {device} "
+    return Outcome(Verdict.DONE, f"{head}; the {device} "
                                  f"showed it never took it (ready, no {shown}): sent again "
-                                 f"as command {number}, and accepted", outcome.confirmed,
+                                 f"{_as(number)}, and accepted", outcome.confirmed,
                    outcome.answer)
+
+
+def _as(number: int | None) -> str:
+    return f"as command {number}" if number else "as a new command"
 
 
 async def _restate(driver: DeviceDriver, message: Message,

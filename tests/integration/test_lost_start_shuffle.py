@@ -1,8 +1,8 @@
 """A start_shuffle whose answer was lost is followed by a state query before anything is
 called failed; a shuffler that shows it never took it is sent it again, exactly once,
 under its own command number, and a shuffler that took it does not shuffle twice (issue
-24: a start_shuffle dropped with its session was never made). The Python shuffler over
-the USB simulation, its line cut both ways or one way."""
+24: a start_shuffle dropped with its session was never made), nor after the daemon's
+restart. The Python shuffler over the USB simulation, its line cut both ways or one way."""
 
 from __future__ import annotations
 
@@ -10,11 +10,17 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from daemon.config import parse_config
 from daemon.drivers.command_outcome import Verdict, deliver
 from daemon.drivers.device import DeviceDriver
 from daemon.drivers.device_url import parse_device_url
 from daemon.drivers.transports import use_sim_usb_backend
+from daemon.round.effects import DeviceCommand
+from daemon.service import TableService
+from daemon.service.pending import owed_key
 from firmware_protocols import shuffler
 from firmware_protocols.common import CommandResult, DeviceKind
 from hil.faults import LineFaults
@@ -23,6 +29,7 @@ from hil.shuffler import ShufflerSim
 from hil.usb_backend import sim_backend
 from tests.heard import Heard
 from tests.integration.running_driver import running
+from tests.keys import commands, signing
 from tests.wait import until
 
 
@@ -127,3 +134,64 @@ async def test_a_command_sent_again_under_its_number_is_not_carried_out_twice() 
         assert line.asked() == 2  # received twice, carried out once
         await line.driver.command(shuffler.StartShuffle(0, 6))
         assert line.sim.next_shuffle_id == first + 2
+
+
+@contextlib.asynccontextmanager
+async def shuffler_service(tmp_path: Path, port: int) -> AsyncIterator[TableService]:
+    """The table's service on the journal in ``tmp_path``, its shuffler driver running
+    (the shoe configured, never reached); stopped, its tasks ended, on leaving: a daemon
+    that stops."""
+    cfg = parse_config({
+        "table": {"id": "t1", "game": "tiger-buffalo", "layout": "P", "decks": 8},
+        "devices": {"shuffler": f"usb://1d50:6178?serial=SF7&sim=127.0.0.1:{port}",
+                    "shoe": "socket://127.0.0.1:9",
+                    "serials": {"shoe": "SH0001", "shuffler": "SF7"}},
+        "journal": {"path": str(tmp_path / "j.db")},
+        "signing": signing(), "commands": commands(),
+    })
+    service = TableService(cfg)
+    driver = service.drivers["shuffler"]
+    driver.command_timeout, driver.heartbeat_timeout = 1.0, 1.5
+    driver.backoff_initial, driver.backoff_max = 0.05, 0.3
+    try:
+        async with running(driver):
+            yield service
+            for task in list(service.state._tasks):  # a command still waited on
+                task.cancel()
+            await asyncio.sleep(0)
+    finally:
+        service.journal.close()
+
+
+def kinds(service: TableService, kind: str) -> list[dict[str, Any]]:
+    return [r.body for r in service.journal.records() if r.kind == kind]
+
+
+async def test_a_start_shuffle_owed_when_the_daemon_stopped_is_made_after_its_restart(
+        tmp_path: Path) -> None:
+    """new_shoe's start_shuffle lost both ways, and the daemon stopped before the shuffler
+    was back: the command is owed in the journal. The next daemon asks the shuffler its
+    state once it is up, finds it ready with no shuffle, and sends it again: one shuffle,
+    certified; nothing owed any more."""
+    use_sim_usb_backend(sim_backend)
+    sim = ShufflerSim(speed=10, serial="SF7")
+    to_device, to_host = LineFaults(), LineFaults()
+    port = TcpPort(sim, faults_in=to_device, faults_out=to_host)
+    await port.start()
+    try:
+        async with shuffler_service(tmp_path, port.port) as first:
+            await first.drivers["shuffler"].wait_ready(10)
+            to_device.drop_rate = to_host.drop_rate = 1.0
+            first.effects.apply([DeviceCommand("shuffler", shuffler.StartShuffle(0, 8))])
+            await until(lambda: bool(kinds(first, "alert")), timeout=15)
+            assert first.journal.get_meta(owed_key("shuffler")), "owed, journalled"
+        assert not [m for m in sim.received if isinstance(m, shuffler.StartShuffle)]
+        to_device.drop_rate = to_host.drop_rate = 0.0
+        async with shuffler_service(tmp_path, port.port) as second:
+            await until(lambda: bool(kinds(second, "shuffle_certified")), timeout=20)
+            assert [c["decks"] for c in kinds(second, "shuffle_certified")] == [8]
+            assert second.journal.get_meta(owed_key("shuffler")) == ""
+            assert second.effects.pending == {}
+        assert sum(isinstance(m, shuffler.StartShuffle) for m in sim.received) == 1
+    finally:
+        await port.stop()
