@@ -16,7 +16,9 @@
  *                        recant (the whole reveal, then again with two cards swapped)
  *         button         the dealer's button     reboot   firmware reboot
  *         noise BER      flip bits on the line out (0 stops)    quit
- * stdout: pty PATH, session V BOOT, rx NAME, drew CARD, locked, armed 0|1, settled D D D,
+ * stdout: pty PATH, session V BOOT, rx NAME NUM (a command: NUM its command number,
+ *         version 3, else 0), repeat NAME (one carried out already, sent again: answered,
+ *         not done twice), drew CARD, locked, armed 0|1, settled D D D,
  *         sent NUM NAME (the link took an event: NUM its event number within ORIGIN),
  *         origin ORIGIN (at each boot), failed N UNACKED (the link failed, the Nth time,
  *         holding UNACKED frames the host had not acknowledged),
@@ -398,7 +400,7 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
         fprintf(stdout, "bad message 0x%02x\n", id);
         return;
     }
-    fprintf(stdout, "rx %s\n", def->name);
+    fprintf(stdout, "rx %s %lu\n", def->name, (unsigned long)e->link.rx_num);
     e->command_num = e->link.rx_num;
     if (e->command_num && strcmp(def->name, "identify") != 0 &&
         strcmp(def->name, "status") != 0 &&
