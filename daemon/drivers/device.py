@@ -80,7 +80,7 @@ class DeviceNotReadyError(DeviceError, RuntimeError):
         self.number = 0  # the command number it went out under, when sent
 
 
-class AnswerTimeoutError(TimeoutError):
+class AnswerTimeoutError(DeviceError, TimeoutError):
     """No answer to a command within its time; it went out under ``number`` (its
     command number: sent again, the device knows it by it)."""
 

@@ -444,6 +444,8 @@ void td_stamp_encode(uint32_t origin, uint32_t num, uint32_t re, uint8_t out[TD_
 
 void td_carried_add(td_carried *c, uint32_t origin, uint32_t num)
 {
+    if (td_carried_has(c, origin, num))
+        return;  /* answered again: kept once */
     c->origin[c->next] = origin;
     c->num[c->next] = num;
     c->next = (c->next + 1) % TD_CARRIED;
