@@ -53,11 +53,13 @@ class Endpoint:
     def connect(self, now: float) -> None:
         self.link.connect(now)
 
-    def send(self, message: Message, now: float, reply_to: int = 0) -> bool:
+    def send(self, message: Message, now: float, reply_to: int = 0,
+             number: int | None = None) -> bool:
         """False: the link refused it at once (it holds all it can); it is not taken.
-        ``reply_to``: the number of the command this answers (version 3)."""
+        ``reply_to``: the number of the command this answers (version 3); ``number``: the
+        number it was sent with before (Link.send)."""
         return self.link.send(message.MSG_ID, message.to_bytes(), now, event=message.EVENT,
-                              reply_to=reply_to)
+                              reply_to=reply_to, number=number)
 
     def feed(self, data: bytes, now: float) -> list[EndpointEvent]:
         """Bytes from the line -> messages and link events, in order."""

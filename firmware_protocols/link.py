@@ -199,6 +199,9 @@ class Link:
     # The boot id chosen at power-up, for stamps (None: boot_id). A link that fails starts
     # its next session under a new boot_id, but its messages are the same device's.
     origin: int | None = None
+    # Numbers given before this link object (a host's commands: its next session goes on
+    # from its last command's number, under the same origin, as the spec's NUM says).
+    numbered: int = 0
     state: LinkState = LinkState.CONNECTING
     peer_boot: int | None = None
     session_version: int = 1
@@ -210,7 +213,7 @@ class Link:
         self.rto_min = min_rto(self.byte_time)
         if self.origin is None:
             self.origin = self.boot_id
-        self._number = 0  # the last number given to a message accepted
+        self._number = self.numbered  # the last number given to a message accepted
         self._out: list[bytes] = []
         self._tx_next = 0
         self._rx_next = 0
@@ -253,17 +256,23 @@ class Link:
         self.connect(now)
 
     def send(self, msg: int, payload: bytes, now: float, *, event: bool = True,
-             reply_to: int = 0) -> bool:
+             reply_to: int = 0, number: int | None = None) -> bool:
         """Queue a message; it goes out when the link is up and the window has room.
         False: refused at once, not taken (``capacity`` messages are held); the caller
         keeps it and tries again later. A message taken is never dropped. ``event``: it
-        takes the next number (a heartbeat or an answer carries the last one given)."""
+        takes the next number (a heartbeat or an answer carries the last one given).
+        ``number``: a message sent again with the number it was given before (a host's
+        command whose answer was lost: the device knows it by it), taking none."""
         if len(payload) > MAX_MESSAGE:
             raise ValueError(f"a message of {len(payload)} bytes exceeds {MAX_MESSAGE}")
+        if number is not None and not 0 < number <= self._number:
+            raise ValueError(f"number {number} was never given (the last is {self._number})")
         if self.room == 0:
             return False
-        self._number += event
-        self._pending.append(Outgoing(msg, payload, self._number, reply_to))
+        if number is None:
+            self._number += event
+        self._pending.append(Outgoing(msg, payload, self._number if number is None
+                                      else number, reply_to))
         self._fill_window(now)
         return True
 

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import ClassVar
 
 from firmware_protocols.common import ANY, COMMON, between, limits
 from firmware_protocols.wire import (
@@ -147,6 +148,8 @@ class StartShuffle(Message):
 
     tag: int = wire(U8, "echoed in command_result")
     decks: int = wire(U8, "decks to shuffle (4-10)")
+
+    SHOWN_BY: ClassVar[tuple[type[Message], ...]] = (ShuffleStarted, ShuffleComplete)
 
 
 @message(0x51, "inventory", "host")

@@ -228,7 +228,8 @@ still caught.
   RSTACK names another session or none, e.g. after the host restarted). A device that
   reboots keeps nothing, and sends what it still holds as new events. The **host drops
   what it has already seen**: a card's `draw_no` within its shoe, and the like, tell a
-  repeated event. The host does not re-send commands: it asks again.
+  repeated event. The host does not carry its commands into a new session: a command
+  whose answer was lost is followed by `status` once the device answers again (below).
 - **A full queue.** A device holds at most a fixed number of messages it has accepted
   from its own firmware and the host has not acknowledged, in flight or queued (the
   reference device: 24, the 8 in flight included). When it holds that many, it refuses
@@ -270,6 +271,16 @@ a version 3 session the PAYLOAD of every DATA frame, in both directions, starts 
   saw is taken as it is.
 - **Answers.** A device echoes the command's NUM in RE; the host takes an answer only
   for the command it names (a tag, u8, is reused after 255 commands).
+- **A command whose answer was lost.** The host keeps its ORIGIN and goes on numbering
+  its commands across link sessions. When a command's answer is lost (a timeout, or the
+  session ended), the host asks `status` once the device answers again; every message
+  the device sent before its `status_reply` has arrived by then. A command whose work
+  the device shows by an event (`start_shuffle`: `shuffle_started`) is sent again only
+  if none came and the device is ready (state 0), once, **with its stamp unchanged**
+  (the same ORIGIN and NUM; a new tag). A device keeps the (ORIGIN, NUM) of the last 16
+  commands it carried out (answered with result 0) until it reboots, and answers one of
+  them received again with `command_result` 0, without carrying it out twice (the
+  reference device prints `repeat NAME`).
 - The largest message is 238 bytes in every version (250 less the stamp).
 
 ## Questions the earlier text left open

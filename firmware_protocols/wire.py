@@ -194,6 +194,9 @@ class Message:
     # heartbeat or a direct answer carries the last one instead: it is state or a reply,
     # and a host that kept only events' numbers would take the gap for lost events.
     EVENT: ClassVar[bool] = True
+    # The events a device sends only once it has carried this command out: when its
+    # answer is lost, they tell whether it did (a command with none is never sent again).
+    SHOWN_BY: ClassVar[tuple[type[Message], ...]] = ()
 
     def answered_by(self, reply: Message) -> bool:
         """Whether ``reply``, which carries no tag, answers this command (see the spec)."""

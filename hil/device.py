@@ -33,6 +33,7 @@ from firmware_protocols.link import DEVICE_QUEUE, Link, LinkFailed
 from firmware_protocols.wire import Catalogue, Message
 
 HEARTBEAT_INTERVAL = 1.0
+CARRIED_OUT_KEPT = 16  # commands remembered as carried out, against one sent again
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,11 @@ class SimDevice:
         # of the command it answers (version 3), 0 for none.
         self.held: deque[tuple[Message, int]] = deque()
         self._answering = 0  # the number of the host command being handled now
+        self._from = 0  # the host's origin for it
+        # Version 3: (host origin, command number) of the commands carried out (answered
+        # ok), newest last: one sent again (its answer was lost) is answered ok again and
+        # not carried out twice.
+        self.carried_out: deque[tuple[int, int]] = deque(maxlen=CARRIED_OUT_KEPT)
         self.endpoint = self._new_endpoint()
 
     def _new_endpoint(self) -> Endpoint:
@@ -84,6 +90,7 @@ class SimDevice:
         """Firmware reboot mid-stream: a new boot id, sequence numbers restart, timers die."""
         self._timers.clear()
         self.held.clear()  # a reboot keeps nothing
+        self.carried_out.clear()
         self.endpoint = self._new_endpoint()
         self.state, self.fault = DeviceState.READY, 0
         self.on_reboot()
@@ -94,12 +101,14 @@ class SimDevice:
             msg = event.message if isinstance(event, Numbered) else event
             if isinstance(msg, Message):
                 # Version 3: its answers echo its number.
-                self._answering = event.stamp.number if isinstance(event, Numbered) else 0
+                stamp = event.stamp if isinstance(event, Numbered) else None
+                self._answering = stamp.number if stamp is not None else 0
+                self._from = stamp.origin if stamp is not None else 0
                 self.received.append(msg)
                 try:
                     self._dispatch(msg, now)
                 finally:
-                    self._answering = 0
+                    self._answering = self._from = 0
         self.poll(now)
 
     def poll(self, now: float) -> None:
@@ -147,6 +156,8 @@ class SimDevice:
 
     def reply(self, tag: int, now: float, result: CommandResultCode = CommandResultCode.OK,
               detail: str = "") -> None:
+        if result is CommandResultCode.OK and self._answering:
+            self.carried_out.append((self._from, self._answering))
         self.emit(CommandResult(tag, int(result), detail), now)
 
     def raise_fault(self, code: int, detail: str, now: float) -> None:
@@ -165,6 +176,11 @@ class SimDevice:
                                     self.protocol_version, i.serial), now)
         elif isinstance(msg, Status):
             self.emit(StatusReply(msg.tag, int(self.state), self.fault, self.state.name.lower()),
+                      now)
+        elif msg.SENDER == "host" and self._answering and \
+                (self._from, self._answering) in self.carried_out:
+            # The same command again (its answer was lost): done already, said again.
+            self.emit(CommandResult(getattr(msg, "tag", 0), int(CommandResultCode.OK), ""),
                       now)
         elif msg.SENDER == "host":
             self.handle(msg, now)

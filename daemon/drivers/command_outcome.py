@@ -8,27 +8,46 @@ device-to-host direction was dead locked the gate, and the service reported
   failed, with the reason;
 - answered: done;
 - sent, and its answer lost (a timeout, or the session ended while it waited): the
-  device is asked its state (`status`, the protocol's only state query). If it answers,
-  the line works again, and the state the table wants now is sent again when that
-  state is what the lost command set (the gate, the arm: idempotent, from the table's
-  ``device_ready``); its answer is the truth. Otherwise, and for any other command,
-  the outcome is unknown: `status_reply` carries no gate or arm, so it cannot say
-  whether the command ran. A device that reconnects is sent that state anyway; any
-  other command (start_shuffle) is not sent again, and its alert says so (issue 24: it
-  promised a re-send that never came, and the shuffle asked for was never made).
+  device is asked its state (`status`, the protocol's only state query) before anything
+  is called failed, and what it says decides:
+
+  - a command that sets the table's state (the gate, the arm: idempotent, from the
+    table's ``device_ready``) is sent again as the state the table wants now when the
+    device answers; its answer is the truth. A device that does not answer is sent that
+    state anyway when it reconnects;
+  - a command whose work the device shows by events (``SHOWN_BY``: start_shuffle by
+    shuffle_started or shuffle_complete) waits, if status went unanswered too, until the
+    device is back (``RECOVER_S``) and asks again. Every event the device sent before its
+    `status_reply` has arrived by then (in order; version 3 re-sends what a session
+    lost), so: one of them shows it carried it out: done; none, and the device is
+    ready (idle): it never took it, and it is sent again, exactly once, under its own
+    command number, which a device that did take it answers without acting twice
+    (issue 24: a start_shuffle dropped with its session was never made, and the table
+    waited for a shuffle forever); busy or faulted: outcome unknown, not sent again;
+  - any other command: outcome unknown, never sent again.
 
 Every reason names the exception and what was waited for; none is ever empty.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from daemon.drivers.device import DeviceDriver, DeviceNotReadyError
-from firmware_protocols.common import CommandResult, CommandResultCode, Status
+from daemon.drivers.device import AnswerTimeoutError, DeviceDriver, DeviceNotReadyError, Watch
+from firmware_protocols.common import (
+    CommandResult,
+    CommandResultCode,
+    DeviceState,
+    Status,
+    StatusReply,
+)
 from firmware_protocols.wire import Message
+
+RECOVER_S = 300.0  # how long a device is waited for, to learn what became of a command
+RETRY_S = 0.5  # between status queries while the device comes and goes
 
 
 class Verdict(StrEnum):
@@ -65,27 +84,137 @@ def _answered(device: str, message: Message, answer: Message) -> Outcome:
 
 
 async def deliver(driver: DeviceDriver, message: Message,
-                  restate: Callable[[], list[Message]]) -> Outcome:
+                  restate: Callable[[], list[Message]],
+                  meanwhile: Callable[[str], None] = lambda _: None,
+                  owed: Callable[[], bool] = lambda: True) -> Outcome:
     """Send ``message`` and find out what became of it. ``restate``: the device's state as
-    the table wants it now (idempotent commands), sent again when an answer was lost."""
-    device, name = driver.name, message.NAME
+    the table wants it now (idempotent commands), sent again when an answer was lost.
+    ``meanwhile``: told, once, while the device is waited for (the alert of an outcome
+    still unknown, and what will be done). ``owed``: False once the table took an event
+    that shows the command carried out (pending.py: the journal's word, across
+    restarts)."""
+    name = message.NAME
+    with driver.watching(message.SHOWN_BY) as watch:
+        try:
+            answer = await driver.command(message)
+        except DeviceNotReadyError as exc:
+            if not exc.sent:
+                return Outcome(Verdict.NOT_SENT, f"{name} to {driver.name} not sent: "
+                                                 f"{reason(exc)}")
+            lost, number = reason(exc), exc.number
+        except TimeoutError as exc:
+            lost = reason(exc)
+            number = exc.number if isinstance(exc, AnswerTimeoutError) else 0
+        else:
+            return _answered(driver.name, message, answer)
+        head = f"{name} to {driver.name}: outcome unknown: its answer was lost ({lost})"
+        if message.SHOWN_BY and number:
+            return await _ask_again(driver, message, number, watch, head, meanwhile, owed)
+        return await _restate(driver, message, restate, head, lost)
+
+
+async def _status(driver: DeviceDriver) -> StatusReply | str:
+    """The device's state, or why it did not say."""
     try:
-        answer = await driver.command(message)
-    except DeviceNotReadyError as exc:
-        if not exc.sent:
-            return Outcome(Verdict.NOT_SENT, f"{name} to {device} not sent: {reason(exc)}")
-        lost = reason(exc)
-    except TimeoutError as exc:
-        lost = reason(exc)
-    else:
-        return _answered(device, message, answer)
-    head = f"{name} to {device}: outcome unknown: its answer was lost ({lost})"
+        reply = await driver.command(Status(0))
+    except (DeviceNotReadyError, TimeoutError) as exc:
+        return reason(exc)
+    if not isinstance(reply, StatusReply):
+        return f"{reply.NAME} in answer to status"
+    return reply
+
+
+async def _when_back(driver: DeviceDriver) -> StatusReply | str:
+    """The device's state once it is back and answers, within ``RECOVER_S``."""
+    loop = asyncio.get_running_loop()
+    deadline, why = loop.time() + RECOVER_S, f"not back within {RECOVER_S:g} s"
+    while (left := deadline - loop.time()) > 0:
+        try:
+            await driver.wait_ready(left)
+        except TimeoutError:
+            break
+        got = await _status(driver)
+        if isinstance(got, StatusReply):
+            return got
+        why = got
+        await asyncio.sleep(RETRY_S)
+    return why
+
+
+def _state_name(state: int) -> str:
+    try:
+        return DeviceState(state).name.lower()
+    except ValueError:
+        return f"state {state}"
+
+
+async def recover(driver: DeviceDriver, message: Message, owed: Callable[[], bool],
+                  meanwhile: Callable[[str], None]) -> Outcome:
+    """A command this process did not send (a restart found it owed, pending.py): the
+    device, once back, is asked its state, and sent it again if it never took it. Not
+    under its old number (another process's ORIGIN): the decision rests on what the device
+    showed, as the journal kept it."""
+    head = (f"{message.NAME} to {driver.name}: outcome unknown: the daemon restarted before "
+            f"the {driver.name} showed it carried it out")
+    with driver.watching(message.SHOWN_BY) as watch:
+        return await _ask_again(driver, message, None, watch, head, meanwhile, owed)
+
+
+async def _ask_again(driver: DeviceDriver, message: Message, number: int | None,
+                     watch: Watch, head: str, meanwhile: Callable[[str], None],
+                     owed: Callable[[], bool]) -> Outcome:
+    """A command whose work shows in the device's events: asked its state, the device
+    tells whether it took it; one that never did is sent again, once, as the same command
+    (its number, when this process sent it)."""
+    device, name = driver.name, message.NAME
+    status = await _status(driver)
+    if isinstance(status, str):
+        meanwhile(f"{head}, and the {device} did not answer status either ({status}); it "
+                  f"is asked its state when it is back, and {name} is sent again, once, "
+                  f"if the {device} shows it never took it")
+        status = await _when_back(driver)
+        if isinstance(status, str):
+            return Outcome(Verdict.UNKNOWN, f"{head}; the {device} did not answer status "
+                                            f"({status}): {name} is not sent again")
+    shown = " or ".join(k.NAME for k in message.SHOWN_BY)
+    if watch.seen or not owed():
+        what = watch.seen[0].NAME if watch.seen else shown
+        return Outcome(Verdict.DONE, f"{head}; the {device} answered status after "
+                                     f"{what}: it carried {name} out")
+    if status.state != DeviceState.READY:
+        return Outcome(Verdict.UNKNOWN, f"{head}; the {device} answers status "
+                                        f"{_state_name(status.state)} ({status.detail}), "
+                                        f"and sent no {shown}: {name} is not sent again")
+    try:
+        answer = await driver.command(message, number=number)
+    except (DeviceNotReadyError, TimeoutError) as exc:
+        return Outcome(Verdict.UNKNOWN, f"{head}; the {device} showed it never took it "
+                                        f"(ready, no {shown}), and {name} sent again "
+                                        f"{_as(number)} lost its answer too "
+                                        f"({reason(exc)}): not sent again")
+    outcome = _answered(device, message, answer)
+    if outcome.verdict is not Verdict.DONE:
+        return outcome
+    return Outcome(Verdict.DONE, f"{head}; the {device} "
+                                 f"showed it never took it (ready, no {shown}): sent again "
+                                 f"{_as(number)}, and accepted", outcome.confirmed,
+                   outcome.answer)
+
+
+def _as(number: int | None) -> str:
+    return f"as command {number}" if number else "as a new command"
+
+
+async def _restate(driver: DeviceDriver, message: Message,
+                   restate: Callable[[], list[Message]], head: str, lost: str) -> Outcome:
+    """A command of the table's state (or one nothing shows): the state sent again."""
+    device, name = driver.name, message.NAME
     restated = any(type(m) is type(message) for m in restate())  # of its kind, at all
     try:
         await driver.command(Status(0))
     except (DeviceNotReadyError, TimeoutError) as exc:
         # Only the table's state (the gate, the arm) is sent again on reconnect; anything
-        # else (start_shuffle) is not, and the alert must not say it is (issue 24).
+        # else is not, and the alert must not say it is (issue 24).
         then = (f"the state the table wants is sent again when the {device} is back"
                 if restated else f"{name} is not sent again: whether the {device} carried it "
                              f"out shows only in what it reports next")

@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import logging
 import random
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
@@ -76,6 +77,26 @@ class DeviceNotReadyError(DeviceError, RuntimeError):
     def __init__(self, reason: str, *, sent: bool = False) -> None:
         super().__init__(reason)
         self.sent = sent
+        self.number = 0  # the command number it went out under, when sent
+
+
+class AnswerTimeoutError(DeviceError, TimeoutError):
+    """No answer to a command within its time; it went out under ``number`` (its
+    command number: sent again, the device knows it by it)."""
+
+    def __init__(self, reason: str, number: int) -> None:
+        super().__init__(reason)
+        self.number = number
+
+
+@dataclass
+class Watch:
+    """Events of ``kinds`` the device sends from now on (``after``: the device's last
+    (origin, event number) heard when it began; an older event re-sent is not news)."""
+
+    kinds: tuple[type[Message], ...]
+    after: tuple[int, int] | None
+    seen: list[Message] = field(default_factory=list)
 
 
 @dataclass
@@ -179,6 +200,12 @@ class DeviceDriver:
     def __post_init__(self) -> None:
         self.status = DeviceStatus(self.name, str(self.url))
         self._tags = itertools.cycle(range(1, 256))
+        # Version 3: the host's ORIGIN, chosen once, and its command numbers, which go on
+        # across sessions (the spec's NUM): a command sent again keeps its identity.
+        self._origin = random.getrandbits(32)
+        self._numbered = 0
+        self._heard: tuple[int, int] | None = None  # the device's last (origin, number)
+        self._watches: list[Watch] = []
         self._pending: dict[int, asyncio.Future[Message]] = {}
         # Version 3: each pending tag's command number, which its answer must echo (a tag
         # wraps after 255 commands; an old answer with a reused tag is not this one's).
@@ -215,12 +242,26 @@ class DeviceDriver:
         async with asyncio.timeout(timeout):
             await self._ready.wait()
 
-    async def command(self, message: Message) -> Message:
-        """Send a host command (its tag is set here) and return the device's answer."""
+    async def command(self, message: Message, *, number: int | None = None) -> Message:
+        """Send a host command (its tag is set here) and return the device's answer.
+        ``number``: send it again under the command number it went out with (its answer
+        was lost: DeviceNotReadyError.number, AnswerTimeoutError.number), so that a device
+        that carried it out does not do it twice (version 3)."""
         if not self.ready or self._endpoint is None:
             raise DeviceNotReadyError(f"{self.name} is {self.status.state.value}: "
                                       f"{self.status.detail or 'not ready'}")
-        return await self._request(message)
+        return await self._request(message, number=number)
+
+    @contextlib.contextmanager
+    def watching(self, kinds: tuple[type[Message], ...]) -> Iterator[Watch]:
+        """Collect the events of ``kinds`` the device sends while inside (command_outcome:
+        what shows a command was carried out, when its answer was lost)."""
+        watch = Watch(kinds, self._heard)
+        self._watches.append(watch)
+        try:
+            yield watch
+        finally:
+            self._watches.remove(watch)
 
     def link_totals(self) -> LinkStats:
         """The link's counts over every session of this process, the open one included."""
@@ -284,7 +325,8 @@ class DeviceDriver:
                 else BYTE_TIME_115200
             self._foreign_version = ""
             self._endpoint = Endpoint(self.catalogue, Link(
-                random.getrandbits(32), byte_time=byte_time, resume=self._previous))
+                random.getrandbits(32), byte_time=byte_time, resume=self._previous,
+                origin=self._origin, numbered=self._numbered))
             self._endpoint.connect(now)
             self._last_rx = now
             self._set(DeviceState.HANDSHAKING)
@@ -300,6 +342,7 @@ class DeviceDriver:
             # re-sends only what did not (its messages are not lost with the session).
             if self._endpoint is not None:
                 self._previous = self._endpoint.link.summary()
+                self._numbered = self._endpoint.link.last_number
                 _add(self._ended_links, self._endpoint.link.stats)
             self._transport = None
             await transport.close()
@@ -341,7 +384,8 @@ class DeviceDriver:
         self._set(DeviceState.READY)
         log.info("%s ready: %s firmware %s serial %s", self.name, s.model, s.firmware, s.serial)
 
-    async def _request(self, message: Message, timeout: float | None = None) -> Message:
+    async def _request(self, message: Message, timeout: float | None = None,
+                       number: int | None = None) -> Message:
         assert self._endpoint is not None
         tag = next(self._tags)
         if hasattr(message, "tag"):
@@ -350,18 +394,21 @@ class DeviceDriver:
         self._pending[tag] = fut
         untagged = (message, fut)
         self._untagged.append(untagged)
-        self._endpoint.send(message, self._loop.time())
-        self._numbers[tag] = self._endpoint.link.last_number
+        self._endpoint.send(message, self._loop.time(), number=number)
+        sent_as = self._numbers[tag] = number or self._endpoint.link.last_number
         await self._flush()
         wait = timeout or self.command_timeout
         try:
             async with asyncio.timeout(wait):
                 return await fut
+        except DeviceNotReadyError as exc:
+            exc.number = sent_as
+            raise
         except TimeoutError:
             # asyncio's TimeoutError has no text: say what was waited for, and how long
             # (an alert with an empty reason told the Pit nothing, issue #24).
-            raise TimeoutError(f"no answer to {message.NAME} (tag {tag}) from the "
-                               f"{self.name} within {wait:g} s") from None
+            raise AnswerTimeoutError(f"no answer to {message.NAME} (tag {tag}) from the "
+                                     f"{self.name} within {wait:g} s", sent_as) from None
         finally:
             self._pending.pop(tag, None)
             self._numbers.pop(tag, None)
@@ -430,6 +477,7 @@ class DeviceDriver:
                     self._on_message(e.message)
                 finally:
                     self.stamp = None
+                    self._heard = (e.stamp.origin, e.stamp.number)
             elif isinstance(e, Message):
                 self._last_rx = self._loop.time()
                 self._on_message(e)
@@ -514,7 +562,18 @@ class DeviceDriver:
         elif isinstance(msg, FaultCleared):
             self.status.fault = 0
             self.listener.device_status(self.status)
+        for watch in self._watches:
+            if isinstance(msg, watch.kinds) and self._news(watch):
+                watch.seen.append(msg)
         self.listener.device_message(self.name, msg)
+
+    def _news(self, watch: Watch) -> bool:
+        """Whether the message being handled was sent after ``watch`` began: not an older
+        event re-sent (version 3 tells by its stamp; versions 1 and 2 cannot)."""
+        if self.stamp is None or watch.after is None:
+            return True
+        origin, number = watch.after
+        return self.stamp.origin != origin or self.stamp.number > number
 
 
 def _add(total: LinkStats, more: LinkStats) -> None:

@@ -23,6 +23,7 @@ from daemon.mqtt.publisher import Publisher
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, Effect, Record
 from daemon.service.effects import Effects
+from daemon.service.pending import load_command, owed_key
 from daemon.service.state import ServiceState
 from daemon.service.storage import StorageWatch
 from daemon.service.topics import DEVICES
@@ -52,6 +53,12 @@ class DeviceBoard:
             name: DeviceDriver(name, url, *DEVICES[name], self, serial=cfg.serials.get(name))
             for name, url in cfg.devices.items() if name in DEVICES})
         self.handlers = self.state.table.device_handlers()
+        # Commands a restart found owed (pending.py): asked after once their device is up.
+        for name in state.drivers:
+            owed = load_command(DEVICES[name][0], state.journal.get_meta(owed_key(name)))
+            if owed is not None:
+                effects.pending[name] = owed
+        self._recover = set(effects.pending)
         self.events_repeated = 0  # device events dropped as already taken (version 3)
         self._latest: dict[str, DeviceStatus] = {}
         self._shown: dict[str, tuple[Any, ...]] = {}
@@ -79,18 +86,21 @@ class DeviceBoard:
         if judged is None:
             return
         lost, seen = judged
+        shown = device if self.effects.shows(device, m) else None
         if handler is not None:
             table = s.table
             if isinstance(m, shuffler.ShuffleComplete) and isinstance(table, BaccaratTable):
                 # Which commitment the shuffler made is its session's version (shuffler.md).
                 version = s.drivers[device].status.protocol_version
                 handler = functools.partial(table.shuffle_complete, protocol_version=version)
-            self.effects.act(functools.partial(handler, m), f"{device} {m}", lost, seen)
+            self.effects.act(functools.partial(handler, m), f"{device} {m}", lost, seen,
+                             shown)
         elif recorded:
             body = {k: v for k, v in m.__dict__.items() if isinstance(v, int | str | bool)}
-            self.effects.apply([*lost, Record(f"{device}_{m.NAME}", body, None)], seen)
-        elif lost or seen is not None:  # an event nothing else records: its mark alone
-            self.effects.apply(lost, seen)
+            self.effects.apply([*lost, Record(f"{device}_{m.NAME}", body, None)], seen,
+                               shown)
+        elif lost or seen is not None or shown:  # nothing else records it: its mark alone
+            self.effects.apply(lost, seen, shown)
 
     def device_rejected(self, device: str, m: Message, detail: str) -> None:
         """A device message with a field outside its documented range: the table decides
@@ -116,6 +126,10 @@ class DeviceBoard:
         if s.state is DeviceState.READY and self.state.storage_error is None:
             for c in self.state.table.device_ready(s.name):
                 self.state.spawn(self.effects.device_command(c))
+            owed = self.effects.pending.get(s.name)
+            if s.name in self._recover and owed is not None:
+                self._recover.discard(s.name)
+                self.state.spawn(self.effects.recover(s.name, owed))
         # Debounced: a device that flaps (a shoe unplugged retries every few hundred ms)
         # is shown in its settled state, once, and only when what is shown changes. Ready
         # is shown at once, so it comes before what the device does next (its gate).

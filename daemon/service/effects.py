@@ -2,7 +2,9 @@
 input are committed in one transaction (their records, alerts, results and the messages
 they publish) before any device command they imply is sent and before the outbox is
 woken. Inputs a device sent in one read share one transaction (group commit). A device
-command's outcome is journalled truthfully (daemon/drivers/command_outcome.py).
+command's outcome is journalled truthfully (daemon/drivers/command_outcome.py); one whose
+work the table waits for is kept owed in the journal until the device shows it or its
+outcome is settled, and a restart asks again (pending.py).
 
 This is the one place that turns records into published payloads (``_apply_one``,
 ``_event``); a card's event is planned by daemon/mqtt/wire/event.py.
@@ -11,6 +13,7 @@ This is the one place that turns records into published payloads (``_apply_one``
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -18,18 +21,20 @@ from typing import Any
 import structlog
 
 from daemon.config import TableConfig
-from daemon.drivers.command_outcome import Outcome, Verdict, deliver
+from daemon.drivers.command_outcome import Outcome, Verdict, deliver, recover
 from daemon.drivers.seen import META_PREFIX, Mark
 from daemon.mqtt import wire
 from daemon.mqtt.envelope import stamp
 from daemon.mqtt.publisher import Publisher
 from daemon.round.effects import Alert, DeviceCommand, Effect, Record, RoundResult
+from daemon.service.pending import dump_command, owed_key
 from daemon.service.state import ServiceState
 from daemon.service.storage import StorageWatch
 from daemon.store.journal import Journal, JournalError, Publish
 from daemon.system.metrics import TableMetrics
 from daemon.timestamps import iso
 from firmware_protocols.common import CommandResult
+from firmware_protocols.wire import Message
 
 log = logging.getLogger(__name__)
 slog = structlog.get_logger("tabled.table")
@@ -44,6 +49,9 @@ class Effects:
         self.metrics = metrics
         # Inside ``together``: the device commands to send once the group is on disk.
         self._deferred: list[DeviceCommand] | None = None
+        # Per device, the command whose work the table waits for (pending.py), as
+        # journalled: loaded by the device board at start.
+        self.pending: dict[str, Message] = {}
 
     # What the payload code below reads, by the names it has always had.
     @property
@@ -63,10 +71,13 @@ class Effects:
 
     # -- applying effects ---------------------------------------------------------------
 
-    def apply(self, effects: list[Effect], seen: tuple[str, Mark] | None = None) -> bool:
+    def apply(self, effects: list[Effect], seen: tuple[str, Mark] | None = None,
+              shown: str | None = None) -> bool:
         """Journals what one input caused; False if it could not be (nothing happened).
         ``seen``: the device event it came from, marked taken in the same transaction, so
-        that a restart drops it if the device sends it again, and never drops it unacted."""
+        that a restart drops it if the device sends it again, and never drops it unacted.
+        ``shown``: the device whose pending command that event shows carried out (no
+        longer owed, in the same transaction)."""
         if self.state.storage_error is not None:
             return False  # device input and commands already refuse; timers' effects end here
         try:
@@ -75,14 +86,23 @@ class Effects:
                 commands = self.record(effects)
                 if seen is not None:
                     self.journal.stage_meta(META_PREFIX + seen[0], seen[1].dumps)
+                if shown is not None:
+                    self.journal.stage_meta(owed_key(shown), lambda: "")
         except JournalError as exc:
             # Journal first: none of it happened, and no device is told anything.
             self.storage.failed(exc)
             return False
         if seen is not None:
             self.state.seen.take(*seen)
+        if shown is not None:
+            self.pending.pop(shown, None)
         self.send(commands)
         return True
+
+    def shows(self, device: str, message: Message) -> bool:
+        """Whether ``message`` shows the command owed by ``device`` carried out."""
+        owed = self.pending.get(device)
+        return owed is not None and isinstance(message, owed.SHOWN_BY)
 
     def record(self, effects: list[Effect]) -> list[DeviceCommand]:
         """Journal the effects (inside the caller's batch); the device commands to send
@@ -92,13 +112,20 @@ class Effects:
             round_id = getattr(e, "round_id", None)
             with structlog.contextvars.bound_contextvars(round_id=round_id):
                 self._apply_one(e, events.get(i))
-        return [e for e in effects if isinstance(e, DeviceCommand)]
+        commands = [e for e in effects if isinstance(e, DeviceCommand)]
+        for c in commands:
+            if c.message.SHOWN_BY:  # owed from this transaction on (pending.py)
+                self.journal.stage_meta(owed_key(c.device),
+                                        functools.partial(dump_command, c.message))
+        return commands
 
     def send(self, commands: list[DeviceCommand]) -> None:
         if self._deferred is not None:  # in a group: sent once the group is committed
             self._deferred.extend(commands)
             return
         for c in commands:  # only once what they follow from is on disk
+            if c.message.SHOWN_BY:
+                self.pending[c.device] = c.message
             self.state.spawn(self.device_command(c))
         self.publisher.wake()
 
@@ -175,7 +202,28 @@ class Effects:
                                                     f"{s.detail or 'no detail'})")
             else:
                 outcome = await deliver(driver, e.message, lambda: [
-                    c.message for c in self.state.table.device_ready(e.device)])
+                    c.message for c in self.state.table.device_ready(e.device)],
+                    self._outcome_unknown, lambda: e.device in self.pending)
+        self._settle(e.device, outcome)
+
+    async def recover(self, device: str, message: Message) -> None:
+        """A command a restart found owed (pending.py): the device, now back, is asked
+        its state, and sent it again if it never took it."""
+        log.warning("%s to %s was owed when the daemon stopped: asking the %s its state",
+                    message.NAME, device, device)
+        outcome = await recover(self.state.drivers[device], message,
+                                lambda: device in self.pending, self._outcome_unknown)
+        self._settle(device, outcome)
+
+    def _settle(self, device: str, outcome: Outcome) -> None:
+        """Journal what became of a command; it is owed no more."""
+        if device in self.pending and self.state.storage_error is None:
+            try:
+                self.journal.set_meta(owed_key(device), "")
+            except JournalError as exc:
+                self.storage.failed(exc)
+            else:
+                del self.pending[device]
         if outcome.verdict is Verdict.UNKNOWN:
             self.apply([Alert("device_command_outcome_unknown", "", outcome.detail)])
         elif outcome.verdict is not Verdict.DONE:
@@ -185,12 +233,15 @@ class Effects:
                 log.warning("%s", outcome.detail)
             confirmed = outcome.confirmed
             if isinstance(outcome.answer, CommandResult) and confirmed is not None:
-                self.act(lambda: self.state.table.command_answered(e.device, confirmed),
-                         f"{e.device} accepted {confirmed.NAME}")
+                self.act(lambda: self.state.table.command_answered(device, confirmed),
+                         f"{device} accepted {confirmed.NAME}")
+
+    def _outcome_unknown(self, detail: str) -> None:
+        self.apply([Alert("device_command_outcome_unknown", "", detail)])
 
     def act(self, handler: Callable[[], list[Effect]], what: str,
-            before: list[Effect] | None = None, seen: tuple[str, Mark] | None = None
-            ) -> None:
+            before: list[Effect] | None = None, seen: tuple[str, Mark] | None = None,
+            shown: str | None = None) -> None:
         """Run a table handler; whatever it raises is a bug, journalled as an alert, and
         never reaches the device session (which would drop the message and reconnect).
         ``before``: effects that precede it (events lost before this one)."""
@@ -202,4 +253,4 @@ class Effects:
                              "round waits for the Pit",
                              self.state.table.round.round_id if self.state.table.round
                              else None)]
-        self.apply([*(before or []), *effects], seen)
+        self.apply([*(before or []), *effects], seen, shown)

@@ -16,7 +16,9 @@
  *                        recant (the whole reveal, then again with two cards swapped)
  *         button         the dealer's button     reboot   firmware reboot
  *         noise BER      flip bits on the line out (0 stops)    quit
- * stdout: pty PATH, session V BOOT, rx NAME, drew CARD, locked, armed 0|1, settled D D D,
+ * stdout: pty PATH, session V BOOT, rx NAME NUM (a command: NUM its command number,
+ *         version 3, else 0), repeat NAME (one carried out already, sent again: answered,
+ *         not done twice), drew CARD, locked, armed 0|1, settled D D D,
  *         sent NUM NAME (the link took an event: NUM its event number within ORIGIN),
  *         origin ORIGIN (at each boot), failed N UNACKED (the link failed, the Nth time,
  *         holding UNACKED frames the host had not acknowledged),
@@ -73,6 +75,7 @@ typedef struct {
     char mode[16];
     int reveal_pass;  /* "repeat", "recant": the reveal's second pass */
     uint32_t command_num;  /* the command being handled (version 3), for its answers */
+    td_carried carried;  /* the commands carried out: one sent again is not done twice */
 } emu;
 
 static int is_tumbler(const emu *e)
@@ -189,6 +192,8 @@ static void result(emu *e, uint8_t tag, uint8_t code, const char *detail)
     m.v[0].u = tag;
     m.v[1].u = code;
     set_str(&m.v[2], detail);
+    if (code == 0 && e->command_num)
+        td_carried_add(&e->carried, e->link.rx_origin, e->command_num);
     send_re(e, &m, e->command_num);
 }
 
@@ -316,8 +321,17 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
         fprintf(stdout, "bad message 0x%02x\n", id);
         return;
     }
-    fprintf(stdout, "rx %s\n", def->name);
+    fprintf(stdout, "rx %s %lu\n", def->name, (unsigned long)e->link.rx_num);
     e->command_num = e->link.rx_num;
+    if (e->command_num && strcmp(def->name, "identify") != 0 &&
+        strcmp(def->name, "status") != 0 &&
+        td_carried_has(&e->carried, e->link.rx_origin, e->command_num)) {
+        /* sent again (its answer was lost): carried out already, and said so again */
+        result(e, (uint8_t)in.v[0].u, 0, "");
+        fprintf(stdout, "repeat %s\n", def->name);
+        fflush(stdout);
+        return;
+    }
     if (strcmp(def->name, "identify") == 0) {
         td_msg_init(&out, td_msgdef_named("identify_reply"));
         out.v[0].u = in.v[0].u;

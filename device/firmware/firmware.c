@@ -129,6 +129,8 @@ void fw_result(fw_app *a, uint8_t tag, uint8_t code, const char *detail, uint32_
     m.v[0].u = tag;
     m.v[1].u = code;
     fw_set_str(&m.v[2], detail);
+    if (code == 0 && a->link.rx_num)
+        td_carried_add(&a->carried, a->link.rx_origin, a->link.rx_num);
     fw_answer(a, &m, now_us);
 }
 
@@ -194,6 +196,14 @@ static void deliver(void *ctx, uint8_t id, const uint8_t *payload, size_t len)
         return;
     }
     report2(a, "rx", def->name);
+    if (a->link.rx_num && strcmp(def->name, "identify") != 0 &&
+        strcmp(def->name, "status") != 0 &&
+        td_carried_has(&a->carried, a->link.rx_origin, a->link.rx_num)) {
+        /* sent again (its answer was lost): carried out already, and said so again */
+        fw_result(a, in.def->nfields ? (uint8_t)in.v[0].u : 0u, 0, "", now);
+        report2(a, "repeat", def->name);
+        return;
+    }
     if (strcmp(def->name, "identify") == 0) {
         td_msg_init(&out, td_msgdef_named("identify_reply"));
         out.v[0].u = in.v[0].u;

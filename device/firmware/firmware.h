@@ -56,6 +56,7 @@ typedef struct {
     uint32_t booted_us, next_heartbeat_us, noise_ppm, rng;
     td_out held[FW_HELD];
     int n_held;
+    td_carried carried;  /* the commands carried out: one sent again is not done twice */
     /* shoe */
     int gate_locked;
     /* tumbler */

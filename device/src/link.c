@@ -346,11 +346,12 @@ static void on_data(td_link *l, const td_frame *f, uint32_t now_us)
         l->nak_sent = 0;
         control(l, TD_ACK, l->rx_next);
         if (l->version < TD_STAMPED_FROM) {
-            l->rx_num = 0;
+            l->rx_num = l->rx_origin = 0;
             l->deliver(l->ctx, f->msg, f->payload, f->len);
         } else if (f->len < TD_STAMP) {
             l->unstamped++;  /* received, so acknowledged; but no message to act on */
         } else {
+            l->rx_origin = get32(f->payload);
             l->rx_num = get32(f->payload + 4);
             l->deliver(l->ctx, f->msg, f->payload + TD_STAMP, f->len - TD_STAMP);
         }
@@ -439,6 +440,26 @@ void td_stamp_encode(uint32_t origin, uint32_t num, uint32_t re, uint8_t out[TD_
     put32(out, origin);
     put32(out + 4, num);
     put32(out + 8, re);
+}
+
+void td_carried_add(td_carried *c, uint32_t origin, uint32_t num)
+{
+    if (td_carried_has(c, origin, num))
+        return;  /* answered again: kept once */
+    c->origin[c->next] = origin;
+    c->num[c->next] = num;
+    c->next = (c->next + 1) % TD_CARRIED;
+    if (c->n < TD_CARRIED)
+        c->n++;
+}
+
+int td_carried_has(const td_carried *c, uint32_t origin, uint32_t num)
+{
+    int i;
+    for (i = 0; i < c->n; i++)
+        if (c->origin[i] == origin && c->num[i] == num)
+            return 1;
+    return 0;
 }
 
 int td_link_send_msg(td_link *l, const td_msg *m, uint32_t now_us)

@@ -165,6 +165,7 @@ typedef struct {
      * kept after a link failure; events counts the event numbers given, across sessions */
     uint32_t origin, events;
     uint32_t rx_num;  /* the NUM of the last message delivered (version 3), else 0 */
+    uint32_t rx_origin;  /* and its ORIGIN */
     /* counters */
     uint32_t retransmitted, timeouts, stale, failures, confirmed, refused, unstamped;
     td_decoder decoder;
@@ -190,6 +191,19 @@ void td_link_poll(td_link *l, uint32_t now_us, uint32_t new_boot_id);
 int td_link_send_msg(td_link *l, const td_msg *m, uint32_t now_us);
 /* The stamp's twelve bytes (spec: "Event identity"). */
 void td_stamp_encode(uint32_t origin, uint32_t num, uint32_t re, uint8_t out[TD_STAMP]);
+
+/* Version 3: the host commands a device carried out (answered ok), by the host's ORIGIN
+ * and NUM, the newest TD_CARRIED. A command sent again because its answer was lost keeps
+ * its stamp: one found here is answered ok again and not carried out twice (spec:
+ * "Commands and replies"). */
+#define TD_CARRIED 16
+typedef struct {
+    uint32_t origin[TD_CARRIED], num[TD_CARRIED];
+    int next, n;
+} td_carried;
+
+void td_carried_add(td_carried *c, uint32_t origin, uint32_t num);
+int td_carried_has(const td_carried *c, uint32_t origin, uint32_t num);
 
 /* -- SHA-256 (FIPS 180-4) and the shuffler's commitment (spec: shuffle_complete) ----- */
 

@@ -203,7 +203,8 @@ async def test_the_firmware_clock_keeps_the_hosts_time_while_qemu_is_starved(
 async def test_the_firmware_shuffler_certifies_and_reveals_only_a_taken_shoe(
         images: dict[str, Path], tmp_path: Path) -> None:
     """The daemon's driver on the shuffler's pty: a shuffle certified with the session
-    version's commitment; request_order refused while the cards are in the shuffler
+    version's commitment; the same start_shuffle sent again not shuffled twice;
+    request_order refused while the cards are in the shuffler
     (spec: request_order), then revealed in chunks that match the commitment and the order
     the firmware reported. Prints the stack's high-water mark after that work."""
     mcu = Mcu(images["shuffler"], tmp_path / "shuffler", tmp_path)
@@ -221,6 +222,14 @@ async def test_the_firmware_shuffler_certifies_and_reveals_only_a_taken_shoe(
             assert isinstance(busy, CommandResult) and busy.result == CommandResultCode.BUSY
             await until(lambda: any(isinstance(m, sf.ShuffleComplete) for m in got), 20)
             done = next(m for m in got if isinstance(m, sf.ShuffleComplete))
+            # Sent again under its own number (its answer lost, say): answered ok and not
+            # shuffled twice. The driver's commands are numbered from 1 (identify), so
+            # this start_shuffle was 2 (the spec's NUM).
+            again = await driver.command(sf.StartShuffle(0, 6), number=2)
+            assert isinstance(again, CommandResult) and again.result == CommandResultCode.OK
+            await mcu.until("repeat start_shuffle")
+            await asyncio.sleep(0.5)  # a shuffle begun would have said so at once
+            assert sum(isinstance(m, sf.ShuffleStarted) for m in got) == 1
             reported = [c for r in mcu.saw("order ") for c in r.split()[1:]]
             assert len(reported) == 312 and sum(done.inventory) == 312
             inside = await driver.command(sf.RequestOrder(0, done.shuffle_id))

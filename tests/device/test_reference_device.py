@@ -14,7 +14,7 @@ import pytest
 
 from daemon.drivers.device import DeviceDriver, Unattended
 from daemon.drivers.device_url import SerialUrl
-from firmware_protocols import shoe
+from firmware_protocols import shoe, shuffler
 from firmware_protocols.common import CommandResult, DeviceKind, Heartbeat
 from firmware_protocols.wire import Message
 from hil.rig import SimRig
@@ -203,3 +203,31 @@ async def test_c_shuffler_over_a_serial_line_is_told_apart_when_it_cheats(
             why = {"switch": "draw 3:", "short": "has 4 cards",
                    "alter": "does not match the commitment"}[mode]
             assert any(why in a["detail"] for a in alerts), alerts
+
+
+async def test_c_shuffler_carries_a_command_sent_again_out_once(built: Path,
+                                                                tmp_path: Path) -> None:
+    """A start_shuffle sent again under its own command number (version 3: the host's
+    answer was lost) is answered ok and not shuffled twice; a new command is a new
+    shuffle."""
+    async with emulator(built, "shuffler", tmp_path / "shuffler", "--speed", "4",
+                        "--serial", "C-SF-3") as dev:
+        driver = DeviceDriver("shuffler", SerialUrl(str(tmp_path / "shuffler")),
+                              shuffler.CATALOGUE, DeviceKind.SHUFFLER, Unattended(),
+                              backoff_initial=0.05, backoff_max=0.3)
+        async with running(driver):
+            await driver.wait_ready(10)
+            reply = await driver.command(shuffler.StartShuffle(0, 6))
+            assert isinstance(reply, CommandResult) and reply.result == 0
+            await dev.saw("shuffled ")
+            [line] = [x for x in dev.lines if x.startswith("rx start_shuffle ")]
+            number = int(line.split()[2])
+            assert number > 0
+            again = await driver.command(shuffler.StartShuffle(0, 6), number=number)
+            assert isinstance(again, CommandResult) and again.result == 0
+            await dev.saw("repeat start_shuffle")
+            await asyncio.sleep(1.0)  # a second shuffle would be done by now
+            assert dev.count("shuffled ") == 1
+            await driver.command(shuffler.StartShuffle(0, 6))
+            await dev.saw("shuffled ", 2)
+            assert dev.count("repeat ") == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import struct
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -567,3 +568,29 @@ def test_a_restart_while_established_sends_each_queued_message_once() -> None:
     line.cut["b"] = False
     line.run(2.0)
     assert line.delivered("a") == [bytes([i]) for i in range(12)]
+
+
+def test_a_host_goes_on_numbering_in_a_new_session_and_sends_a_command_again_as_itself(
+        ) -> None:
+    """Version 3: the host's ORIGIN and command numbers outlive a link session (the next
+    Link object takes ``numbered``); a command sent again under its number keeps it and
+    gives none, and a number never given is refused."""
+    first = Wire(Link(0xA, origin=0x77), Link(0xB))
+    first.a.connect(0.0)
+    first.b.connect(0.0)
+    first.run(0.05)
+    first.a.send(0x50, b"\x01\x08", first.now)
+    first.a.send(0x04, b"\x02", first.now)
+    assert first.a.last_number == 2
+    w = Wire(Link(0xC, origin=0x77, numbered=first.a.last_number), Link(0xD))
+    w.a.connect(0.0)
+    w.b.connect(0.0)
+    w.run(0.05)
+    w.a.send(0x50, b"\x03\x08", w.now, number=1)  # the first command, again
+    w.a.send(0x04, b"\x04", w.now)
+    w.run(0.05)
+    stamps = [e.stamp for e in w.events["b"] if isinstance(e, Delivered)]
+    assert [(s.origin, s.number) for s in stamps if s is not None] == [(0x77, 1), (0x77, 3)]
+    assert w.a.last_number == 3
+    with pytest.raises(ValueError, match="never given"):
+        w.a.send(0x50, b"\x05\x08", w.now, number=4)
