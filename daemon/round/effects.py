@@ -7,6 +7,7 @@ from typing import Any
 
 from daemon.errors import TabledError
 from daemon.results import CorrectionFacts, RoundFacts
+from daemon.round.records import Result
 from firmware_protocols.wire import Message
 
 
@@ -37,11 +38,13 @@ class Alert:
 
 @dataclass(frozen=True)
 class RoundResult:
-    """Journal and publish a round's result (or a correction) on the results topic; the
-    wire layer (daemon/mqtt/wire/) writes its payload."""
+    """Journal a round's result (or a correction) as ``record``, the table's own record of
+    it, and publish it on the results topic as the wire layer (daemon/mqtt/wire/) makes
+    it of ``facts``."""
 
     round_id: str
     facts: RoundFacts | CorrectionFacts
+    record: Result
 
 
 Effect = Record | DeviceCommand | Alert | RoundResult

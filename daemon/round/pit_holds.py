@@ -165,8 +165,8 @@ class PitHolds(ShoeCustody, InsuranceWindows):
         rnd = self.round
         if rnd is not None and rnd.round_id == r.round_id:
             self.last_settled = (rnd.round_id, list(rnd.draws)) \
-                if r.body.get("status") == "valid" else None
-        if self.disputed is not None and r.body.get("corrects") == self.disputed["round_id"]:
+                if r.record.valid else None
+        if self.disputed is not None and r.record.voids == self.disputed["round_id"]:
             self.disputed = None
         super()._fold_result(r)
 

@@ -149,10 +149,12 @@ class Effects:
             log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
         elif isinstance(e, RoundResult):
             final = self.journal.record_result(e.round_id, wire.results_payload(e.facts),
-                                               self.topics["results"])
-            self.metrics.result(str(final["status"]))
-            slog.info("result", seq=final["seq"], status=final["status"],
-                      winner=final.get("winner"), total=final.get("total"))
+                                               self.topics["results"], record=e.record.body())
+            self.metrics.result(e.facts.status)
+            outcome = getattr(e.facts, "outcome", None)  # a correction has none of its own
+            slog.info("result", seq=final["seq"], status=e.facts.status,
+                      winner=getattr(outcome, "winner", None),
+                      total=getattr(outcome, "total", None))
 
     # -- devices told -------------------------------------------------------------------
 

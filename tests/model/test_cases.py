@@ -31,6 +31,7 @@ class Table:
             j = shoe.order.index(c, i)
             shoe.order[i], shoe.order[j] = shoe.order[j], shoe.order[i]
         self.shoe, self.journal = shoe, list[Rec]()
+        self.published: list[dict[str, Any]] = []  # the results, as published
         self.core = self.new_table()
         self.run(self.core.shuffle_complete(shoe.complete_message()))
         self.run(self.core.shoe_loaded(sp.ShoeLoaded(len(shoe.order), DECK_SET)))
@@ -44,7 +45,8 @@ class Table:
             if isinstance(e, Record):
                 self.journal.append(Rec(e.kind, e.body, e.round_id, 1.0e9))
             elif isinstance(e, RoundResult):
-                self.journal.append(Rec("result", results_payload(e.facts), e.round_id, 1.0e9))
+                self.journal.append(Rec("result", e.record.body(), e.round_id, 1.0e9))
+                self.published.append(results_payload(e.facts))
         return effects
 
     def cmd(self, name: str, **args: str) -> list[Effect]:
@@ -70,7 +72,8 @@ class Table:
         return next(r.body for r in reversed(self.journal) if r.kind == kind)
 
     def results(self) -> list[dict[str, Any]]:
-        return [r.body for r in self.journal if r.kind == "result"]
+        """The results as published (the journal keeps the table's record of each)."""
+        return self.published
 
     def hold_args(self) -> dict[str, str]:
         held = next(r for r in reversed(self.journal) if r.kind == "result_held")

@@ -30,15 +30,19 @@ class Rec:
     body: dict[str, Any]
     round_id: str | None
     at: float
+    # A result's: the payload published for it (not journalled: stored as a message).
+    published: dict[str, Any] | None = None
 
 
 def journal(effects: list[Effect], at: float) -> list[Rec]:
+    """What the service journals of ``effects``, and what it publishes for a result."""
     out = []
     for e in effects:
         if isinstance(e, Record):
             out.append(Rec(e.kind, e.body, e.round_id, at))
         elif isinstance(e, RoundResult):
-            out.append(Rec("result", results_payload(e.facts), e.round_id, at))
+            out.append(Rec("result", e.record.body(), e.round_id, at,
+                           results_payload(e.facts)))
     return out
 
 
