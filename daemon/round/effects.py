@@ -3,21 +3,43 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 from daemon.errors import TabledError
 from daemon.results import CorrectionFacts, RoundFacts
-from daemon.round.records import Result
+from daemon.round.records import CardDealt, CardDrawn, NextCard, Result
 from firmware_protocols.wire import Message
 
 
 @dataclass(frozen=True)
+class CardEvent:
+    """The one event published for a card placed in a hand (contract v2), as the table
+    that places it decides: the draw as the shoe reported it (None: a card carried from
+    an earlier deal, whose draw was published as it came), the card as placed, and the
+    card the rules require next (None: the deal is complete, or waits for something
+    else: insurance, the Pit). The draw's and the next card's own records are journalled
+    as well, and published in this event only."""
+
+    dealt: CardDealt
+    drawn: CardDrawn | None = None
+    next: NextCard | None = None
+
+
+# A record published on the events topic as it is recorded: its kind and body.
+AS_RECORDED: Final = "as recorded"
+
+
+@dataclass(frozen=True)
 class Record:
-    """Journal this event and publish it on the events topic."""
+    """Journal this record and publish what the table decided for it on the events
+    topic (``event``): the record as recorded; a card's one event; or nothing (None: a
+    card's event carries it). Two records are the same record whatever is published."""
 
     kind: str
     body: dict[str, Any] = field(default_factory=dict)
     round_id: str | None = None
+    event: CardEvent | Literal["as recorded"] | None = field(default=AS_RECORDED,
+                                                            compare=False)
 
 
 @dataclass(frozen=True)

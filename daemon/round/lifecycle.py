@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from transitions import Machine
 
@@ -33,7 +33,15 @@ from daemon.results import (
     correction_round_id,
 )
 from daemon.round import checkpoint, records
-from daemon.round.effects import Alert, CommandRefusedError, Effect, Record, RoundResult
+from daemon.round.effects import (
+    AS_RECORDED,
+    Alert,
+    CardEvent,
+    CommandRefusedError,
+    Effect,
+    Record,
+    RoundResult,
+)
 from daemon.round.records import RoundRecord
 from firmware_protocols.wire import Message
 
@@ -225,12 +233,14 @@ class RoundLifecycle(ABC):
         MBS 5.17, Tai Sai 5.4), decided from the folded state after ``replay``; no round
         open: nothing. Called by recovery.restore only."""
 
-    def _rec(self, record: RoundRecord, round_id: str | None = None) -> Record:
-        """A record this table decided on, folded now as a restart will fold it."""
+    def _rec(self, record: RoundRecord, round_id: str | None = None,
+             event: CardEvent | Literal["as recorded"] | None = AS_RECORDED) -> Record:
+        """A record this table decided on, folded now as a restart will fold it; published
+        as ``event`` (effects.Record)."""
         if record.KIND not in self._kinds:
             raise TypeError(f"{type(self).__name__} does not declare {record.KIND!r} in "
                             "RECORDS")
-        rec = Record(record.KIND, record.body(), round_id)
+        rec = Record(record.KIND, record.body(), round_id, event)
         self.fold(Folded(record, rec.body, round_id, self.clock()))
         return rec
 

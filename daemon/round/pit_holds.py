@@ -62,8 +62,8 @@ class PitHolds(ShoeCustody, InsuranceWindows):
 
     @abstractmethod
     def _after_card(self, d: Deal) -> list[Effect]:
-        """The table's: after a card is dealt, the insurance window, the next card, or the
-        result."""
+        """The table's: after the Pit's answer completes a deal's order, the insurance
+        window, the next card, or the result."""
 
     def commands(self, by: str, args: dict[str, str]
                  ) -> dict[str, Callable[[], list[Effect]]]:

@@ -5,7 +5,8 @@ woken. Inputs a device sent in one read share one transaction (group commit). A 
 command's outcome is journalled truthfully (daemon/drivers/command_outcome.py).
 
 This is the one place that turns records into published payloads (``_apply_one``,
-``_event``); a card's event is planned by daemon/mqtt/wire/event.py.
+``_event``); what a record publishes is the table's decision (``Record.event``), mapped
+by daemon/mqtt/wire/event.py.
 """
 
 from __future__ import annotations
@@ -87,11 +88,10 @@ class Effects:
     def record(self, effects: list[Effect]) -> list[DeviceCommand]:
         """Journal the effects (inside the caller's batch); the device commands to send
         once that batch is committed."""
-        events = wire.event.plan(effects)
-        for i, e in enumerate(effects):
+        for e in effects:
             round_id = getattr(e, "round_id", None)
             with structlog.contextvars.bound_contextvars(round_id=round_id):
-                self._apply_one(e, events.get(i))
+                self._apply_one(e)
         return [e for e in effects if isinstance(e, DeviceCommand)]
 
     def send(self, commands: list[DeviceCommand]) -> None:
@@ -132,9 +132,10 @@ class Effects:
                ) -> dict[str, Any]:
         return wire.event.payload(kind, body, round_id, self.clock(), self.cfg.table_id)
 
-    def _apply_one(self, e: Effect, event: wire.event.Published = None) -> None:
+    def _apply_one(self, e: Effect) -> None:
         if isinstance(e, Record):
-            # Journalled as recorded; published as planned (one event per card).
+            # Journalled as recorded; published as the table decided (one event per card).
+            event = wire.event.published(e)
             self.journal.append(e.kind, e.body, round_id=e.round_id, publish=() if event
                                 is None else (Publish(self.topics["events"], self._event(
                                     event[0], event[1], e.round_id)),))
