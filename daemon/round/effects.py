@@ -27,6 +27,8 @@ class CardEvent:
 
 # A record published on the events topic as it is recorded: its kind and body.
 AS_RECORDED: Final = "as recorded"
+# What a record publishes: itself as recorded, a card's one event, or nothing (None).
+Publishes = CardEvent | Literal["as recorded"] | None
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,7 @@ class Record:
     kind: str
     body: dict[str, Any] = field(default_factory=dict)
     round_id: str | None = None
-    event: CardEvent | Literal["as recorded"] | None = field(default=AS_RECORDED,
-                                                            compare=False)
+    event: Publishes = field(default=AS_RECORDED, compare=False)
 
 
 @dataclass(frozen=True)

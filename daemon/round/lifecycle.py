@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from transitions import Machine
 
@@ -36,9 +36,9 @@ from daemon.round import checkpoint, records
 from daemon.round.effects import (
     AS_RECORDED,
     Alert,
-    CardEvent,
     CommandRefusedError,
     Effect,
+    Publishes,
     Record,
     RoundResult,
 )
@@ -234,7 +234,7 @@ class RoundLifecycle(ABC):
         open: nothing. Called by recovery.restore only."""
 
     def _rec(self, record: RoundRecord, round_id: str | None = None,
-             event: CardEvent | Literal["as recorded"] | None = AS_RECORDED) -> Record:
+             event: Publishes = AS_RECORDED) -> Record:
         """A record this table decided on, folded now as a restart will fold it; published
         as ``event`` (effects.Record)."""
         if record.KIND not in self._kinds:
