@@ -212,7 +212,8 @@ async def drain_rate(work: Path, port: int, n: int = 10_000) -> dict[str, float]
     signer = Signer(Ed25519PrivateKey.generate())
     journal = Journal(work / "backlog.db", sealer=signer.seal)  # sealed once, at commit
     for i in range(n):
-        journal.record_result(f"r-{i}", {"type": "result", "n": i}, "bench/backlog/results")
+        journal.record_result(f"r-{i}", {"type": "result", "n": i}, "bench/backlog/results",
+                              record={})
     journal.append("end", {}, publish=(Publish("bench/backlog/end", {"end": True}),))
     consumer = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bench.subscriber", str(port), "bench/backlog/#",

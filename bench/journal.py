@@ -29,7 +29,8 @@ def main() -> None:
             for n in range(args.n):
                 t0 = time.perf_counter()
                 if name == "record_result":
-                    j.record_result(f"r{n}", {"n": n, "replayed": False}, "t/results")
+                    j.record_result(f"r{n}", {"n": n, "replayed": False}, "t/results",
+                                    record={})
                 else:
                     j.append("card", {"n": n}, round_id=f"r{n}",
                              publish=(Publish("t/events", {"n": n}),))

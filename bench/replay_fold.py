@@ -21,7 +21,6 @@ from typing import Any
 
 from bench.figures import save
 from daemon.games import get_game
-from daemon.mqtt.wire import results_payload
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Effect, Record, RoundResult
 from daemon.round.lifecycle import RoundLifecycle
@@ -46,7 +45,7 @@ class Row:
 
 def _rows(effects: list[Effect]) -> list[Row]:
     return [Row(e.kind, e.body, e.round_id, AT) if isinstance(e, Record)
-            else Row("result", results_payload(e.facts), e.round_id, AT)
+            else Row("result", e.record.body(), e.round_id, AT)
             for e in effects if isinstance(e, Record | RoundResult)]
 
 

@@ -109,22 +109,6 @@ class CorrectionFacts:
         return VOID
 
 
-def folded(facts: RoundFacts | CorrectionFacts) -> dict[str, Any]:
-    """What the table's fold reads of a result's journal record, as that record names it.
-
-    The journal's result record is, for now, the published payload (the wire layer
-    writes it), and a restart folds it from there: so the fold reads it by those names
-    (``status``; ``corrects`` for a correction; ``dice``), and a live fold is given the
-    same. These three are the only names the journal's result record shares with the
-    round core; renaming one on the wire changes what old journals hold, which is the
-    journal's own record format to carry (tests/unit/test_wire_rename.py shows it).
-    """
-    if isinstance(facts, CorrectionFacts):
-        return {"corrects": facts.corrects}
-    dice = facts.dice
-    return {"status": facts.status} | ({} if dice is None else {"dice": list(dice)})
-
-
 def baccarat_result(ctx: RoundContext, deal: Deal, settled_at: float, *,
                     squeeze_waiver: bool = False, insurance_offered: bool = True,
                     late_windows: frozenset[str] = frozenset()) -> RoundFacts:

@@ -86,7 +86,7 @@ class Mcu:
     def pid(self) -> int:
         """QEMU's process (a test starves it, as a loaded host does, with SIGSTOP)."""
         if self._proc is None:
-            raise RuntimeError("the emulated MCU is not running")
+            raise EmulatorStoppedError("the emulated MCU is not running")
         return self._proc.pid
 
     async def start(self) -> None:

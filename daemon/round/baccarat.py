@@ -31,7 +31,14 @@ from daemon.games.cards import parse_card
 from daemon.games.errors import DealError
 from daemon.games.model import Consequence, GameRules
 from daemon.results import RoundContext, baccarat_result, void_result
-from daemon.round.effects import Alert, CommandRefusedError, DeviceCommand, Effect
+from daemon.round.effects import (
+    Alert,
+    CardEvent,
+    CommandRefusedError,
+    DeviceCommand,
+    Effect,
+    Record,
+)
 from daemon.round.lifecycle import IDLE, Folded
 from daemon.round.pit_holds import Read
 from daemon.round.records import (
@@ -162,6 +169,7 @@ class BaccaratTable(TechnicalInterruption):
         # The gate opens only after "No more bets" (RWS 3.8, MBS 3.2).
         out: list[Effect] = [closed, DeviceCommand("shoe", shoe_proto.LockGate(0, False))]
         carried = list(self.carried)
+        last: tuple[CardDealt, Record] | None = None  # the last card carried into the deal
         for i, (card, draw_no) in enumerate(carried):
             if rnd.cards and deal(rnd.cards).complete:
                 break  # the rest wait for the deal after this one, still in order
@@ -172,12 +180,19 @@ class BaccaratTable(TechnicalInterruption):
                 return out + self._hold_reads(reads, [f"carried draw {draw_no} has no "
                                                       "trustworthy read"])
             placed = deal([*rnd.cards, card]).cards[-1]
-            out.append(self._rec(CardDealt(placed.card.code, placed.hand, placed.position,
-                                           draw_no, carried=True), rid))
+            dealt = CardDealt(placed.card.code, placed.hand, placed.position, draw_no,
+                              carried=True)
+            last = (dealt, self._rec(dealt, rid, CardEvent(dealt)))  # its draw went out then
+            out.append(last[1])
         d = deal(rnd.cards)
         if d.complete:
             return out + self._settle_or_hold()
-        return [*out, self._rec(NextCard(d.next_card.value), rid)]
+        needed = NextCard(d.next_card.value)
+        if last is None:  # no card carried: the card required first, on its own
+            return [*out, self._rec(needed, rid)]
+        # The card required next goes out with the last card carried (its record is last).
+        out[-1] = replace(last[1], event=CardEvent(last[0], None, needed))
+        return [*out, self._rec(needed, rid, None)]
 
     def void_round(self, reason: str, by: str,
                    code: str = "unresolved_irregularity") -> list[Effect]:
@@ -237,23 +252,28 @@ class BaccaratTable(TechnicalInterruption):
         findings = [f for f in self.shoe.findings(msg)
                     if f.irregularity.code != "deck_shortage_or_excess"]
         doubts = self._doubts(msg, before, expected)
-        out: list[Effect] = [self._rec(drawn, rid)]
+        recorded = self._rec(drawn, rid)
         settled = self.last_settled
         if self.state == IDLE and settled is not None and msg.draw_no in settled[1] and \
                 before not in (None, UNKNOWN, msg.card):
-            return out + self._dispute(settled[0], msg, str(before))
+            return [recorded, *self._dispute(settled[0], msg, str(before))]
         if not self._wants_cards():
-            return out + self._out_of_deal(msg, findings, doubts, expected, rid)
-        return out + self._in_deal(msg, findings, doubts, expected, before)
+            return [recorded, *self._out_of_deal(msg, findings, doubts, expected, rid)]
+        return self._in_deal(msg, (drawn, recorded), findings, doubts, expected, before)
 
-    def _in_deal(self, msg: shoe_proto.CardDrawn, findings: list[Finding],
-                 doubts: list[str], expected: int, before: str | None) -> list[Effect]:
+    def _in_deal(self, msg: shoe_proto.CardDrawn, draw: tuple[CardDrawn, Record],
+                 findings: list[Finding], doubts: list[str], expected: int,
+                 before: str | None) -> list[Effect]:
+        """A draw while the deal wants cards (``draw``: its record, and the effect that
+        journals it): placed in a hand, held for the Pit, or the round voided. Placed, the
+        draw is published with its card (``_dealt``), its own record journalled only."""
+        drawn, recorded = draw
         rnd = self.round
         assert rnd is not None
         rid = rnd.round_id
         voiding = [f for f in findings if f.irregularity.consequence is Consequence.VOID]
         if voiding:
-            return self._void(voiding[0])
+            return [recorded, *self._void(voiding[0])]
         out: list[Effect] = [Alert(f.irregularity.code, f.clause, f.detail, rid)
                              for f in findings]
         reads: list[Read] = [(n, c.code) for n, c in zip(rnd.draws, rnd.cards, strict=True)]
@@ -261,9 +281,9 @@ class BaccaratTable(TechnicalInterruption):
             # A draw of an earlier round, read again differently: that round's result is
             # published; the Pit must know (RWS 5.18), this deal is not affected.
             pit = self.game.irregularity("unresolved_irregularity")
-            return [*out, Alert(pit.code, pit.clause, "; ".join(doubts) + ": not a draw of "
-                                "this deal; an earlier result may need the Pit's review",
-                                rid)]
+            return [recorded, *out, Alert(pit.code, pit.clause, "; ".join(doubts) + ": not "
+                                          "a draw of this deal; an earlier result may need "
+                                          "the Pit's review", rid)]
         if doubts:
             if before is not None:
                 reads = [(n, None if n == msg.draw_no else c) for n, c in reads]
@@ -271,28 +291,45 @@ class BaccaratTable(TechnicalInterruption):
                 trusted = self._trusted(msg)
                 reads += [(n, None) for n in range(expected, msg.draw_no)]
                 reads.append((msg.draw_no, msg.card if trusted else None))
-            return out + self._hold_reads(reads, doubts)
+            return [recorded, *out, *self._hold_reads(reads, doubts)]
         card = parse_card(msg.card)
         try:
             d = deal([*rnd.cards, card])
         except DealError as exc:
             excess = self.game.irregularity("excess_card")
-            return [*out, Alert(excess.code, excess.clause, str(exc), rid)]
+            return [recorded, *out, Alert(excess.code, excess.clause, str(exc), rid)]
         # IP 5.3: a window still open closes with this card (D15).
         out += self._card_past_window(d, card, msg.draw_no, rid)
         placed = d.cards[-1]
-        out.append(self._rec(CardDealt(placed.card.code, placed.hand, placed.position,
-                                       msg.draw_no, double_draw=msg.double_draw), rid))
-        return out + self._after_card(d)
+        dealt = CardDealt(placed.card.code, placed.hand, placed.position, msg.draw_no,
+                          double_draw=msg.double_draw)
+        return [replace(recorded, event=None), *out, *self._dealt(dealt, drawn, d)]
 
-    def _after_card(self, d: Deal) -> list[Effect]:
-        """After a card is dealt: the insurance window, the next card, or the result."""
+    def _dealt(self, dealt: CardDealt, drawn: CardDrawn, d: Deal) -> list[Effect]:
+        """A card placed in a hand and what follows it (``_following``). Journalled as
+        their records; published as one card event (contract v2), which carries the card
+        required next when that is what follows."""
         assert self.round is not None
         rid = self.round.round_id
+        card = self._rec(dealt, rid)
+        needed, rest = self._following(d)
+        return [replace(card, event=CardEvent(dealt, drawn, needed)), *rest,
+                *([] if needed is None else [self._rec(needed, rid, None)])]
+
+    def _after_card(self, d: Deal) -> list[Effect]:
+        """After the Pit's answer completes a deal's order: what follows its last card,
+        the card required next published on its own."""
+        assert self.round is not None
+        needed, rest = self._following(d)
+        return rest if needed is None else [self._rec(needed, self.round.round_id)]
+
+    def _following(self, d: Deal) -> tuple[NextCard | None, list[Effect]]:
+        """What follows a card dealt: the card required next (its record not yet made),
+        or else the insurance window it opens, or the result."""
         if d.complete:
-            return self._settle_or_hold()
-        return self._offer_insurance(d) or [
-            self._rec(NextCard(d.next_card.value), rid)]
+            return None, self._settle_or_hold()
+        offered = self._offer_insurance(d)
+        return (None, offered) if offered else (NextCard(d.next_card.value), [])
 
     def settle(self) -> list[Effect]:
         """Settle the round in hand, whose deal is complete (also after a restart)."""

@@ -25,14 +25,23 @@ from transitions import Machine
 from daemon.games.cards import Card
 from daemon.games.model import GameRules, Irregularity
 from daemon.results import (
+    VALID,
+    VOID,
     CorrectionFacts,
     RoundFacts,
     correction_result,
     correction_round_id,
-    folded,
 )
 from daemon.round import checkpoint, records
-from daemon.round.effects import Alert, CommandRefusedError, Effect, Record, RoundResult
+from daemon.round.effects import (
+    AS_RECORDED,
+    Alert,
+    CommandRefusedError,
+    Effect,
+    Publishes,
+    Record,
+    RoundResult,
+)
 from daemon.round.records import RoundRecord
 from firmware_protocols.wire import Message
 
@@ -225,20 +234,23 @@ class RoundLifecycle(ABC):
         MBS 5.17, Tai Sai 5.4), decided from the folded state after ``replay``; no round
         open: nothing. Called by recovery.restore only."""
 
-    def _rec(self, record: RoundRecord, round_id: str | None = None) -> Record:
-        """A record this table decided on, folded now as a restart will fold it."""
+    def _rec(self, record: RoundRecord, round_id: str | None = None,
+             event: Publishes = AS_RECORDED) -> Record:
+        """A record this table decided on, folded now as a restart will fold it; published
+        as ``event`` (effects.Record)."""
         if record.KIND not in self._kinds:
             raise TypeError(f"{type(self).__name__} does not declare {record.KIND!r} in "
                             "RECORDS")
-        rec = Record(record.KIND, record.body(), round_id)
+        rec = Record(record.KIND, record.body(), round_id, event)
         self.fold(Folded(record, rec.body, round_id, self.clock()))
         return rec
 
     def _result(self, round_id: str, facts: RoundFacts | CorrectionFacts) -> RoundResult:
-        """The round's result (journalled as kind "result"), folded like any record."""
-        body = folded(facts)
-        self.fold(Folded(records.Result(body), body, round_id, self.clock()))
-        return RoundResult(round_id, facts)
+        """The round's result (journalled as kind "result", published as the wire layer
+        makes it of the same facts), folded like any record."""
+        record = records.Result.of_facts(facts)
+        self.fold(Folded(record, record.body(), round_id, self.clock()))
+        return RoundResult(round_id, facts, record)
 
     def _fold_checkpoint(self, r: Folded[records.Checkpoint]) -> None:
         """The table as it was when the checkpoint was written (round/checkpoint.py): a
@@ -256,11 +268,11 @@ class RoundLifecycle(ABC):
             self._go("to_play")
 
     def _fold_result(self, r: Folded[records.Result]) -> None:
-        if "corrects" in r.body:  # a correction: only a correction names what it corrects
-            self.published[str(r.body["corrects"])] = "corrected"
+        if r.record.voids is not None:  # a correction of a round already published
+            self.published[r.record.voids] = "corrected"
             return
         if r.round_id is not None:
-            self.published[r.round_id] = str(r.body.get("status", "valid"))
+            self.published[r.round_id] = VALID if r.record.valid else VOID
             self.published.move_to_end(r.round_id)
             while len(self.published) > SETTLED_KEPT:
                 self.published.popitem(last=False)

@@ -61,8 +61,8 @@ class PitHolds(ShoeCustody, InsuranceWindows):
 
     @abstractmethod
     def _after_card(self, d: Deal) -> list[Effect]:
-        """The table's: after a card is dealt, the insurance window, the next card, or the
-        result."""
+        """The table's: after the Pit's answer completes a deal's order, the insurance
+        window, the next card, or the result."""
 
     def commands(self, by: str, args: dict[str, str]
                  ) -> dict[str, Callable[[], list[Effect]]]:
@@ -164,8 +164,8 @@ class PitHolds(ShoeCustody, InsuranceWindows):
         rnd = self.round
         if rnd is not None and rnd.round_id == r.round_id:
             self.last_settled = (rnd.round_id, list(rnd.draws)) \
-                if r.body.get("status") == "valid" else None
-        if self.disputed is not None and r.body.get("corrects") == self.disputed["round_id"]:
+                if r.record.valid else None
+        if self.disputed is not None and r.record.voids == self.disputed["round_id"]:
             self.disputed = None
         super()._fold_result(r)
 

@@ -12,9 +12,10 @@ from it (``read``) through its upcasters.
   and the devices' reports it journals as they come are passed over.
 - Reading is as lenient as the folds always were: a field no fold needs has a default,
   so a body an earlier release wrote without it still reads.
-- A record's body is what the journal has always held for its kind: the field names
-  are the body's keys, fields marked ``OMIT`` are left out at their default (as the
-  bodies always left them out), so old journals and golden files read unchanged.
+- A record's body is what the journal has held for its kind since its current version:
+  the field names are the body's keys, fields marked ``OMIT`` are left out at their
+  default (as the bodies always left them out). A result's record is the journal's own
+  since version 2 (before, it was the published payload): the wire's names are not its.
 - A body in an earlier shape is brought to the current one by upcasters
   (``upcast_v<N>_v<N+1>``, keyed by kind and version, as the eventsourcing library
   does), before the record is made: a fold sees the current shape only. Bodies carry
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 from daemon.errors import TabledError
+from daemon.results import VALID, CorrectionFacts, RoundFacts
 from firmware_protocols import shoe, shuffler, tumbler
 
 
@@ -145,17 +147,24 @@ class BettingClosed(RoundRecord):
 
 @dataclass(frozen=True)
 class Result(RoundRecord):
-    """A round's result or a correction: its body is the published result (results.py)."""
+    """A round's result, or the Pit's correction of a published one, as the table folds
+    it. What was published for it (daemon/mqtt/wire/result.py, correction.py) is built
+    once from the same facts and stored, sealed, with the journal's messages; this is the
+    journal's own record of it, in its own names, so that a field renamed on the wire
+    leaves the journal as it is (tests/unit/test_wire_rename.py)."""
 
     KIND = "result"
-    payload: dict[str, Any] = field(default_factory=dict)
-
-    def body(self) -> dict[str, Any]:
-        return self.payload
+    VERSION = 2  # version 1, before issue 27: the published payload (upcast_result_v1_v2)
+    valid: bool  # False: a void round, or a correction (which voids the round it names)
+    dice: list[int] | None = field(default=None, metadata=OMIT)  # the throw's (Tai Sai)
+    voids: str | None = field(default=None, metadata=OMIT)  # a correction: the round it voids
 
     @classmethod
-    def of(cls, current: Mapping[str, Any]) -> Self:
-        return cls(dict(current))
+    def of_facts(cls, facts: RoundFacts | CorrectionFacts) -> Result:
+        """The record of a result the table decided on (daemon/results.py)."""
+        if isinstance(facts, CorrectionFacts):
+            return cls(False, voids=facts.corrects)
+        return cls(facts.status == VALID, None if facts.dice is None else list(facts.dice))
 
 
 @dataclass(frozen=True)
@@ -475,6 +484,18 @@ def upcast_betting_reopened_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**rest, "cards_kept": [], "deal_restarted": True}
 
 
+def upcast_result_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
+    """Before issue 27 the journal's result record was the payload published for it (a
+    result or a correction, of contract v1 or v2): read here by the names it was
+    published under then, which old journals keep whatever the wire calls them now."""
+    out: dict[str, Any] = {"valid": body.get("status", VALID) == VALID}
+    if body.get("dice") is not None:
+        out["dice"] = [int(d) for d in body["dice"]]
+    if body.get("corrects") is not None:  # only a correction names what it corrects
+        out["voids"] = str(body["corrects"])
+    return out
+
+
 def upcast_result_held_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Before issue 23 a hold had no id of its own: each result_held was a hold of its own
     (numbered by the fold, which alone knows the round's holds)."""
@@ -496,11 +517,13 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {
     ("deal_reconstructed", 1): upcast_deal_reconstructed_v1_v2,
     ("betting_reopened", 1): upcast_betting_reopened_v1_v2,
     ("result_held", 1): upcast_result_held_v1_v2,
+    ("result", 1): upcast_result_v1_v2,
     ("order_confirmed", 1): upcast_order_confirmed_v1_v2,
 }
 _VERSION_OF: dict[str, Callable[[Mapping[str, Any]], int]] = {
     "betting_reopened": lambda b: 1 if "cards_set_aside" in b else 2,
     "result_held": lambda b: 1 if "hold_id" not in b else 2,
+    "result": lambda b: 1 if "valid" not in b else 2,
     "order_confirmed": lambda b: 1 if "draws" not in b else 2,
     "deal_reconstructed": lambda b: 1 if "hold" not in b else 2,
 }

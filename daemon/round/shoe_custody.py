@@ -177,10 +177,10 @@ class ShoeCustody(RoundLifecycle):
         rnd = self.round
         if rnd is not None and rnd.round_id == r.round_id:
             self.void_gap = None
-            if r.body.get("status") == "void" and self.shoe is not None and \
+            if not r.record.valid and self.shoe is not None and \
                     self.state == self.PLAY:
                 self.void_gap = self.shoe.last_draw_no + 1
-            if r.body.get("status") == "void":  # its draws close with it (a pair too)
+            if not r.record.valid:  # its draws close with it (a pair too)
                 self.carried = [c for c in self.carried if c[1] not in self.pairs]
                 # A card forced past the gate while this deal was held may lie in it or
                 # wait for the next (RWS 5.8): voided, only the Pit can say which ('--').

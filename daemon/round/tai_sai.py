@@ -179,8 +179,8 @@ class TaiSaiTable(ThrowHolds):
 
     def _fold_result(self, r: Folded[Result]) -> None:
         super()._fold_result(r)  # the round's hold closes with it (throw_holds.py)
-        if r.body.get("status") == "valid" and "dice" in r.body:
-            self.watch.add([int(d) for d in r.body["dice"]])
+        if r.record.valid and r.record.dice is not None:
+            self.watch.add([int(d) for d in r.record.dice])
 
     # -- commands ---------------------------------------------------------------------
 

@@ -7,7 +7,8 @@ work the table waits for is kept owed in the journal until the device shows it o
 outcome is settled, and a restart asks again (pending.py).
 
 This is the one place that turns records into published payloads (``_apply_one``,
-``_event``); a card's event is planned by daemon/mqtt/wire/event.py.
+``_event``); what a record publishes is the table's decision (``Record.event``), mapped
+by daemon/mqtt/wire/event.py.
 """
 
 from __future__ import annotations
@@ -107,11 +108,10 @@ class Effects:
     def record(self, effects: list[Effect]) -> list[DeviceCommand]:
         """Journal the effects (inside the caller's batch); the device commands to send
         once that batch is committed."""
-        events = wire.event.plan(effects)
-        for i, e in enumerate(effects):
+        for e in effects:
             round_id = getattr(e, "round_id", None)
             with structlog.contextvars.bound_contextvars(round_id=round_id):
-                self._apply_one(e, events.get(i))
+                self._apply_one(e)
         commands = [e for e in effects if isinstance(e, DeviceCommand)]
         for c in commands:
             if c.message.SHOWN_BY:  # owed from this transaction on (pending.py)
@@ -159,9 +159,10 @@ class Effects:
                ) -> dict[str, Any]:
         return wire.event.payload(kind, body, round_id, self.clock(), self.cfg.table_id)
 
-    def _apply_one(self, e: Effect, event: wire.event.Published = None) -> None:
+    def _apply_one(self, e: Effect) -> None:
         if isinstance(e, Record):
-            # Journalled as recorded; published as planned (one event per card).
+            # Journalled as recorded; published as the table decided (one event per card).
+            event = wire.event.published(e)
             self.journal.append(e.kind, e.body, round_id=e.round_id, publish=() if event
                                 is None else (Publish(self.topics["events"], self._event(
                                     event[0], event[1], e.round_id)),))
@@ -176,10 +177,12 @@ class Effects:
             log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
         elif isinstance(e, RoundResult):
             final = self.journal.record_result(e.round_id, wire.results_payload(e.facts),
-                                               self.topics["results"])
-            self.metrics.result(str(final["status"]))
-            slog.info("result", seq=final["seq"], status=final["status"],
-                      winner=final.get("winner"), total=final.get("total"))
+                                               self.topics["results"], record=e.record.body())
+            self.metrics.result(e.facts.status)
+            outcome = getattr(e.facts, "outcome", None)  # a correction has none of its own
+            slog.info("result", seq=final["seq"], status=e.facts.status,
+                      winner=getattr(outcome, "winner", None),
+                      total=getattr(outcome, "total", None))
 
     # -- devices told -------------------------------------------------------------------
 

@@ -366,9 +366,11 @@ class Journal:
         self._db.execute("INSERT INTO unsent(msg_seq) VALUES (?)", (msg_seq,))
         return msg_seq
 
-    def record_result(self, round_id: str, result: Mapping[str, Any], topic: str
-                      ) -> dict[str, Any]:
-        """Assign the next ``seq``, journal the result and queue it, in one transaction.
+    def record_result(self, round_id: str, result: Mapping[str, Any], topic: str, *,
+                      record: Mapping[str, Any]) -> dict[str, Any]:
+        """Assign the next ``seq``, journal the result as ``record`` (the table's own
+        record of it, daemon/round/records.py) and queue ``result``, its payload, with
+        ``round_id`` and ``seq``, in one transaction. Returns the payload as queued.
 
         Raises DuplicateResultError if the round already has a result.
         """
@@ -379,7 +381,7 @@ class Journal:
                 "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name='results'), 0)"
             ).fetchone()[0]) + 1
             final = {**result, "round_id": round_id, "seq": seq}
-            record_id = self._append("result", final, round_id, (Publish(topic, final),))
+            record_id = self._append("result", record, round_id, (Publish(topic, final),))
             self._db.execute("INSERT INTO results(seq, round_id, journal_id) VALUES (?,?,?)",
                              (seq, round_id, record_id))
         return final

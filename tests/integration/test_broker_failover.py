@@ -117,7 +117,7 @@ async def stream(journal: Journal, publisher: Publisher, n: int, every: float,
                  first: int = 0) -> None:
     for i in range(first, first + n):
         journal.record_result(f"r-{i}", {"type": "result", "i": i},
-                              f"{TOPIC}/results")
+                              f"{TOPIC}/results", record={})
         publisher.wake()
         await asyncio.sleep(every)
 

@@ -49,7 +49,8 @@ def announcements(service: TableService) -> list[dict[str, Any]]:
 def deal_some(service: TableService, n: int) -> None:
     for i in range(n):  # results as the table records them
         service.journal.record_result(f"r-{i}-{service.journal.last_seq()}",
-                                      {"type": "result", "n": i}, service.topics["results"])
+                                      {"type": "result", "n": i}, service.topics["results"],
+                                      record={})
     service.save_identity()
 
 

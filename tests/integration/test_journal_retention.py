@@ -73,7 +73,7 @@ def test_a_kill_in_the_middle_of_pruning_loses_nothing(tmp_path: Path) -> None:
     for n in range(3000):
         j.append("e", {"n": n})
         if n % 100 == 99:
-            j.record_result(f"r{n}", {"n": n}, "t/results")
+            j.record_result(f"r{n}", {"n": n}, "t/results", record={})
     j.append(checkpoint.KIND, {"format": checkpoint.FORMAT, "state": "idle", "vars": {}})
     j.append("after", {})
     before = [(r.id, r.kind) for r in j.records()]

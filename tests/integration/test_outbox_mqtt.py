@@ -93,7 +93,7 @@ async def test_results_are_delivered_in_order_once_acknowledged(tmp_path: Path, 
     pub = make_publisher(journal, broker.port)
     task = asyncio.create_task(pub.run())
     for n in range(30):
-        journal.record_result(f"r{n}", result(n), f"{TOPIC}/results")
+        journal.record_result(f"r{n}", result(n), f"{TOPIC}/results", record={})
         pub.wake()
     await until(lambda: len(sub.of(f"{TOPIC}/results")) == 30)
     got = sub.of(f"{TOPIC}/results")
@@ -112,12 +112,12 @@ async def test_broker_outage_loses_nothing_and_keeps_order(tmp_path: Path, broke
     journal = Journal(tmp_path / "j.db")
     pub = make_publisher(journal, broker.port)
     task = asyncio.create_task(pub.run())
-    journal.record_result("before", result(0), f"{TOPIC}/results")
+    journal.record_result("before", result(0), f"{TOPIC}/results", record={})
     pub.wake()
     await until(lambda: len(sub.of(f"{TOPIC}/results")) == 1)
     broker.stop()
     for n in range(1, 51):
-        journal.record_result(f"r{n}", result(n), f"{TOPIC}/results")
+        journal.record_result(f"r{n}", result(n), f"{TOPIC}/results", record={})
         pub.wake()
     await until(lambda: pub.stats.errors > 0)
     assert journal.pending_count() == 50
@@ -142,7 +142,7 @@ async def test_pending_results_are_replayed_after_a_restart(tmp_path: Path, brok
                                                             sub: Subscriber) -> None:
     journal = Journal(tmp_path / "j.db")
     for n in range(10):  # recorded while no publisher ran (a crash before publishing)
-        journal.record_result(f"r{n}", result(n), f"{TOPIC}/results")
+        journal.record_result(f"r{n}", result(n), f"{TOPIC}/results", record={})
     journal.close()
     journal = Journal(tmp_path / "j.db")
     pub = make_publisher(journal, broker.port)

@@ -36,7 +36,7 @@ async def test_the_status_counts_the_backlog_down_to_none_and_stays_quiet(
     journal = Journal(tmp_path / "j.db", clock=lambda: now[0], sealer=Signer(TABLE_KEY).seal)
     n = 3000
     for i in range(n):  # stored while the broker was away
-        journal.record_result(f"r-{i}", {"type": "result", "n": i}, f"{TOPIC}/results")
+        journal.record_result(f"r-{i}", {"type": "result", "n": i}, f"{TOPIC}/results", record={})
     now[0] += 60  # a minute ago
 
     def status(state: str, session: int, started: float, with_at: bool) -> Mapping[str, Any]:

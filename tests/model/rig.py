@@ -103,6 +103,7 @@ class Rig:
         self.now = 1.0e9
         self.seq = 0
         self.journal: list[Row] = []
+        self.published: dict[str, dict[str, Any]] = {}  # each round's result, as published
         self.trace: list[str] = []
         self.physical = PhysicalTable()
         self.judge = Judge(game, self.physical, self.trace)
@@ -134,15 +135,21 @@ class Rig:
             if isinstance(e, Record):
                 self.record(e.kind, e.body, e.round_id)
             elif isinstance(e, RoundResult):
-                self.record("result", results_payload(e.facts), e.round_id)
+                self.record("result", e.record.body(), e.round_id, results_payload(e.facts))
             elif isinstance(e, DeviceCommand):
                 self.device_command(e.message)
             elif isinstance(e, Alert):
                 self.log(f"    alert {e.code} ({e.clause}): {e.detail[:160]}")
 
-    def record(self, kind: str, body: dict[str, Any], round_id: str | None) -> None:
+    def record(self, kind: str, body: dict[str, Any], round_id: str | None,
+               published: dict[str, Any] | None = None) -> None:
+        """Journal a record; a result's ``published`` payload goes to the judge (and is
+        stored with the messages, not journalled: the journal keeps the table's record)."""
         self.seq += 1
         self.journal.append(Row(kind, body, round_id, self.now))
+        if kind == "result":
+            assert round_id is not None and published is not None
+            body = self.published[round_id] = published
         self.log(f"    {kind} {round_id or ''} "
                  + (body.get("status", "") + " " + " ".join(c["card"] for c in body.get(
                      "cards", [])) if kind == "result" else str(body)[:160]))
@@ -482,9 +489,10 @@ class Rig:
         records = len(self.journal)
         self.apply(restore(self.core, list(self.journal)))
         self.apply([*self.core.device_ready("shoe"), *self.core.device_ready("shuffler")])
-        void = next((r.body.get("void_reason") for r in self.journal[records:]
-                     if r.kind == "result" and r.round_id == before.round_id
-                     and r.body.get("status") == "void"), None)
+        settled = any(r.kind == "result" and r.round_id == before.round_id
+                      for r in self.journal[records:])
+        result = self.published.get(before.round_id or "", {}) if settled else {}
+        void = result.get("void_reason") if result.get("status") == "void" else None
         self.judge.restarted(before, self.obligations(), void, heard)
 
     def compact(self) -> None:

@@ -30,6 +30,7 @@ class Table:
             j = shoe.order.index(c, i)
             shoe.order[i], shoe.order[j] = shoe.order[j], shoe.order[i]
         self.shoe, self.journal = shoe, list[Row]()
+        self.published: list[dict[str, Any]] = []  # the results, as published
         self.core = self.new_table()
         self.run(self.core.shuffle_complete(shoe.complete_message()))
         self.run(self.core.shoe_loaded(sp.ShoeLoaded(len(shoe.order), DECK_SET)))
@@ -39,7 +40,9 @@ class Table:
                              new_round_id=lambda: f"r{next(self.ids)}")
 
     def run(self, effects: list[Effect]) -> list[Effect]:
-        self.journal += journal(effects, 1.0e9)
+        rows = journal(effects, 1.0e9)
+        self.journal += rows
+        self.published += [r.published for r in rows if r.published is not None]
         return effects
 
     def cmd(self, name: str, **args: str) -> list[Effect]:
@@ -65,7 +68,8 @@ class Table:
         return next(r.body for r in reversed(self.journal) if r.kind == kind)
 
     def results(self) -> list[dict[str, Any]]:
-        return [r.body for r in self.journal if r.kind == "result"]
+        """The results as published (the journal keeps the table's record of each)."""
+        return self.published
 
     def hold_args(self) -> dict[str, str]:
         held = next(r for r in reversed(self.journal) if r.kind == "result_held")

@@ -45,22 +45,24 @@ def test_soak_every_fault_kind_and_restarts() -> None:
 
 class LyingCore(Rig):
     """The core as the service drives it, but one valid result is altered on its way to
-    the journal: the judge must catch what it is there to catch."""
+    the wire: the judge must catch what it is there to catch."""
 
     lie = "card"
     lied = False
 
-    def record(self, kind: str, body: dict[str, Any], round_id: str | None) -> None:
-        if kind == "result" and body.get("status") == "valid" and not self.lied:
+    def record(self, kind: str, body: dict[str, Any], round_id: str | None,
+               published: dict[str, Any] | None = None) -> None:
+        p = published
+        if p is not None and p.get("status") == "valid" and not self.lied:
             self.lied = True
             if self.lie == "card":
-                cards = [dict(c) for c in body["cards"]]
+                cards = [dict(c) for c in p["cards"]]
                 cards[0]["card"] = "AS" if cards[0]["card"] != "AS" else "KD"
-                body = {**body, "cards": cards}
+                p = {**p, "cards": cards}
             else:
-                body = {**body, "status": "void",
-                        "void_reason": {"code": "x", "clause": "5.16", "detail": "a lie"}}
-        super().record(kind, body, round_id)
+                p = {**p, "status": "void",
+                     "void_reason": {"code": "x", "clause": "5.16", "detail": "a lie"}}
+        super().record(kind, body, round_id, p)
 
 
 @pytest.mark.parametrize(("lie", "invariant"), [

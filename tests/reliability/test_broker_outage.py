@@ -84,7 +84,7 @@ async def test_a_backlog_of_10000_results_drains_in_order(tmp_path: Path) -> Non
     t0 = time.perf_counter()
     for i in range(n):  # recorded while the broker was away
         journal.record_result(f"r-{i}", {"type": "result", "n": i, "winner": "banker"},
-                              "tables/t1/results")
+                              "tables/t1/results", record={})
     journal.append("event", {"last": True}, publish=(Publish("tables/t1/events",
                                                              {"last": True}),))
     record_s = time.perf_counter() - t0

@@ -115,20 +115,26 @@ def test_insurance_windows_are_in_the_result() -> None:
 
 def test_journal_adds_round_id_seq_and_the_envelope_and_seals_it_once(tmp_path: Path) -> None:
     from daemon.games.cards import parse_cards  # noqa: PLC0415
+    from daemon.round.records import Result  # noqa: PLC0415
 
     j = Journal(tmp_path / "j.db", sealer=TABLE_SIGNER.seal)
-    payload = baccarat_result(ctx("tiger-baccarat", "A"),
-                              deal(parse_cards(["9S", "2H", "KH", "3D"])), 1_764_000_031.0)
-    final = j.record_result("r-42", payload, "tables/bac-07/results")
+    facts = results.baccarat_result(ctx("tiger-baccarat", "A"),
+                                    deal(parse_cards(["9S", "2H", "KH", "3D"])), 1_764_000_031.0)
+    record = Result.of_facts(facts)
+    final = j.record_result("r-42", result.payload(facts), "tables/bac-07/results",
+                            record=record.body())
     stored = j.pending()[0].payload
     wire = json.loads(stored)
     VALIDATOR.validate(wire)
     Keyring.of([TABLE_SIGNER.key.public_key()]).verify(wire)
     assert {k: v for k, v in wire.items() if k not in ("sig", "journal_id", "msg_seq")} == final
     assert (wire["journal_id"], wire["msg_seq"], wire["seq"]) == (j.journal_id, 1, 1)
-    # the journal's record and the published bytes are one build: the same seq, round, body
-    assert j.records()[-1].body == final
-    assert j.messages(1, 1, 10)[0].payload == stored
+    assert j.messages(1, 1, 10)[0].payload == stored  # built and sealed once, at commit
+    # The journal keeps its own record of the result, in its own names, not the payload:
+    # the table folds it, and reads it back as it was decided.
+    [kept] = j.records()
+    assert (kept.kind, kept.round_id, kept.body) == ("result", "r-42", {"valid": True})
+    assert Result.read(kept.body) == record
 
 
 @pytest.mark.parametrize("mutate", [

@@ -5,9 +5,8 @@ module (daemon/mqtt/wire/result.py or correction.py) and in a copy of its schema
 nothing else: a Tai Sai table then plays rounds, has one corrected by the Pit, and is
 journalled by the real Journal as the service journals it. The published payloads carry
 the new name and match the renamed schema; a table rebuilt from that journal is the
-live table exactly. The fields the fold reads back from the journal's result record
-(which is, for now, the published payload) are the exception, and fail as expected:
-their rename is the journal's record format to carry (issue 27, step 1)."""
+live table exactly: the journal keeps its own record of a result (daemon/round/records.py,
+``Result``), which no rename on the wire reaches (issue 27, step 1)."""
 
 from __future__ import annotations
 
@@ -24,9 +23,9 @@ import pytest
 from daemon.games import get_game
 from daemon.mqtt import wire
 from daemon.mqtt.wire import correction, result
-from daemon.results import folded
 from daemon.round import checkpoint
 from daemon.round.effects import Effect, Record, RoundResult
+from daemon.round.records import Result
 from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal
 from firmware_protocols import tumbler as tp
@@ -38,16 +37,6 @@ RESULT_FIELDS = ["type", "schema", "table", "game", "layout", "shoe_id", "shuffl
                  "tumbles", "flat", "total", "void_reason", "bets"]
 CORRECTION_FIELDS = ["type", "schema", "table", "game", "layout", "corrects", "status",
                      "void_reason", "by", "bets", "settled_at"]
-# What the fold reads of a result record (daemon/results.py, ``folded``).
-READ_BACK = {"result": {"status", "dice"}, "correction": {"corrects"}}
-WHY = "the fold reads it back from the journal's result record (the published payload)"
-
-
-def renames(schema: str, fields: list[str]) -> list[Any]:
-    return [pytest.param(f, marks=pytest.mark.xfail(reason=WHY, strict=True))
-            if f in READ_BACK[schema] else f for f in fields]
-
-
 def renamed_module(module: ModuleType, field: str, new: str) -> ModuleType:
     """``module`` with ``field`` renamed in its source: the one edit a rename needs."""
     assert module.__file__ is not None
@@ -110,7 +99,7 @@ def journal(path: Path, effects: list[Effect]) -> list[dict[str, Any]]:
             j.append(e.kind, e.body, round_id=e.round_id)
         elif isinstance(e, RoundResult):
             published.append(j.record_result(e.round_id, wire.results_payload(e.facts),
-                                             "tables/ts-1/results"))
+                                             "tables/ts-1/results", record=e.record.body()))
     return published
 
 
@@ -151,13 +140,13 @@ def check_rename(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: Module
     assert rebuilt_is_live(tmp_path / "j.db", live)
 
 
-@pytest.mark.parametrize("field", renames("result", RESULT_FIELDS))
+@pytest.mark.parametrize("field", RESULT_FIELDS)
 def test_renaming_a_result_field_is_one_module(tmp_path: Path, field: str,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     check_rename(tmp_path, monkeypatch, result, "result", field)
 
 
-@pytest.mark.parametrize("field", renames("correction", CORRECTION_FIELDS))
+@pytest.mark.parametrize("field", CORRECTION_FIELDS)
 def test_renaming_a_correction_field_is_one_module(tmp_path: Path, field: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     check_rename(tmp_path, monkeypatch, correction, "correction", field)
@@ -168,8 +157,12 @@ def test_unrenamed_the_journal_rebuilds_the_live_table(tmp_path: Path) -> None:
     live = table()
     effects = play(live)
     published = journal(tmp_path / "j.db", effects)
-    read = [set(folded(e.facts)) for e in effects if isinstance(e, RoundResult)]
-    assert (set().union(*read[:3]), read[3]) == (READ_BACK["result"], READ_BACK["correction"])
+    # The journal's result records are the table's own, in its own names.
+    kept = [r.body for r in Journal(tmp_path / "j.db").records() if r.kind == "result"]
+    assert kept == [{"valid": True, "dice": [3, 4, 5]}, {"valid": False, "dice": [1, 2, 3]},
+                    {"valid": True, "dice": [6, 6, 2]}, {"valid": False, "voids": "r1"}]
+    assert kept == [e.record.body() for e in effects if isinstance(e, RoundResult)]
+    assert all(Result.read(b) == Result.of(b) for b in kept)
     assert [p["type"] for p in published] == ["result"] * 3 + ["correction"]
     assert [p["status"] for p in published] == ["valid", "void", "valid", "void"]
     assert rebuilt_is_live(tmp_path / "j.db", live)

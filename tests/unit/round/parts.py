@@ -41,17 +41,20 @@ class Row:
     body: dict[str, Any]
     round_id: str | None
     at: float
+    # A result's: the payload published for it (not journalled: stored as a message).
+    published: dict[str, Any] | None = None
 
 
 def journal(effects: list[Effect], at: float) -> list[Row]:
     """What the service journals of ``effects`` at ``at``: each record, and each round's
-    result as its payload."""
+    result as the table's own record, with the payload published for it."""
     out = []
     for e in effects:
         if isinstance(e, Record):
             out.append(Row(e.kind, e.body, e.round_id, at))
         elif isinstance(e, RoundResult):
-            out.append(Row("result", results_payload(e.facts), e.round_id, at))
+            out.append(Row("result", e.record.body(), e.round_id, at,
+                           results_payload(e.facts)))
     return out
 
 

@@ -92,7 +92,7 @@ def test_tai_sai_5_6_the_correction_is_journalled_with_its_own_seq_and_survives_
     journal_effects(j, t.void_settled_round("sup-3", "r1", "damaged"))
     assert j.result_seqs() == [(1, "r1"), (2, "r1/correction")]
     [orig] = [r for r in j.records("r1") if r.kind == "result"]
-    assert orig.body["status"] == "valid"  # the original stays
+    assert orig.body["valid"] is True  # the original stays, as the journal records it
     j.close()
     j = Journal(tmp_path / "j.db")
     fresh = table()

@@ -132,3 +132,31 @@ def test_a_fold_that_keeps_a_body_keeps_it_as_journalled() -> None:
     body = {"dice": [1, 2, 3], "tilt": [0, 0, 0], "flat": [True] * 3, "tumbles": 3}
     fold(t, "dice", body, "r1")
     assert t.throw == body
+
+
+def test_a_result_journalled_as_its_published_payload_reads_as_the_tables_record() -> None:
+    # Before issue 27 the journal's result record was the payload published for it.
+    valid = {"type": "result", "schema": "tabled/result/2", "status": "valid",
+             "dice": [2, 5, 6], "total": 13, "round_id": "r1", "seq": 1, "bets": []}
+    void = {"type": "result", "status": "void", "dice": [1, 1, 2], "round_id": "r2",
+            "void_reason": {"code": "x", "clause": "5.5.1"}, "bets": []}
+    corrected = {"type": "correction", "status": "void", "corrects": "r1", "seq": 3}
+    assert [records.Result.read(b) for b in (valid, void, corrected)] == [
+        records.Result(True, [2, 5, 6]), records.Result(False, [1, 1, 2]),
+        records.Result(False, voids="r1")]
+    assert records.Result.read({"valid": True}).body() == {"valid": True}
+    # and a table rebuilt from the old records is the table rebuilt from the new ones
+    old, new = tai_sai(), tai_sai()
+    journals: list[tuple[TaiSaiTable, list[dict[str, Any]]]] = [
+        (old, [valid, void, corrected]),
+        (new, [{"valid": True, "dice": [2, 5, 6]}, {"valid": False, "dice": [1, 1, 2]},
+               {"valid": False, "voids": "r1"}])]
+    for t, bodies in journals:
+        for rid, body in zip(("r1", "r2", "r1/correction"), bodies, strict=True):
+            if rid != "r1/correction":
+                fold(t, "betting_opened", {}, rid)
+                fold(t, "betting_closed", {}, rid)
+            fold(t, "result", body, rid)
+    assert old.published == new.published == {"r1": "corrected", "r2": "void"}
+    assert checkpoint.body(old, tai_sai()) == checkpoint.body(new, tai_sai())
+    assert checkpoint.body(new, tai_sai()) != checkpoint.body(tai_sai(), tai_sai())

@@ -21,7 +21,7 @@ from daemon.round.tai_sai import TaiSaiTable
 from daemon.store.journal import Journal
 from firmware_protocols import shoe as sp
 from firmware_protocols import shuffler as fp
-from tests.unit.round.journalling import journal_effects
+from tests.unit.round.journalling import journal_effects, published_results
 
 DECKS = 8
 
@@ -104,9 +104,9 @@ def test_rws_tb_5_4_1_restart_after_the_third_card_continues(tmp_path: Path) -> 
     assert table.state == "dealing"
     assert Record("next_card", {"needed": "banker_card_2"}, "r1") in effects
     h.draw(3)  # the deal goes on where it stopped
-    [result] = [r for r in h.journal.records() if r.kind == "result"]
-    assert result.body["status"] == "valid" and result.body["seq"] == 1
-    assert [c["card"] for c in result.body["cards"]][:3] == ["7S", "2H", "7D"]
+    [result] = published_results(h.journal)
+    assert result["status"] == "valid" and result["seq"] == 1
+    assert [c["card"] for c in result["cards"]][:3] == ["7S", "2H", "7D"]
 
 
 @pytest.mark.parametrize(("cards", "clause"), [
@@ -249,8 +249,8 @@ def test_rws_ip_5_4_1_restart_with_an_insurance_window_open_offers_it_again(tmp_
     assert table.insurance_window == "four_cards"
     h.apply(table.close_insurance("sup-1"))
     h.draw(1)
-    [result] = [r for r in h.journal.records() if r.kind == "result"]
-    assert result.body["status"] == "valid"
+    [result] = published_results(h.journal)
+    assert result["status"] == "valid"
 
 
 def test_mbs_6_1_a_held_lost_read_stays_held_after_a_restart(tmp_path: Path) -> None:
@@ -271,8 +271,8 @@ def test_mbs_6_1_a_held_lost_read_stays_held_after_a_restart(tmp_path: Path) -> 
     assert again.body["reads"] == [[1, "9S"], [2, "2H"], [3, None], [4, "KD"]]
     h.apply(table.reconstruct_deal("pit 3", ["9S", "2H", "AS", "KD"]))
     h.draw(2)
-    [result] = [r for r in h.journal.records() if r.kind == "result"]
-    assert result.body["winner"] == "tie"
+    [result] = published_results(h.journal)
+    assert result["winner"] == "tie"
 
 
 class _WheelTable(RoundLifecycle):

@@ -47,12 +47,12 @@ def test_a_read_that_writes_nothing_begins_no_transaction(tmp_path: Path) -> Non
 
 def test_a_failed_unit_is_undone_alone_and_numbers_are_given_back(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.db")
-    j.record_result("r1", {}, "t/results")
+    j.record_result("r1", {}, "t/results", record={})
     with j.group():
         j.append("card", {"n": 1}, publish=(Publish("t/events", {"n": 1}),))
         with pytest.raises(DuplicateResultError), j.batch():
             j.append("card", {"n": 2}, publish=(Publish("t/events", {"n": 2}),))
-            j.record_result("r1", {}, "t/results")  # the unit fails whole
+            j.record_result("r1", {}, "t/results", record={})  # the unit fails whole
         j.append("card", {"n": 3}, publish=(Publish("t/events", {"n": 3}),))
     assert [r.body.get("n") for r in j.records() if r.kind == "card"] == [1, 3]
     got = [json.loads(e.payload) for e in j.pending()]

@@ -40,12 +40,12 @@ def test_event_and_its_publishes_are_one_transaction(tmp_path: Path) -> None:
 
 def test_one_result_per_round_and_seq_never_reused(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.db")
-    assert j.record_result("a", {"replayed": False}, "t/results")["seq"] == 1
+    assert j.record_result("a", {"replayed": False}, "t/results", record={})["seq"] == 1
     with pytest.raises(DuplicateResultError):
-        j.record_result("a", {"replayed": False}, "t/results")
-    assert j.record_result("b", {"replayed": False}, "t/results")["seq"] == 2
+        j.record_result("a", {"replayed": False}, "t/results", record={})
+    assert j.record_result("b", {"replayed": False}, "t/results", record={})["seq"] == 2
     j.close()
-    assert Journal(tmp_path / "j.db").record_result("c", {}, "t/results")["seq"] == 3
+    assert Journal(tmp_path / "j.db").record_result("c", {}, "t/results", record={})["seq"] == 3
 
 
 def test_outbox_order_and_delivery(tmp_path: Path) -> None:
@@ -101,11 +101,11 @@ def test_a_journal_from_a_newer_release_is_refused(tmp_path: Path) -> None:
 
 def test_a_batch_is_all_or_nothing(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.db")
-    j.record_result("r1", {"replayed": False}, "t/results")
+    j.record_result("r1", {"replayed": False}, "t/results", record={})
     before = (len(j.records()), j.pending_count())
     with pytest.raises(DuplicateResultError), j.batch():
         j.append("card", {"n": 1}, publish=(Publish("t/events", {"n": 1}),))
-        j.record_result("r1", {"replayed": False}, "t/results")  # the same round again
+        j.record_result("r1", {"replayed": False}, "t/results", record={})  # the same round again
     assert (len(j.records()), j.pending_count()) == before
     j.append("after", {})  # and the journal is writable: no transaction left open
     assert j.records()[-1].kind == "after"
@@ -122,7 +122,7 @@ def test_delivery_marks_skip_the_fsync_and_nothing_else_does(tmp_path: Path) -> 
         seen.index("PRAGMA synchronous=FULL")
     seen.clear()
     j.append("e", {"n": 1}, publish=(Publish("t", {"n": 1}),))
-    j.record_result("r1", {"replayed": False}, "t/results")
+    j.record_result("r1", {"replayed": False}, "t/results", record={})
     assert not [s for s in seen if s.startswith("PRAGMA")]  # a round's records keep FULL
     assert j._db.execute("PRAGMA synchronous").fetchone()[0] == 2
     with j.batch():  # inside a batch there is one fsync for all, so no switching
@@ -150,9 +150,9 @@ def test_msg_seq_is_contiguous_over_topics_and_a_rollback_gives_numbers_back(
     j = Journal(tmp_path / "j.db")
     j.append("e", {}, publish=(Publish("t/events", {"n": 1}), Publish("t/alerts", {"n": 2})))
     with pytest.raises(DuplicateResultError), j.batch():
-        j.record_result("r1", {}, "t/results")
-        j.record_result("r1", {}, "t/results")
-    j.record_result("r2", {}, "t/results")
+        j.record_result("r1", {}, "t/results", record={})
+        j.record_result("r1", {}, "t/results", record={})
+    j.record_result("r2", {}, "t/results", record={})
     got = [json.loads(e.payload) for e in j.pending()]
     assert [(p["msg_seq"], p["journal_id"]) for p in got] == [
         (1, j.journal_id), (2, j.journal_id), (3, j.journal_id)]
@@ -176,14 +176,14 @@ def test_retention_prunes_old_messages_but_not_unsent_nor_the_last_retained(
     j = Journal(tmp_path / "j.db", clock=lambda: now[0])
     j.append("d", {}, publish=(Publish("t/devices/shoe", {"s": "ready"}, retain=True),))
     for n in range(10):
-        j.record_result(f"r{n}", {}, "t/results")
+        j.record_result(f"r{n}", {}, "t/results", record={})
         now[0] += 3600
     j.mark_delivered(*range(1, 10))  # 10 and 11 are not delivered yet
     now[0] += 40 * 86400
     assert j.prune(keep_days=30, keep_rounds=100) == 8  # 2..9: the rest must stay
     assert [e.id for e in j.messages(1, 99, 99)] == [1, 10, 11]
     assert j.first_msg_seq() == 1 and j.last_msg_seq() == 11
-    j.record_result("late", {}, "t/results")
+    j.record_result("late", {}, "t/results", record={})
     assert json.loads(j.pending()[-1].payload)["msg_seq"] == 12  # never reused
 
 
@@ -191,7 +191,7 @@ def test_retention_by_rounds(tmp_path: Path) -> None:
     now = [1_000_000.0]
     j = Journal(tmp_path / "j.db", clock=lambda: now[0])
     for n in range(10):
-        j.record_result(f"r{n}", {}, "t/results")
+        j.record_result(f"r{n}", {}, "t/results", record={})
         now[0] += 1
         j.append("e", {}, publish=(Publish("t/events", {"after": n}),))  # the next round's
     j.mark_delivered(*range(1, 21))
@@ -233,7 +233,7 @@ def test_a_checkpoint_puts_every_commit_in_the_database_file_itself(tmp_path: Pa
     for n in range(WAL_CHECKPOINT_COMMITS - 1):
         j.append("card", {"n": n}, round_id="r1", publish=(Publish("t/events", {"n": n}),))
     assert not j.wal_checkpoint_due
-    j.record_result("r1", {"n": 1}, "t/results")
+    j.record_result("r1", {"n": 1}, "t/results", record={})
     assert j.wal_checkpoint_due
 
     def in_the_file_alone() -> int:
