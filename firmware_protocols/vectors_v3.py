@@ -9,7 +9,8 @@ from __future__ import annotations
 import struct
 from dataclasses import fields
 
-from firmware_protocols import common, shoe, shuffler
+from firmware_protocols import common, shoe, shuffler, tumbler
+from firmware_protocols.commands import refusal
 from firmware_protocols.examples import EXAMPLES, device_of
 from firmware_protocols.framing import DecodeError, Decoder, Frame, Kind, crc16, crc32
 from firmware_protocols.link import (
@@ -51,6 +52,11 @@ HEADER = """\
 # invalid <device> <id hex> <payload hex>: the message is invalid (reported, dropped)
 # sess <boot> <boot> <boot> <boot> <sess hex>: two sessions, each a pair of boot ids,
 #     with the same SESS
+# answer <device> <id hex> <payload hex or -> <result or ->: a <device> (shoe, shuffler,
+#     tumbler) that receives this message answers command_result with this result and
+#     the payload's first byte as tag, whatever its state; -: it answers nothing (drops it)
+# past_total <frame hex>: an order_chunk whose cards run past its total: it decodes, in
+#     range, and is a contradiction (the shoe fails its check), not an invalid message
 """
 
 
@@ -59,8 +65,14 @@ def _frame(f: Frame) -> str:
             f"{f.payload.hex() or '-'} {f.to_bytes().hex()}")
 
 
-def _stamped(m: Message, stamp: Stamp) -> Frame:
+def stamped(m: Message, stamp: Stamp) -> Frame:
+    """``m`` as the first version 3 DATA frame of a session (SEQ 0, ACK 0, SESS 5a)."""
     return Frame(Kind.DATA, 0, 0, m.MSG_ID, stamp.to_bytes() + m.to_bytes(), 3, SESS)
+
+
+def example_stamp(cls: type[Message]) -> Stamp:
+    """The stamp of ``cls``'s example in msg3 records and the specs."""
+    return Stamp(ORIGIN, NUMBER, ANSWERED if _answer(cls) else 0)
 
 
 def _resume_chain() -> str:
@@ -161,20 +173,49 @@ def render() -> str:
            f"stamp {ORIGIN} {NUMBER} {REPLY_TO} {stamp.to_bytes().hex()}",
            f"stamp 1 4294967295 3 {Stamp(1, 0xFFFFFFFF, 3).to_bytes().hex()}"]
     for cls, example in EXAMPLES.items():
-        s = Stamp(ORIGIN, NUMBER, ANSWERED if _answer(cls) else 0)
+        s = example_stamp(cls)
         out.append(f"msg3 {device_of(cls)} {cls.MSG_ID:02x} {cls.NAME} {s.origin} "
-                   f"{s.number} {s.reply_to} {_stamped(example, s).to_bytes().hex()}")
+                   f"{s.number} {s.reply_to} {stamped(example, s).to_bytes().hex()}")
     out += [_frame(Frame(Kind.RST, payload=bytes.fromhex("1122334403"))),
             _frame(Frame(Kind.RSTACK, payload=bytes.fromhex("11223344a1b2c3d403"))),
             _frame(Frame(Kind.ACK, ack=6, version=3, sess=0x90)),
             _resume_chain(), _full_queue()]
     chunk = EXAMPLES[next(c for c in EXAMPLES if c.NAME == "order_chunk")]
-    out.append(f"repeat {_stamped(chunk, Stamp(ORIGIN, 12, ANSWERED)).to_bytes().hex()}")
+    out.append(f"repeat {stamped(chunk, Stamp(ORIGIN, 12, ANSWERED)).to_bytes().hex()}")
     odd = shoe.CardDrawn(3, "X?", 91, 0x00C0FFEE, False, False)
     assert common.out_of_range(odd)
-    out.append(f"card {_stamped(odd, Stamp(ORIGIN, 13)).to_bytes().hex()} X?")
+    out.append(f"card {stamped(odd, Stamp(ORIGIN, 13)).to_bytes().hex()} X?")
     out += [_rst_times(), _rto(), _stream_kind_above_4(), _rstack_version(), *_invalid()]
     a, b, c, d = 0x11223344, 0xA1B2C3D4, 0x55667700, 0x00000090
     assert (a ^ b) & 0xFF == (c ^ d) & 0xFF
     out.append(f"sess {a} {b} {c} {d} {(a ^ b) & 0xFF:02x}")
+    out += [*_answers(), _past_total()]
     return "\n".join(out) + "\n"
+
+
+def _answers() -> list[str]:
+    """The spec's "Commands a device does not carry out", one record per case."""
+    cases: list[tuple[str, int, bytes]] = [
+        ("shuffler", shoe.LockGate.MSG_ID, shoe.LockGate(4, True).to_bytes()),
+        ("shoe", shuffler.StartShuffle.MSG_ID, shuffler.StartShuffle(6, 8).to_bytes()),
+        ("tumbler", shuffler.RequestOrder.MSG_ID, shuffler.RequestOrder(9, 1001).to_bytes()),
+        ("shoe", tumbler.Arm.MSG_ID, tumbler.Arm(10, True).to_bytes()),
+        ("shuffler", 0x7F, bytes([5])),  # a MSG in no spec
+        ("shuffler", 0x53, bytes([5, 1])),  # nor this one, beside the shuffler's own
+        ("shoe", shoe.CardDrawn.MSG_ID, EXAMPLES[shoe.CardDrawn].to_bytes()),  # an event
+        ("shoe", shuffler.StartShuffle.MSG_ID, bytes([6])),  # too short: invalid
+        ("shuffler", shuffler.StartShuffle.MSG_ID, shuffler.StartShuffle(7, 0).to_bytes()),
+        ("shuffler", shuffler.StartShuffle.MSG_ID, shuffler.StartShuffle(7, 11).to_bytes()),
+    ]
+    out = []
+    for device, msg_id, payload in cases:
+        result = refusal(device, msg_id, payload)
+        out.append(f"answer {device} {msg_id:02x} {payload.hex() or '-'} "
+                   f"{'-' if result is None else int(result)}")
+    return out
+
+
+def _past_total() -> str:
+    chunk = shuffler.OrderChunk(1001, 415, 416, bytes(range(16)), ("AS", "KD"))
+    assert not common.out_of_range(chunk) and chunk.offset + len(chunk.cards) > chunk.total
+    return f"past_total {stamped(chunk, Stamp(ORIGIN, 14, ANSWERED)).to_bytes().hex()}"

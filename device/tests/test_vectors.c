@@ -756,6 +756,36 @@ static void check_invalid(void)
     CHECK(def && td_msg_decode(&m, def, payload, n) != 0, "invalid %s: decoded", tokens[3]);
 }
 
+/* answer records (spec: "Commands a device does not carry out"): the result a device
+ * of that kind gives at once, or - for a message it drops unanswered. */
+static void check_answer(void)
+{
+    uint8_t payload[TD_MAX_PAYLOAD];
+    td_msg m;
+    size_t n = unhex(tokens[3], payload, sizeof payload);
+    const td_msgdef *def = td_msgdef_find((uint8_t)strtoul(tokens[2], NULL, 16));
+    int kind = strcmp(tokens[1], "shoe") == 0 ? 1 : strcmp(tokens[1], "shuffler") == 0 ? 2 : 3;
+    int want = strcmp(tokens[4], "-") == 0 ? -1 : atoi(tokens[4]);
+    int got = !def || td_msg_decode(&m, def, payload, n) != 0 ? -1
+                                                               : td_command_refusal(kind, &m);
+    CHECK(got == want, "answer %s %s %s: %d, not %s", tokens[1], tokens[2], tokens[3], got,
+          tokens[4]);
+}
+
+/* past_total: an order_chunk running past its total decodes (in range): the host, not
+ * the decoder, finds the contradiction. */
+static void check_past_total(void)
+{
+    uint8_t raw[TD_MAX_FRAME];
+    td_msg m;
+    size_t n = unhex(tokens[1], raw, sizeof raw);
+    CHECK(decode_all(raw, n) == 1 &&
+          td_msg_decode(&m, td_msgdef_named("order_chunk"), got[0].payload + TD_STAMP,
+                        got[0].len - TD_STAMP) == 0 &&
+          m.v[2].u >= 1 && m.v[2].u <= 520 && m.v[1].u + m.v[4].len > m.v[2].u,
+          "past_total: not an order_chunk that decodes and runs past its total");
+}
+
 static void check_sess(void)
 {
     static td_link l;
@@ -822,10 +852,10 @@ int main(int argc, char **argv)
 {
     static char line[8192];
     FILE *fp;
-    int counts[6] = {0}, v3[12] = {0}, a, i;
-    static const char *V3[12] = {"stamp", "msg3", "resume_chain", "full_queue", "repeat",
+    int counts[6] = {0}, v3[14] = {0}, a, i;
+    static const char *V3[14] = {"stamp", "msg3", "resume_chain", "full_queue", "repeat",
                                  "card", "rst_times", "rto", "rstack_version", "invalid",
-                                 "sess", "v3 frame"};
+                                 "sess", "v3 frame", "answer", "past_total"};
     if (argc < 2) {
         fprintf(stderr, "usage: %s vectors.txt [vectors_v3.txt]\n", argv[0]);
         return 2;
@@ -864,6 +894,8 @@ int main(int argc, char **argv)
             else if (strcmp(tokens[0], "rstack_version") == 0) { check_rstack_version(); v3[8]++; }
             else if (strcmp(tokens[0], "invalid") == 0) { check_invalid(); v3[9]++; }
             else if (strcmp(tokens[0], "sess") == 0) { check_sess(); v3[10]++; }
+            else if (strcmp(tokens[0], "answer") == 0) { check_answer(); v3[12]++; }
+            else if (strcmp(tokens[0], "past_total") == 0) { check_past_total(); v3[13]++; }
             else { CHECK(0, "unknown record %s", tokens[0]); }
         }
         fclose(fp);
@@ -875,8 +907,8 @@ int main(int argc, char **argv)
           counts[4], counts[5]);
     if (argc > 2) {  /* every kind of version 3 record was read and checked */
         printf("version 3:");
-        for (i = 0; i < 12; i++) {
-            printf(" %d %s%s", v3[i], V3[i], i < 11 ? "," : "\n");
+        for (i = 0; i < 14; i++) {
+            printf(" %d %s%s", v3[i], V3[i], i < 13 ? "," : "\n");
             CHECK(v3[i] > 0, "no %s record", V3[i]);
         }
     }

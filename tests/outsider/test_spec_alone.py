@@ -213,6 +213,24 @@ def check_sess(r: list[str]) -> None:
     assert v3.sess_of(a, b) == v3.sess_of(c, d) == int(r[5], 16)
 
 
+def check_answer(r: list[str]) -> None:
+    _, device, id_hex, payload, want = r
+    got = v3.device_answer(device, int(id_hex, 16), hexb(payload))
+    assert got == (None if want == "-" else int(want))
+
+
+def check_past_total(r: list[str]) -> None:
+    """An order_chunk running past its total decodes, in range, and is a contradiction."""
+    [f] = v3.decode_stream(hexb(r[1]))
+    _, d = v3.decode_data(f)
+    assert d.message.name == "order_chunk" and d.out_of_range == ()
+    sid, total = d.values["shuffle_id"], d.values["total"]
+    assert isinstance(sid, int) and isinstance(total, int)
+    reveal = v3.Reveal(sid, total // 52, bytes(32))
+    reveal.chunk(d.values)
+    assert reveal.contradiction
+
+
 CHECKS: dict[str, Callable[[list[str]], None]] = {
     "crc": check_crc,
     "frame": check_frame,
@@ -232,6 +250,8 @@ CHECKS: dict[str, Callable[[list[str]], None]] = {
     "rstack_version": check_rstack_version,
     "invalid": check_invalid,
     "sess": check_sess,
+    "answer": check_answer,
+    "past_total": check_past_total,
 }
 
 
