@@ -266,7 +266,7 @@ a version 3 session the PAYLOAD of every DATA frame, in both directions, starts 
 | offset | size | field | meaning |
 |---|---|---|---|
 | 0 | 4 | ORIGIN | a device: its boot id at power-up: random, u32; unlike the link's boot id it stays the same after a link failure, and changes only when the firmware restarts. The host: its boot id in the RST or RSTACK of this session (see *The host's stamp*) |
-| 4 | 4 | NUM | a device: the **event number** (below); the host: the **command number**, 1 for its first command of the session and one more for each |
+| 4 | 4 | NUM | a device: the **event number** (below); the host: the **command number**, 1 for its first command under its ORIGIN and one more for each |
 | 8 | 4 | RE | in an answer (`identify_reply`, `status_reply`, `command_result`, `inventory_reply`, `order_chunk`): the NUM of the command it answers; otherwise 0 |
 
 - **Event number.** A device numbers its events 1, 2, 3, ... within a boot (ORIGIN), in
@@ -285,9 +285,11 @@ a version 3 session the PAYLOAD of every DATA frame, in both directions, starts 
   saw is taken as it is.
 - **Answers.** A device echoes the command's NUM in RE; the host takes an answer only
   for the command it names (a tag, u8, is reused after 255 commands).
-- **The host's stamp.** The host opens each session to a device as a new link: its
-  ORIGIN is the boot id of its RST or RSTACK in that session, a new one in each session
-  (per link, not per host process), and its command numbers start again at 1. A device
+- **The host's stamp.** The host's ORIGIN is its own boot id in the session's RST or
+  RSTACK: per link to a device, not per host process. The host takes a new boot id
+  only when it starts a session with RST (a new connection, or after its link failed),
+  and each new one starts its command numbers at 1; a session the device starts (its
+  RST, answered by RSTACK) keeps the host's boot id, ORIGIN and numbering. A device
   keeps nothing of the host's stamp but the NUM of the command it is answering, to echo
   in RE; it ignores the host's ORIGIN and RE, and neither drops nor reorders a command
   by its stamp (the link delivers each command once, and the host does not re-send
