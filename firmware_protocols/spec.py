@@ -316,11 +316,15 @@ Each rule has a vector in `firmware_protocols/vectors_v3.txt` (record named in b
   reported out of range and the card counts as unread (its round waits for the Pit).
 - **RST resend** [`rst_times`]: the first RST is resent after the initial RTO, then at
   twice the last interval, but never more than 250 ms apart: 250 ms is a cap, not a floor.
+- **RST after a failure** [`rst_after_failure`]: a session started with RST begins at the
+  initial RTO whatever estimate the session before left (see *A new session starts the
+  RTO afresh*): its RSTs keep the times of `rst_times`.
 - **RTO** [`rto`]: the initial RTO is 200 ms (never below the minimum RTO). On each
   timeout it doubles, but never beyond four times the current estimate, nor 2 s; before
   any sample the estimate is the minimum RTO, so on a line that never answered the RTO
   goes from 200 ms to four times the minimum RTO and stays there ({4 * rto * 1000:.1f} ms at 115200
-  baud), not to 2 s. Progress returns it to the estimate.
+  baud, from the unrounded minimum: see *Rounding*), not to 2 s. Progress returns it to
+  the estimate.
 - **RST/RSTACK framing** [`frame`]: RST and RSTACK are version 1 frames (VER 1, CRC-16,
   no SESS, no stamp) in every version, whatever the session's version.
 - **Frames inside a frame of KIND above 4** [`stream`]: a frame whose header and CRC hold

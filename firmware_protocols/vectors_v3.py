@@ -45,8 +45,13 @@ HEADER = """\
 # card <frame hex> <code>: card_drawn whose card is <code> decodes (any 0x21-0x7E) and
 #     is out of range: the card is unread
 # rst_times <ms,...>: when a link that is never answered sends its RSTs
+# rst_after_failure <rtt ms> <ms,...>: a link in a version 3 session (boot ids 1 and 2)
+#     whose one round trip took <rtt> ms (an estimate of 3 x rtt, above the initial RTO)
+#     fails, the peer silent; from the RST it then sends, it resends its RST at these
+#     times: from the initial RTO, not from the estimate
 # rto <ms,...>: the initial RTO, then the RTO after each timeout on a line that never
-#     answered (115200 baud)
+#     answered (115200 baud); each computed exactly (the minimum RTO unrounded), then
+#     rounded to 0.1 ms
 # stream <input hex> <frame hex>,... (- if none): as in vectors.txt
 # rstack_version <offered> <rstack hex> ignored: the receiver offered <offered>
 # invalid <device> <id hex> <payload hex>: the message is invalid (reported, dropped)
@@ -100,6 +105,32 @@ def _rst_times() -> str:
         if link.take_output():
             times.append(tick)
     return "rst_times " + ",".join(map(str, times))
+
+
+RTT = 0.16  # under the initial RTO, so the frame is not resent and the round trip counts
+
+
+def _rst_after_failure() -> str:
+    link = Link(1)
+    link.receive(Frame(Kind.RSTACK, payload=struct.pack(">IIB", 1, 2, 3)), 0.0)
+    link.send(0x24, b"\x01", 0.0)
+    link.receive(Frame(Kind.ACK, ack=1, version=3, sess=3), RTT)
+    assert link.rto > link.rto_initial
+    link.send(0x24, b"\x02", RTT)
+    now = RTT
+    while link.state is LinkState.ESTABLISHED:
+        due = link.next_deadline()
+        assert due is not None
+        now = due
+        link.poll(now)
+    link.restart(now, 7)
+    link.take_output()
+    start, times = now, [0]
+    for tick in range(1, 801):  # 0.8 s in steps of 1 ms
+        link.poll(start + tick / 1000)
+        if link.take_output():
+            times.append(tick)
+    return f"rst_after_failure {round(RTT * 1000)} " + ",".join(map(str, times))
 
 
 def _rto() -> str:
@@ -185,7 +216,8 @@ def render() -> str:
     odd = shoe.CardDrawn(3, "X?", 91, 0x00C0FFEE, False, False)
     assert common.out_of_range(odd)
     out.append(f"card {stamped(odd, Stamp(ORIGIN, 13)).to_bytes().hex()} X?")
-    out += [_rst_times(), _rto(), _stream_kind_above_4(), _rstack_version(), *_invalid()]
+    out += [_rst_times(), _rst_after_failure(), _rto(), _stream_kind_above_4(),
+            _rstack_version(), *_invalid()]
     a, b, c, d = 0x11223344, 0xA1B2C3D4, 0x55667700, 0x00000090
     assert (a ^ b) & 0xFF == (c ^ d) & 0xFF
     out.append(f"sess {a} {b} {c} {d} {(a ^ b) & 0xFF:02x}")

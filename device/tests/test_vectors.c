@@ -716,6 +716,47 @@ static void check_rst_times(void)
     CHECK(same_list(list, times, n), "rst_times: not %s", list);
 }
 
+/* rst_after_failure: a session's estimate (one round trip of <rtt> ms) does not set where
+ * the next session's RSTs start (spec: "A new session starts the RTO afresh"). */
+static void check_rst_after_failure(void)
+{
+    static td_link l;
+    td_frame ack;
+    unsigned times[16];
+    int n = 0, tick;
+    uint8_t b = 1;
+    uint32_t rtt_us = (uint32_t)atoi(tokens[1]) * 1000u, now, start;
+    char list[256];
+    snprintf(list, sizeof list, "%s", tokens[2]);
+    up(&l, 1, 3, 2, 0);
+    td_link_send(&l, 0x24, &b, 1, 0);
+    memset(&ack, 0, sizeof ack);
+    ack.version = 3;
+    ack.kind = TD_ACK;
+    ack.ack = 1;
+    ack.sess = 3;  /* boot ids 1 and 2 */
+    feed(&l, &ack, rtt_us);
+    CHECK(l.rto_us > 200000u, "rst_after_failure: no estimate above 200 ms (%lu us)",
+          (unsigned long)l.rto_us);
+    td_link_send(&l, 0x24, &b, 1, rtt_us);
+    now = rtt_us;
+    while (l.state == TD_ESTABLISHED) {
+        now = l.unacked[0].sent_us + l.rto_us;
+        n_captured = 0;
+        td_link_poll(&l, now, 7);  /* failing, it sends its RST at once */
+    }
+    CHECK(l.state == TD_CONNECTING && n_captured > 0, "rst_after_failure: no new RST");
+    start = now;
+    times[n++] = 0;
+    for (tick = 1; tick <= 800 && n < 16; tick++) {
+        n_captured = 0;
+        td_link_poll(&l, start + (uint32_t)tick * 1000u, 9);
+        if (n_captured)
+            times[n++] = (unsigned)tick * 10u;
+    }
+    CHECK(same_list(list, times, n), "rst_after_failure: not %s", list);
+}
+
 static void check_rto(void)
 {
     static td_link l;
@@ -852,10 +893,11 @@ int main(int argc, char **argv)
 {
     static char line[8192];
     FILE *fp;
-    int counts[6] = {0}, v3[14] = {0}, a, i;
-    static const char *V3[14] = {"stamp", "msg3", "resume_chain", "full_queue", "repeat",
+    int counts[6] = {0}, v3[15] = {0}, a, i;
+    static const char *V3[15] = {"stamp", "msg3", "resume_chain", "full_queue", "repeat",
                                  "card", "rst_times", "rto", "rstack_version", "invalid",
-                                 "sess", "v3 frame", "answer", "past_total"};
+                                 "sess", "v3 frame", "answer", "past_total",
+                                 "rst_after_failure"};
     if (argc < 2) {
         fprintf(stderr, "usage: %s vectors.txt [vectors_v3.txt]\n", argv[0]);
         return 2;
@@ -896,6 +938,10 @@ int main(int argc, char **argv)
             else if (strcmp(tokens[0], "sess") == 0) { check_sess(); v3[10]++; }
             else if (strcmp(tokens[0], "answer") == 0) { check_answer(); v3[12]++; }
             else if (strcmp(tokens[0], "past_total") == 0) { check_past_total(); v3[13]++; }
+            else if (strcmp(tokens[0], "rst_after_failure") == 0) {
+                check_rst_after_failure();
+                v3[14]++;
+            }
             else { CHECK(0, "unknown record %s", tokens[0]); }
         }
         fclose(fp);
@@ -907,8 +953,8 @@ int main(int argc, char **argv)
           counts[4], counts[5]);
     if (argc > 2) {  /* every kind of version 3 record was read and checked */
         printf("version 3:");
-        for (i = 0; i < 14; i++) {
-            printf(" %d %s%s", v3[i], V3[i], i < 13 ? "," : "\n");
+        for (i = 0; i < 15; i++) {
+            printf(" %d %s%s", v3[i], V3[i], i < 14 ? "," : "\n");
             CHECK(v3[i] > 0, "no %s record", V3[i]);
         }
     }

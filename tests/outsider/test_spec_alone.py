@@ -185,6 +185,15 @@ def check_rst_times(r: list[str]) -> None:
     assert v3.rst_times(len(want)) == pytest.approx(want)
 
 
+def check_rst_after_failure(r: list[str]) -> None:
+    """"A new session starts the RTO afresh": the first sample (RFC 6298: SRTT = R,
+    RTTVAR = R/2) left an estimate of 3 R, above the initial RTO; the RSTs after the
+    failure keep the schedule of a link that never had one."""
+    rtt, want = float(r[1]), [float(x) for x in r[2].split(",")]
+    assert 3 * rtt > v3.INITIAL_RTO_MS
+    assert v3.rst_times(len(want)) == pytest.approx(want)
+
+
 def check_rto(r: list[str]) -> None:
     want = [float(x) for x in r[1].split(",")]
     assert [round(x, 1) for x in v3.rto_after_timeouts(len(want) - 1)] == want
@@ -246,6 +255,7 @@ CHECKS: dict[str, Callable[[list[str]], None]] = {
     "repeat": check_repeat,
     "card": check_card,
     "rst_times": check_rst_times,
+    "rst_after_failure": check_rst_after_failure,
     "rto": check_rto,
     "rstack_version": check_rstack_version,
     "invalid": check_invalid,
