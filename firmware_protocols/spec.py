@@ -515,13 +515,11 @@ NOTES: dict[type[Message], str] = {
                           "follow *Commands a device does not carry out*; 3, 4 and 5 are "
                           "each command's own. A message that is no command gets no "
                           "`command_result`.",
-    shuffler.StartShuffle: "**Decks.** The shuffler shuffles 1 to 10 decks (the values "
-                           "column): a `decks` outside is refused with result 2 (bad "
-                           "argument), before anything else, and nothing is shuffled; "
-                           "while it shuffles, another `start_shuffle` gets result 5 "
-                           "(busy). How many decks a game deals (e.g. 4 to 10) is the "
-                           "table's configuration, which the host checks before it asks; "
-                           "the shuffler does not know the game.",
+    shuffler.StartShuffle: "**Decks.** 1 to 10 (the values column) is what a shuffler "
+                           "shuffles; while it shuffles, another `start_shuffle` gets "
+                           "result 5 (busy). How many decks a game deals (e.g. 4 to 10) "
+                           "is the table's configuration, which the host checks before it "
+                           "asks: the shuffler does not know the game.",
 }
 
 
