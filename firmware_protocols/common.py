@@ -9,10 +9,11 @@ from typing import Any, TypeVar
 
 from firmware_protocols.wire import BOOL, STR, U8, U16, U32, Message, message, wire
 
-# -- the documented range of every field a device sends ------------------------------------
+# -- the documented range of every field, in both directions -------------------------------
 # Declared once, with @limits beside each message's fields. The controller checks every
 # device message against them at the boundary (daemon/drivers/device.py); a value outside
-# is a journalled alert with the raw frame, never an exception.
+# is a journalled alert with the raw frame, never an exception. A device checks every host
+# command against them first and refuses one outside with command_result 2 (bad argument).
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class CommonFault(IntEnum):
     WATCHDOG_RESET = 0x0002
 
 
+@limits(tag=ANY)
 @message(0x01, "identify", "host")
 @dataclass(frozen=True)
 class Identify(Message):
@@ -143,6 +145,7 @@ class Heartbeat(Message):
     fault: int = wire(U16, "the current fault code, 0 if none")
 
 
+@limits(tag=ANY)
 @message(0x04, "status", "host")
 @dataclass(frozen=True)
 class Status(Message):

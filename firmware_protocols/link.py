@@ -53,6 +53,7 @@ from firmware_protocols.framing import (
 
 SEQ_MOD = 256
 RST_INTERVAL_MAX = 0.25  # seconds between RSTs while connecting, at most
+RTO_INITIAL = 0.2  # seconds: the RTO of a session's first RST and DATA, before any sample
 RTO_FLOOR = 0.02  # seconds: the minimum RTO on a fast line (USB), for scheduling jitter
 SILENCE_TO_FAIL = 5.0  # seconds without a frame from the peer, at the least, before failing
 DEVICE_QUEUE = 24  # what the simulated devices hold, as the C reference device (TD_QUEUE)
@@ -186,7 +187,7 @@ class LinkStats:
 class Link:
     boot_id: int
     window: int = 8
-    rto_initial: float = 0.2
+    rto_initial: float = RTO_INITIAL
     rto_max: float = 2.0
     max_retries: int = 8  # the link fails on this many timeouts in a row
     version: int = PROTOCOL_VERSION  # the newest version offered; another is a foreign peer

@@ -99,6 +99,7 @@ class Gate(Message):
     locked: bool = wire(BOOL, "true when locked")
 
 
+@limits(tag=ANY, locked=ANY)
 @message(0x30, "lock_gate", "host")
 @dataclass(frozen=True)
 class LockGate(Message):
@@ -108,6 +109,7 @@ class LockGate(Message):
     locked: bool = wire(BOOL, "true to lock")
 
 
+@limits(tag=ANY, unix_ms=ANY)
 @message(0x31, "set_clock", "host")
 @dataclass(frozen=True)
 class SetClock(Message):

@@ -141,17 +141,19 @@ class InventoryReply(Message):
     foreign_cards: int = wire(U16, "cards not of the set")
 
 
+@limits(tag=ANY, decks=between(1, 10))
 @message(0x50, "start_shuffle", "host")
 @dataclass(frozen=True)
 class StartShuffle(Message):
     """Shuffle this many decks. Answered by command_result, then shuffle_started/complete."""
 
     tag: int = wire(U8, "echoed in command_result")
-    decks: int = wire(U8, "decks to shuffle (4-10)")
+    decks: int = wire(U8, "decks to shuffle")
 
     SHOWN_BY: ClassVar[tuple[type[Message], ...]] = (ShuffleStarted, ShuffleComplete)
 
 
+@limits(tag=ANY)
 @message(0x51, "inventory", "host")
 @dataclass(frozen=True)
 class Inventory(Message):
@@ -160,6 +162,7 @@ class Inventory(Message):
     tag: int = wire(U8, "echoed in inventory_reply")
 
 
+@limits(tag=ANY, shuffle_id=ANY)
 @message(0x52, "request_order", "host")
 @dataclass(frozen=True)
 class RequestOrder(Message):

@@ -15,6 +15,7 @@ from dataclasses import fields
 from enum import IntEnum
 
 from firmware_protocols import common, shoe, shuffler, tumbler, vectors_v3
+from firmware_protocols.commands import host_commands
 from firmware_protocols.examples import EXAMPLES, device_of
 from firmware_protocols.framing import (
     BYTE_TIME_115200,
@@ -28,7 +29,7 @@ from firmware_protocols.framing import (
     crc16,
     crc32,
 )
-from firmware_protocols.link import Stamp, min_rto
+from firmware_protocols.link import RTO_INITIAL, Stamp, min_rto
 from firmware_protocols.wire import Message
 
 DEVICES = {
@@ -208,6 +209,20 @@ still caught.
   alone takes {MAX_FRAME * BYTE_TIME_115200 * 1000:.1f} ms at 115200; a fixed 20 ms resent
   frames on a clean line.) Round trips are timed from when a frame's last byte leaves,
   not from when it was queued behind others.
+- **Rounding.** Times in this text are rounded for reading; compute with the exact
+  values and round only what you show. The minimum RTO at 115200 baud is exactly
+  2 x {MAX_FRAME} x 10 / 115200 s + 10 ms = {rto * 1000:.3f} ms (a microsecond clock may
+  round it to {round(rto * 1e6)} µs), so four times it is {4 * rto * 1000:.1f} ms, not
+  4 x {rto * 1000:.1f} = {4 * round(rto * 1000, 1):.1f}; the `rto` vector rounds each
+  exact value to 0.1 ms.
+- **A new session starts the RTO afresh.** An end that starts a session with RST (at
+  power-up, after its link failed, or on a new connection) sets the RTO to the initial
+  {RTO_INITIAL * 1000:.0f} ms (never below the minimum RTO), resends its RST from there as
+  above, and sends the session's first DATA with it, whatever estimate an earlier
+  session left: that estimate timed another session, and the peer may have restarted.
+  It may keep SRTT and RTTVAR or start them again (the host starts them again; the
+  reference device keeps them): they only cap the doubling until the session's first
+  sample. An end that answers a RST with RSTACK keeps its RTO and estimate.
 - **Failure.** Timeouts count in a row while the peer is silent: any valid frame of the
   session from the peer resets the count. A timeout fails the link when it is the 8th in
   a row or later and nothing has come from the peer for 5 s or more (on a dead line: at
@@ -251,8 +266,8 @@ a version 3 session the PAYLOAD of every DATA frame, in both directions, starts 
 
 | offset | size | field | meaning |
 |---|---|---|---|
-| 0 | 4 | ORIGIN | the sender's boot id at power-up: random, u32; unlike the link's boot id it stays the same after a link failure, and changes only when the firmware restarts |
-| 4 | 4 | NUM | a device: the **event number** (below); the host: the **command number**, 1 for its first command after it started and one more for each |
+| 0 | 4 | ORIGIN | a device: its boot id at power-up: random, u32; unlike the link's boot id it stays the same after a link failure, and changes only when the firmware restarts. The host: its boot id in the RST or RSTACK of this session (see *The host's stamp*) |
+| 4 | 4 | NUM | a device: the **event number** (below); the host: the **command number**, 1 for its first command under its ORIGIN and one more for each |
 | 8 | 4 | RE | in an answer (`identify_reply`, `status_reply`, `command_result`, `inventory_reply`, `order_chunk`): the NUM of the command it answers; otherwise 0 |
 
 - **Event number.** A device numbers its events 1, 2, 3, ... within a boot (ORIGIN), in
@@ -271,6 +286,13 @@ a version 3 session the PAYLOAD of every DATA frame, in both directions, starts 
   saw is taken as it is.
 - **Answers.** A device echoes the command's NUM in RE; the host takes an answer only
   for the command it names (a tag, u8, is reused after 255 commands).
+- **The host's stamp.** The host's ORIGIN is the boot id it chose when it began to drive
+  the device (one per device): it stays the same, and the host goes on numbering its
+  commands, across link sessions, whether the device starts one (its RST, answered by
+  RSTACK) or the host does (a new connection: a new boot id on the link, the same
+  ORIGIN); it changes, and the numbering starts again at 1, only when the host restarts.
+  Answers a device re-sends from an earlier session come first in the new one, before
+  the answer to any command of it.
 - **A command whose answer was lost.** The host keeps its ORIGIN and goes on numbering
   its commands across link sessions. When a command's answer is lost (a timeout, or the
   session ended), the host asks `status` once the device answers again; every message
@@ -302,11 +324,15 @@ Each rule has a vector in `firmware_protocols/vectors_v3.txt` (record named in b
   reported out of range and the card counts as unread (its round waits for the Pit).
 - **RST resend** [`rst_times`]: the first RST is resent after the initial RTO, then at
   twice the last interval, but never more than 250 ms apart: 250 ms is a cap, not a floor.
+- **RST after a failure** [`rst_after_failure`]: a session started with RST begins at the
+  initial RTO whatever estimate the session before left (see *A new session starts the
+  RTO afresh*): its RSTs keep the times of `rst_times`.
 - **RTO** [`rto`]: the initial RTO is 200 ms (never below the minimum RTO). On each
   timeout it doubles, but never beyond four times the current estimate, nor 2 s; before
   any sample the estimate is the minimum RTO, so on a line that never answered the RTO
   goes from 200 ms to four times the minimum RTO and stays there ({4 * rto * 1000:.1f} ms at 115200
-  baud), not to 2 s. Progress returns it to the estimate.
+  baud, from the unrounded minimum: see *Rounding*), not to 2 s. Progress returns it to
+  the estimate.
 - **RST/RSTACK framing** [`frame`]: RST and RSTACK are version 1 frames (VER 1, CRC-16,
   no SESS, no stamp) in every version, whatever the session's version.
 - **Frames inside a frame of KIND above 4** [`stream`]: a frame whose header and CRC hold
@@ -320,6 +346,14 @@ Each rule has a vector in `firmware_protocols/vectors_v3.txt` (record named in b
 - **SESS after 256 sessions** [`sess`]: SESS is one byte, so sessions far apart share
   it; it only tells a frame of this session from one of the session just before. Boot ids
   (RST/RSTACK) tell sessions apart, and in version 3 the stamp tells events apart.
+- **Which command gets result 1** [`answer`]: another device's command (one of the table
+  in *Commands a device does not carry out*) gets `command_result` 1 with its tag; a MSG
+  in no spec, a device's message and a payload that does not decode get no answer.
+- **A command's values** [`answer`]: a host command has a values column as a device
+  message has; a value outside it (e.g. `start_shuffle` of 0 or 11 decks) gets result 2,
+  checked first.
+- **A chunk past its total** [`past_total`]: an `order_chunk` whose cards run past its
+  `total` decodes and is a contradiction: the shoe fails its check.
 """  # noqa: E501 - Markdown table rows are one line each
 
 
@@ -405,7 +439,8 @@ with nothing between them.
 field the receiver knows are ignored (a newer version may append fields; never insert or
 change them). A payload shorter than its fields, or a field out of its encoding (a bool
 of 2, bad UTF-8), makes the message invalid: the receiver reports it and drops it (the
-link has already acknowledged it). An unknown MSG is reported and dropped likewise.
+link has already acknowledged it). An unknown MSG is reported and dropped likewise
+(see *Commands a device does not carry out*).
 """  # noqa: E501 - Markdown table rows are one line each
 
 # What the field tables cannot say: units, limits, orders, layouts, test vectors.
@@ -458,7 +493,11 @@ NOTES: dict[type[Message], str] = {
                          "again after a reconnection or its own restart, since it does not "
                          "keep chunks), changes nothing; another card at a position already "
                          "revealed, another nonce or another total is a contradiction, and "
-                         "the shoe fails its check. The host checks the revealed order "
+                         "the shoe fails its check. **Past the total.** A chunk with a card "
+                         "at a position at or past `total` (`offset` plus its count above "
+                         "`total`) is a contradiction too, not an invalid message: each "
+                         "field is in its values, so it decodes, and the shoe fails its "
+                         "check (vector `past_total`). The host checks the revealed order "
                          "against the commitment and the cards dealt, and counts as checked "
                          "only the draws it compared with a read.",
     shuffler.RequestOrder: "Answered by the `order_chunk`s of that shuffle (no tag), or a "
@@ -479,6 +518,16 @@ NOTES: dict[type[Message], str] = {
                            "to verify.",
     common.IdentifyReply: "`protocol_version` is the newest version the firmware speaks; "
                           "the session's version is the one agreed in RST/RSTACK.",
+    common.CommandResult: "Which result a command gets: results 1 (another device's "
+                          "command) and 2 (a value outside the command's **values**) "
+                          "follow *Commands a device does not carry out*; 3, 4 and 5 are "
+                          "each command's own. A message that is no command gets no "
+                          "`command_result`.",
+    shuffler.StartShuffle: "**Decks.** 1 to 10 (the values column) is what a shuffler "
+                           "shuffles; while it shuffles, another `start_shuffle` gets "
+                           "result 5 (busy). How many decks a game deals (e.g. 4 to 10) "
+                           "is the table's configuration, which the host checks before it "
+                           "asks: the shuffler does not know the game.",
 }
 
 
@@ -521,7 +570,11 @@ def _field_table(cls: type[Message]) -> list[str]:
             doc = f"{doc}: {wt.doc}"
         values = f" {_values(limits[f.name])} |" if limits else ""
         out.append(f"| `{f.name}` | {wt.name} | {wt.size} |{values} {doc} |")
-    if limits:
+    if cls.SENDER == "host" and limits and not all(v.free for v in limits.values()):
+        out += ["", "A command with a value outside **values** is refused with "
+                    "`command_result` result 2 (bad argument), before anything else is "
+                    "checked, and not carried out."]
+    elif limits:
         out += ["", "A value outside **values** (each element, for an array) is a firmware "
                     "fault: the host drops the message and raises an alert with the raw "
                     "frame; the session stays up."]
@@ -532,14 +585,19 @@ def _message(cls: type[Message]) -> list[str]:
     example = EXAMPLES[cls]
     v1 = Frame(Kind.DATA, 0, 0, cls.MSG_ID, example.to_bytes())
     v2 = Frame(Kind.DATA, 0, 0, cls.MSG_ID, example.to_bytes(), 2, SESS_EXAMPLE)
+    stamp = vectors_v3.example_stamp(cls)
+    v3 = vectors_v3.stamped(example, stamp)
     note = NOTES.get(cls, "").replace("{commitment}", _commitment_vector()) \
         .replace("{commitment_v3}", _commitment_v3_vector())
     return [f"### 0x{cls.MSG_ID:02X} `{cls.NAME}` ({cls.SENDER} to "
             f"{'device' if cls.SENDER == 'host' else 'host'})", "", cls.DOC, "",
             *_field_table(cls), "", *([note, ""] if note else []),
             f"Example: `{example!r}`; payload `{example.to_bytes().hex(' ') or '(none)'}`."
-            f" As the first DATA frame of a session (SEQ 0, ACK 0), version 1, then version 2"
-            f" with SESS 0x{SESS_EXAMPLE:02X}:", "", "```", _hex(v1), _hex(v2), "```", ""]
+            f" As the first DATA frame of a session (SEQ 0, ACK 0): version 1; version 2"
+            f" with SESS 0x{SESS_EXAMPLE:02X}; version 3 with SESS 0x{vectors_v3.SESS:02X}"
+            f" and the stamp ORIGIN 0x{stamp.origin:08X}, NUM {stamp.number}, RE"
+            f" {stamp.reply_to}{' (an answer)' if stamp.reply_to else ''}:", "", "```",
+            _hex(v1), _hex(v2), _hex(v3), "```", ""]
 
 
 def _faults(enum: type[IntEnum]) -> list[str]:
@@ -549,13 +607,44 @@ def _faults(enum: type[IntEnum]) -> list[str]:
     return out
 
 
+def _commands() -> str:
+    rows = "\n".join(f"| 0x{c.MSG_ID:02X} | `{c.NAME}` | "
+                     f"{'every device' if device_of(c) == 'common' else device_of(c)} |"
+                     for c in host_commands())
+    return f"""## Commands a device does not carry out
+
+The host commands of every device's spec (each payload starts with the command's `tag`):
+
+| MSG | command | device |
+|---|---|---|
+{rows}
+
+- **Result 1 (unknown command)** answers a command of this table that is not the
+  device's (another kind of device's): `command_result` with the command's tag and, in
+  version 3, its NUM in RE. The device decodes it by that command's fields, as any
+  message (a payload it cannot decode is invalid: reported and dropped, no answer).
+- **No answer.** A MSG in no spec, and a message a device sends (received by a device),
+  are not commands: reported and dropped, with no `command_result` (nothing says where
+  a tag would be). The host waits for its answer as for any lost one.
+- **Result 2 (bad argument)** answers a command with a value outside its **values**
+  column, checked before anything else (busy or not); the device does nothing else.
+- Results 3 (wrong state), 4 (device fault) and 5 (busy) are each command's own (its
+  section says which apply). Each rule has `answer` vectors in `vectors_v3.txt`.
+"""
+
+
 def render(device: str) -> str:
     title, transport, messages, faults = DEVICES[device]
     out = [f"# {title}: wire protocol, versions 1, 2 and 3", "",
            "Generated from `firmware_protocols/` by `tabled protocols docs`; do not edit. "
-           "Complete on its own: a firmware author needs nothing else. The byte vectors in "
-           "`firmware_protocols/vectors.txt` are the same examples, for tests.", "",
-           f"Transport: {transport}", "", _framing(), TYPES,
+           "Complete on its own: a firmware author needs nothing else. The byte vectors, "
+           "for tests, are in two files: `firmware_protocols/vectors.txt` (versions 1 and "
+           "2: CRCs, frames, every example message, the receiver's streams, the "
+           "commitments) and `firmware_protocols/vectors_v3.txt` (version 3: the stamp, "
+           "every example message as a version 3 frame, and a record for each rule of "
+           "*Questions the earlier text left open*). A version 2 device needs only the "
+           "first.", "",
+           f"Transport: {transport}", "", _framing(), TYPES, _commands(),
            "## Messages every device speaks", ""]
     for cls in common.COMMON:
         out += _message(cls)

@@ -61,6 +61,7 @@ class Settled(Message):
     confidence: int = wire(U8, "recognition confidence, percent (0-100)")
 
 
+@limits(tag=ANY, armed=ANY)
 @message(0x70, "arm", "host")
 @dataclass(frozen=True)
 class Arm(Message):
@@ -70,6 +71,7 @@ class Arm(Message):
     armed: bool = wire(BOOL, "true to arm")
 
 
+@limits(tag=ANY)
 @message(0x71, "tumble_now", "host")
 @dataclass(frozen=True)
 class TumbleNow(Message):

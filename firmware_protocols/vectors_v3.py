@@ -9,7 +9,8 @@ from __future__ import annotations
 import struct
 from dataclasses import fields
 
-from firmware_protocols import common, shoe, shuffler
+from firmware_protocols import common, shoe, shuffler, tumbler
+from firmware_protocols.commands import refusal
 from firmware_protocols.examples import EXAMPLES, device_of
 from firmware_protocols.framing import DecodeError, Decoder, Frame, Kind, crc16, crc32
 from firmware_protocols.link import (
@@ -44,13 +45,23 @@ HEADER = """\
 # card <frame hex> <code>: card_drawn whose card is <code> decodes (any 0x21-0x7E) and
 #     is out of range: the card is unread
 # rst_times <ms,...>: when a link that is never answered sends its RSTs
+# rst_after_failure <rtt ms> <ms,...>: a link in a version 3 session (boot ids 1 and 2)
+#     whose one round trip took <rtt> ms (an estimate of 3 x rtt, above the initial RTO)
+#     fails, the peer silent; from the RST it then sends, it resends its RST at these
+#     times: from the initial RTO, not from the estimate
 # rto <ms,...>: the initial RTO, then the RTO after each timeout on a line that never
-#     answered (115200 baud)
+#     answered (115200 baud); each computed exactly (the minimum RTO unrounded), then
+#     rounded to 0.1 ms
 # stream <input hex> <frame hex>,... (- if none): as in vectors.txt
 # rstack_version <offered> <rstack hex> ignored: the receiver offered <offered>
 # invalid <device> <id hex> <payload hex>: the message is invalid (reported, dropped)
 # sess <boot> <boot> <boot> <boot> <sess hex>: two sessions, each a pair of boot ids,
 #     with the same SESS
+# answer <device> <id hex> <payload hex or -> <result or ->: a <device> (shoe, shuffler,
+#     tumbler) that receives this message answers command_result with this result and
+#     the payload's first byte as tag, whatever its state; -: it answers nothing (drops it)
+# past_total <frame hex>: an order_chunk whose cards run past its total: it decodes, in
+#     range, and is a contradiction (the shoe fails its check), not an invalid message
 """
 
 
@@ -59,8 +70,14 @@ def _frame(f: Frame) -> str:
             f"{f.payload.hex() or '-'} {f.to_bytes().hex()}")
 
 
-def _stamped(m: Message, stamp: Stamp) -> Frame:
+def stamped(m: Message, stamp: Stamp) -> Frame:
+    """``m`` as the first version 3 DATA frame of a session (SEQ 0, ACK 0, SESS 5a)."""
     return Frame(Kind.DATA, 0, 0, m.MSG_ID, stamp.to_bytes() + m.to_bytes(), 3, SESS)
+
+
+def example_stamp(cls: type[Message]) -> Stamp:
+    """The stamp of ``cls``'s example in msg3 records and the specs."""
+    return Stamp(ORIGIN, NUMBER, ANSWERED if _answer(cls) else 0)
 
 
 def _resume_chain() -> str:
@@ -88,6 +105,32 @@ def _rst_times() -> str:
         if link.take_output():
             times.append(tick)
     return "rst_times " + ",".join(map(str, times))
+
+
+RTT = 0.16  # under the initial RTO, so the frame is not resent and the round trip counts
+
+
+def _rst_after_failure() -> str:
+    link = Link(1)
+    link.receive(Frame(Kind.RSTACK, payload=struct.pack(">IIB", 1, 2, 3)), 0.0)
+    link.send(0x24, b"\x01", 0.0)
+    link.receive(Frame(Kind.ACK, ack=1, version=3, sess=3), RTT)
+    assert link.rto > link.rto_initial
+    link.send(0x24, b"\x02", RTT)
+    now = RTT
+    while link.state is LinkState.ESTABLISHED:
+        due = link.next_deadline()
+        assert due is not None
+        now = due
+        link.poll(now)
+    link.restart(now, 7)
+    link.take_output()
+    start, times = now, [0]
+    for tick in range(1, 801):  # 0.8 s in steps of 1 ms
+        link.poll(start + tick / 1000)
+        if link.take_output():
+            times.append(tick)
+    return f"rst_after_failure {round(RTT * 1000)} " + ",".join(map(str, times))
 
 
 def _rto() -> str:
@@ -161,20 +204,50 @@ def render() -> str:
            f"stamp {ORIGIN} {NUMBER} {REPLY_TO} {stamp.to_bytes().hex()}",
            f"stamp 1 4294967295 3 {Stamp(1, 0xFFFFFFFF, 3).to_bytes().hex()}"]
     for cls, example in EXAMPLES.items():
-        s = Stamp(ORIGIN, NUMBER, ANSWERED if _answer(cls) else 0)
+        s = example_stamp(cls)
         out.append(f"msg3 {device_of(cls)} {cls.MSG_ID:02x} {cls.NAME} {s.origin} "
-                   f"{s.number} {s.reply_to} {_stamped(example, s).to_bytes().hex()}")
+                   f"{s.number} {s.reply_to} {stamped(example, s).to_bytes().hex()}")
     out += [_frame(Frame(Kind.RST, payload=bytes.fromhex("1122334403"))),
             _frame(Frame(Kind.RSTACK, payload=bytes.fromhex("11223344a1b2c3d403"))),
             _frame(Frame(Kind.ACK, ack=6, version=3, sess=0x90)),
             _resume_chain(), _full_queue()]
     chunk = EXAMPLES[next(c for c in EXAMPLES if c.NAME == "order_chunk")]
-    out.append(f"repeat {_stamped(chunk, Stamp(ORIGIN, 12, ANSWERED)).to_bytes().hex()}")
+    out.append(f"repeat {stamped(chunk, Stamp(ORIGIN, 12, ANSWERED)).to_bytes().hex()}")
     odd = shoe.CardDrawn(3, "X?", 91, 0x00C0FFEE, False, False)
     assert common.out_of_range(odd)
-    out.append(f"card {_stamped(odd, Stamp(ORIGIN, 13)).to_bytes().hex()} X?")
-    out += [_rst_times(), _rto(), _stream_kind_above_4(), _rstack_version(), *_invalid()]
+    out.append(f"card {stamped(odd, Stamp(ORIGIN, 13)).to_bytes().hex()} X?")
+    out += [_rst_times(), _rst_after_failure(), _rto(), _stream_kind_above_4(),
+            _rstack_version(), *_invalid()]
     a, b, c, d = 0x11223344, 0xA1B2C3D4, 0x55667700, 0x00000090
     assert (a ^ b) & 0xFF == (c ^ d) & 0xFF
     out.append(f"sess {a} {b} {c} {d} {(a ^ b) & 0xFF:02x}")
+    out += [*_answers(), _past_total()]
     return "\n".join(out) + "\n"
+
+
+def _answers() -> list[str]:
+    """The spec's "Commands a device does not carry out", one record per case."""
+    cases: list[tuple[str, int, bytes]] = [
+        ("shuffler", shoe.LockGate.MSG_ID, shoe.LockGate(4, True).to_bytes()),
+        ("shoe", shuffler.StartShuffle.MSG_ID, shuffler.StartShuffle(6, 8).to_bytes()),
+        ("tumbler", shuffler.RequestOrder.MSG_ID, shuffler.RequestOrder(9, 1001).to_bytes()),
+        ("shoe", tumbler.Arm.MSG_ID, tumbler.Arm(10, True).to_bytes()),
+        ("shuffler", 0x7F, bytes([5])),  # a MSG in no spec
+        ("shuffler", 0x53, bytes([5, 1])),  # nor this one, beside the shuffler's own
+        ("shoe", shoe.CardDrawn.MSG_ID, EXAMPLES[shoe.CardDrawn].to_bytes()),  # an event
+        ("shoe", shuffler.StartShuffle.MSG_ID, bytes([6])),  # too short: invalid
+        ("shuffler", shuffler.StartShuffle.MSG_ID, shuffler.StartShuffle(7, 0).to_bytes()),
+        ("shuffler", shuffler.StartShuffle.MSG_ID, shuffler.StartShuffle(7, 11).to_bytes()),
+    ]
+    out = []
+    for device, msg_id, payload in cases:
+        result = refusal(device, msg_id, payload)
+        out.append(f"answer {device} {msg_id:02x} {payload.hex() or '-'} "
+                   f"{'-' if result is None else int(result)}")
+    return out
+
+
+def _past_total() -> str:
+    chunk = shuffler.OrderChunk(1001, 415, 416, bytes(range(16)), ("AS", "KD"))
+    assert not common.out_of_range(chunk) and chunk.offset + len(chunk.cards) > chunk.total
+    return f"past_total {stamped(chunk, Stamp(ORIGIN, 14, ANSWERED)).to_bytes().hex()}"

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from firmware_protocols.commands import host_commands
 from firmware_protocols.common import (
     CommandResult,
     CommandResultCode,
@@ -26,6 +27,7 @@ from firmware_protocols.common import (
     IdentifyReply,
     Status,
     StatusReply,
+    out_of_range,
 )
 from firmware_protocols.endpoint import Endpoint, Numbered
 from firmware_protocols.framing import PROTOCOL_VERSION
@@ -76,7 +78,11 @@ class SimDevice:
         # spec's rule); the host drops what it has already seen (card draw_no).
         link = Link(self.rng.getrandbits(32), version=self.protocol_version, resend=True,
                     capacity=DEVICE_QUEUE)
-        return Endpoint(self.catalogue, link)
+        # Another device's commands are decoded too, to be answered "1 unknown command"
+        # (the spec's rule); an id that no spec defines is reported and dropped.
+        own = tuple(self.catalogue.by_id.values())
+        foreign = tuple(c for c in host_commands() if c.MSG_ID not in self.catalogue.by_id)
+        return Endpoint(Catalogue(self.catalogue.device, own, foreign), link)
 
     # -- the line ---------------------------------------------------------------------
 
@@ -170,7 +176,11 @@ class SimDevice:
         self.state, self.fault = DeviceState.READY, 0
 
     def _dispatch(self, msg: Message, now: float) -> None:
-        if isinstance(msg, Identify):
+        if msg.SENDER == "host" and (problems := out_of_range(msg)):
+            # Refused before any other check: the spec's values column of host commands.
+            tag = getattr(msg, "tag", 0)
+            self.reply(tag, now, CommandResultCode.BAD_ARGUMENT, "; ".join(problems))
+        elif isinstance(msg, Identify):
             i = self.identity
             self.emit(IdentifyReply(msg.tag, int(i.kind), i.model, i.firmware,
                                     self.protocol_version, i.serial), now)

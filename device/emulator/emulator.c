@@ -317,12 +317,24 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
     emu *e = (emu *)ctx;
     const td_msgdef *def = td_msgdef_find(id);
     td_msg in, out;
+    int refusal;
     if (!def || td_msg_decode(&in, def, payload, len) != 0) {
         fprintf(stdout, "bad message 0x%02x\n", id);
         return;
     }
     fprintf(stdout, "rx %s %lu\n", def->name, (unsigned long)e->link.rx_num);
     e->command_num = e->link.rx_num;
+    refusal = td_command_refusal(e->shoe ? 1 : e->shuffler ? 2 : 3, &in);
+    if (refusal < 0) {  /* a device's message: no command, no answer */
+        fflush(stdout);
+        return;
+    }
+    if (refusal > 0) {
+        result(e, (uint8_t)in.v[0].u, (uint8_t)refusal,
+               refusal == 1 ? "not supported" : "value outside its values");
+        fflush(stdout);
+        return;
+    }
     if (e->command_num && strcmp(def->name, "identify") != 0 &&
         strcmp(def->name, "status") != 0 &&
         td_carried_has(&e->carried, e->link.rx_origin, e->command_num)) {
@@ -375,8 +387,8 @@ static void on_message(void *ctx, uint8_t id, const uint8_t *payload, size_t len
             result(e, (uint8_t)in.v[0].u, 0, "");
             activate(e, 2);
         }
-    } else {
-        result(e, in.def->nfields ? (uint8_t)in.v[0].u : 0, 1, "not supported");
+    } else {  /* its own command that it does not carry out (none yet) */
+        result(e, (uint8_t)in.v[0].u, 1, "not supported");
     }
     fflush(stdout);
 }

@@ -191,12 +191,16 @@ static void deliver(void *ctx, uint8_t id, const uint8_t *payload, size_t len)
     const td_msgdef *def = td_msgdef_find(id);
     uint32_t now = a->link.heard_us;  /* when these bytes arrived */
     static td_msg in, out;  /* 1.6 KB each: static, off the stack (no reentry: one link) */
+    int refusal;
     if (!def || td_msg_decode(&in, def, payload, len) != 0) {
         fw_report_num(a, "bad message", id);
         return;
     }
     report2(a, "rx", def->name);
-    if (a->link.rx_num && strcmp(def->name, "identify") != 0 &&
+    refusal = td_command_refusal(a->kind, &in);
+    if (refusal < 0)  /* a device's message: no command, no answer */
+        return;
+    if (refusal == 0 && a->link.rx_num && strcmp(def->name, "identify") != 0 &&
         strcmp(def->name, "status") != 0 &&
         td_carried_has(&a->carried, a->link.rx_origin, a->link.rx_num)) {
         /* sent again (its answer was lost): carried out already, and said so again */
@@ -204,7 +208,10 @@ static void deliver(void *ctx, uint8_t id, const uint8_t *payload, size_t len)
         report2(a, "repeat", def->name);
         return;
     }
-    if (strcmp(def->name, "identify") == 0) {
+    if (refusal > 0) {
+        fw_result(a, (uint8_t)in.v[0].u, (uint8_t)refusal,
+                  refusal == 1 ? "not supported" : "value outside its values", now);
+    } else if (strcmp(def->name, "identify") == 0) {
         td_msg_init(&out, td_msgdef_named("identify_reply"));
         out.v[0].u = in.v[0].u;
         out.v[1].u = (uint64_t)a->kind;
@@ -219,8 +226,8 @@ static void deliver(void *ctx, uint8_t id, const uint8_t *payload, size_t len)
         out.v[1].u = busy(a) ? 1u : 0u;
         fw_set_str(&out.v[3], busy(a) ? "busy" : "ready");
         fw_answer(a, &out, now);
-    } else if (!kind_command(a, &in, now)) {
-        fw_result(a, in.def->nfields ? (uint8_t)in.v[0].u : 0u, 1, "not supported", now);
+    } else if (!kind_command(a, &in, now)) {  /* its own, not carried out (none yet) */
+        fw_result(a, (uint8_t)in.v[0].u, 1, "not supported", now);
     }
 }
 

@@ -64,6 +64,36 @@ const td_msgdef *td_msgdef_named(const char *name)
     return NULL;
 }
 
+/* Spec: "Commands a device does not carry out". Every host command of every device's
+ * spec, the kind of device it is for (0 every device), and the one field with values
+ * narrower than its type, if any (spec: each command's values column). */
+#define NO_FIELD 0xFF
+static const struct {
+    uint8_t id, kind, field, lo, hi;
+} COMMANDS[] = {
+    {0x01, 0, NO_FIELD, 0, 0}, {0x04, 0, NO_FIELD, 0, 0},  /* identify, status */
+    {0x30, 1, NO_FIELD, 0, 0}, {0x31, 1, NO_FIELD, 0, 0},  /* lock_gate, set_clock */
+    {0x50, 2, 1, 1, 10},                                   /* start_shuffle: decks 1-10 */
+    {0x51, 2, NO_FIELD, 0, 0}, {0x52, 2, NO_FIELD, 0, 0},  /* inventory, request_order */
+    {0x70, 3, NO_FIELD, 0, 0}, {0x71, 3, NO_FIELD, 0, 0},  /* arm, tumble_now */
+};
+
+int td_command_refusal(int kind, const td_msg *m)
+{
+    size_t i;
+    for (i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
+        if (COMMANDS[i].id != m->def->id)
+            continue;
+        if (COMMANDS[i].kind != 0 && COMMANDS[i].kind != kind)
+            return 1;  /* another device's command */
+        if (COMMANDS[i].field != NO_FIELD && (m->v[COMMANDS[i].field].u < COMMANDS[i].lo ||
+                                              m->v[COMMANDS[i].field].u > COMMANDS[i].hi))
+            return 2;  /* a value outside: refused before anything else */
+        return 0;
+    }
+    return -1;  /* a device's message: no command */
+}
+
 int td_msg_is_event(uint8_t id)
 {
     /* heartbeat is state and the answers are replies: a host that counted them as events

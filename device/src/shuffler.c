@@ -31,13 +31,10 @@ static void count_cards(const td_shuffle *sh, uint16_t n, td_value *counts)
 const char *td_shuffler_start(td_shuffler *s, uint8_t decks, uint8_t *code)
 {
     td_shuffle *sh;
+    /* decks outside 1-10 never get here: td_command_refusal refuses them first */
     if (s->shuffles[s->newest].state == TD_SHUFFLING) {
         *code = 5;
         return "shuffling";
-    }
-    if (decks < 1 || decks > 10) {
-        *code = 2;
-        return "decks not 1-10";
     }
     s->newest ^= 1;  /* the older of the two gives way (its shoe was revealed or dropped) */
     if (s->revealing && s->reveal_slot == s->newest)

@@ -42,8 +42,8 @@ int td_card_index(const char card[2]);
 /* The card at an inventory's place k (0 to 51). */
 void td_card_at(int k, char card[2]);
 
-/* A start_shuffle of `decks`: refused while shuffling (code 5) or for decks not 1-10
- * (code 2), the reason returned and its code in *code; otherwise NULL, and the older
+/* A start_shuffle of `decks` (1-10: td_command_refusal checked it): refused while
+ * shuffling (code 5), the reason returned and its code in *code; otherwise NULL, and the older
  * shuffle gives way to a new one (its reveal, if any, stopped), given the next id. Its
  * order is then made by td_shuffle_order. */
 const char *td_shuffler_start(td_shuffler *s, uint8_t decks, uint8_t *code);

@@ -97,6 +97,12 @@ const td_msgdef *td_msgdef_named(const char *name);
 /* Version 3: whether a device's message is an event, which takes the next event number;
  * heartbeat and the four direct answers carry the last number given instead. */
 int td_msg_is_event(uint8_t id);
+/* Spec: "Commands a device does not carry out". What a device of `kind` (1 shoe,
+ * 2 shuffler, 3 tumbler) answers the decoded message `m` with before its own state
+ * counts: 1 (unknown command) for another device's command, 2 (bad argument) for a value
+ * outside the command's values; 0 for its own command, to carry out; -1 for a message
+ * that is no command (a device's), dropped unanswered like an id in no spec. */
+int td_command_refusal(int kind, const td_msg *m);
 void td_msg_init(td_msg *m, const td_msgdef *def);
 /* Encode; returns the payload length, or -1 naming no reason (a value out of its type). */
 int td_msg_encode(const td_msg *m, uint8_t *out, size_t cap);

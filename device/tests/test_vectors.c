@@ -716,6 +716,47 @@ static void check_rst_times(void)
     CHECK(same_list(list, times, n), "rst_times: not %s", list);
 }
 
+/* rst_after_failure: a session's estimate (one round trip of <rtt> ms) does not set where
+ * the next session's RSTs start (spec: "A new session starts the RTO afresh"). */
+static void check_rst_after_failure(void)
+{
+    static td_link l;
+    td_frame ack;
+    unsigned times[16];
+    int n = 0, tick;
+    uint8_t b = 1;
+    uint32_t rtt_us = (uint32_t)atoi(tokens[1]) * 1000u, now, start;
+    char list[256];
+    snprintf(list, sizeof list, "%s", tokens[2]);
+    up(&l, 1, 3, 2, 0);
+    td_link_send(&l, 0x24, &b, 1, 0);
+    memset(&ack, 0, sizeof ack);
+    ack.version = 3;
+    ack.kind = TD_ACK;
+    ack.ack = 1;
+    ack.sess = 3;  /* boot ids 1 and 2 */
+    feed(&l, &ack, rtt_us);
+    CHECK(l.rto_us > 200000u, "rst_after_failure: no estimate above 200 ms (%lu us)",
+          (unsigned long)l.rto_us);
+    td_link_send(&l, 0x24, &b, 1, rtt_us);
+    now = rtt_us;
+    while (l.state == TD_ESTABLISHED) {
+        now = l.unacked[0].sent_us + l.rto_us;
+        n_captured = 0;
+        td_link_poll(&l, now, 7);  /* failing, it sends its RST at once */
+    }
+    CHECK(l.state == TD_CONNECTING && n_captured > 0, "rst_after_failure: no new RST");
+    start = now;
+    times[n++] = 0;
+    for (tick = 1; tick <= 800 && n < 16; tick++) {
+        n_captured = 0;
+        td_link_poll(&l, start + (uint32_t)tick * 1000u, 9);
+        if (n_captured)
+            times[n++] = (unsigned)tick * 10u;
+    }
+    CHECK(same_list(list, times, n), "rst_after_failure: not %s", list);
+}
+
 static void check_rto(void)
 {
     static td_link l;
@@ -754,6 +795,36 @@ static void check_invalid(void)
     size_t n = unhex(tokens[3], payload, sizeof payload);
     const td_msgdef *def = td_msgdef_find((uint8_t)strtoul(tokens[2], NULL, 16));
     CHECK(def && td_msg_decode(&m, def, payload, n) != 0, "invalid %s: decoded", tokens[3]);
+}
+
+/* answer records (spec: "Commands a device does not carry out"): the result a device
+ * of that kind gives at once, or - for a message it drops unanswered. */
+static void check_answer(void)
+{
+    uint8_t payload[TD_MAX_PAYLOAD];
+    td_msg m;
+    size_t n = unhex(tokens[3], payload, sizeof payload);
+    const td_msgdef *def = td_msgdef_find((uint8_t)strtoul(tokens[2], NULL, 16));
+    int kind = strcmp(tokens[1], "shoe") == 0 ? 1 : strcmp(tokens[1], "shuffler") == 0 ? 2 : 3;
+    int want = strcmp(tokens[4], "-") == 0 ? -1 : atoi(tokens[4]);
+    int got = !def || td_msg_decode(&m, def, payload, n) != 0 ? -1
+                                                               : td_command_refusal(kind, &m);
+    CHECK(got == want, "answer %s %s %s: %d, not %s", tokens[1], tokens[2], tokens[3], got,
+          tokens[4]);
+}
+
+/* past_total: an order_chunk running past its total decodes (in range): the host, not
+ * the decoder, finds the contradiction. */
+static void check_past_total(void)
+{
+    uint8_t raw[TD_MAX_FRAME];
+    td_msg m;
+    size_t n = unhex(tokens[1], raw, sizeof raw);
+    CHECK(decode_all(raw, n) == 1 &&
+          td_msg_decode(&m, td_msgdef_named("order_chunk"), got[0].payload + TD_STAMP,
+                        got[0].len - TD_STAMP) == 0 &&
+          m.v[2].u >= 1 && m.v[2].u <= 520 && m.v[1].u + m.v[4].len > m.v[2].u,
+          "past_total: not an order_chunk that decodes and runs past its total");
 }
 
 static void check_sess(void)
@@ -822,10 +893,11 @@ int main(int argc, char **argv)
 {
     static char line[8192];
     FILE *fp;
-    int counts[6] = {0}, v3[12] = {0}, a, i;
-    static const char *V3[12] = {"stamp", "msg3", "resume_chain", "full_queue", "repeat",
+    int counts[6] = {0}, v3[15] = {0}, a, i;
+    static const char *V3[15] = {"stamp", "msg3", "resume_chain", "full_queue", "repeat",
                                  "card", "rst_times", "rto", "rstack_version", "invalid",
-                                 "sess", "v3 frame"};
+                                 "sess", "v3 frame", "answer", "past_total",
+                                 "rst_after_failure"};
     if (argc < 2) {
         fprintf(stderr, "usage: %s vectors.txt [vectors_v3.txt]\n", argv[0]);
         return 2;
@@ -864,6 +936,12 @@ int main(int argc, char **argv)
             else if (strcmp(tokens[0], "rstack_version") == 0) { check_rstack_version(); v3[8]++; }
             else if (strcmp(tokens[0], "invalid") == 0) { check_invalid(); v3[9]++; }
             else if (strcmp(tokens[0], "sess") == 0) { check_sess(); v3[10]++; }
+            else if (strcmp(tokens[0], "answer") == 0) { check_answer(); v3[12]++; }
+            else if (strcmp(tokens[0], "past_total") == 0) { check_past_total(); v3[13]++; }
+            else if (strcmp(tokens[0], "rst_after_failure") == 0) {
+                check_rst_after_failure();
+                v3[14]++;
+            }
             else { CHECK(0, "unknown record %s", tokens[0]); }
         }
         fclose(fp);
@@ -875,8 +953,8 @@ int main(int argc, char **argv)
           counts[4], counts[5]);
     if (argc > 2) {  /* every kind of version 3 record was read and checked */
         printf("version 3:");
-        for (i = 0; i < 12; i++) {
-            printf(" %d %s%s", v3[i], V3[i], i < 11 ? "," : "\n");
+        for (i = 0; i < 15; i++) {
+            printf(" %d %s%s", v3[i], V3[i], i < 14 ? "," : "\n");
             CHECK(v3[i] > 0, "no %s record", V3[i]);
         }
     }

@@ -21,7 +21,6 @@ import pytest
 from tests.outsider import v3_decoder as v3
 
 ROOT = Path(__file__).resolve().parents[2]
-HOST_ORIGIN = 0x0B0571DE
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +173,8 @@ class Host:
     def data(self, msg_id: int, fields: bytes, ver: int | None = None) -> bytes:
         """The next command's DATA frame, with any bytes as its fields."""
         ver = ver or self.version
-        body = v3.Stamp(HOST_ORIGIN, self.num + 1, 0).encode() + fields if ver == 3 else fields
+        # Event identity, "The host's stamp": the host's ORIGIN is its boot id of the session.
+        body = v3.Stamp(self.boot, self.num + 1, 0).encode() + fields if ver == 3 else fields
         sess = None if ver == 1 else self.sess
         return v3.encode_frame(v3.Frame(ver, v3.DATA, self.seq, self.expected, msg_id, sess, body))
 
@@ -443,10 +443,31 @@ def test_what_the_device_ignores(device_factory: Callable[[str], Device], tmp_pa
     num = host.command("start_shuffle", tag=6, decks=8)  # a shuffler's command, to a shoe
     stamp, result = host.messages(3.0, until="command_result")[-1]
     # The two dropped above got no answer: the first answer is the shoe's to start_shuffle,
-    # "1 unknown command" (the spec does not say which of a known MSG another device
-    # speaks and an unknown MSG gets command_result 1: the C device answers only the first).
+    # "1 unknown command" (spec: Commands a device does not carry out).
     assert (result.values["tag"], result.values["result"], stamp.re) == (6, 1, num)
     host.close()
+
+
+def test_commands_it_does_not_carry_out(
+    device_factory: Callable[[str], Device], tmp_path: Path
+) -> None:
+    """Spec, "Commands a device does not carry out": each `answer` record of
+    vectors_v3.txt sent to a C device of its kind gets that command_result (tag the
+    payload's first byte, RE the command's NUM), or none at all for '-'."""
+    lines = (ROOT / "firmware_protocols" / "vectors_v3.txt").read_text().splitlines()
+    records = [line.split(" ") for line in lines if line.startswith("answer ")]
+    assert {r[4] for r in records} >= {"1", "2", "-"}
+    for kind in sorted({r[1] for r in records}):
+        host = connect(device_factory(kind), tmp_path / kind)
+        for _, _, id_hex, payload, want in (r for r in records if r[1] == kind):
+            fields = b"" if payload == "-" else bytes.fromhex(payload)
+            num = host.send_raw(int(id_hex, 16), fields)
+            host.command("identify", tag=0xEE)  # answered after it, if it is answered
+            msgs = host.messages(3.0, until="identify_reply")
+            got = [(s.re, d.values["tag"], d.values["result"]) for s, d in msgs
+                   if d.message.name == "command_result"]
+            assert got == ([] if want == "-" else [(num, fields[0], int(want))]), payload
+        host.close()
 
 
 def test_versions_and_reboot(device_factory: Callable[[str], Device], tmp_path: Path) -> None:

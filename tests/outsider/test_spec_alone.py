@@ -185,6 +185,15 @@ def check_rst_times(r: list[str]) -> None:
     assert v3.rst_times(len(want)) == pytest.approx(want)
 
 
+def check_rst_after_failure(r: list[str]) -> None:
+    """"A new session starts the RTO afresh": the first sample (RFC 6298: SRTT = R,
+    RTTVAR = R/2) left an estimate of 3 R, above the initial RTO; the RSTs after the
+    failure keep the schedule of a link that never had one."""
+    rtt, want = float(r[1]), [float(x) for x in r[2].split(",")]
+    assert 3 * rtt > v3.INITIAL_RTO_MS
+    assert v3.rst_times(len(want)) == pytest.approx(want)
+
+
 def check_rto(r: list[str]) -> None:
     want = [float(x) for x in r[1].split(",")]
     assert [round(x, 1) for x in v3.rto_after_timeouts(len(want) - 1)] == want
@@ -213,6 +222,24 @@ def check_sess(r: list[str]) -> None:
     assert v3.sess_of(a, b) == v3.sess_of(c, d) == int(r[5], 16)
 
 
+def check_answer(r: list[str]) -> None:
+    _, device, id_hex, payload, want = r
+    got = v3.device_answer(device, int(id_hex, 16), hexb(payload))
+    assert got == (None if want == "-" else int(want))
+
+
+def check_past_total(r: list[str]) -> None:
+    """An order_chunk running past its total decodes, in range, and is a contradiction."""
+    [f] = v3.decode_stream(hexb(r[1]))
+    _, d = v3.decode_data(f)
+    assert d.message.name == "order_chunk" and d.out_of_range == ()
+    sid, total = d.values["shuffle_id"], d.values["total"]
+    assert isinstance(sid, int) and isinstance(total, int)
+    reveal = v3.Reveal(sid, total // 52, bytes(32))
+    reveal.chunk(d.values)
+    assert reveal.contradiction
+
+
 CHECKS: dict[str, Callable[[list[str]], None]] = {
     "crc": check_crc,
     "frame": check_frame,
@@ -228,10 +255,13 @@ CHECKS: dict[str, Callable[[list[str]], None]] = {
     "repeat": check_repeat,
     "card": check_card,
     "rst_times": check_rst_times,
+    "rst_after_failure": check_rst_after_failure,
     "rto": check_rto,
     "rstack_version": check_rstack_version,
     "invalid": check_invalid,
     "sess": check_sess,
+    "answer": check_answer,
+    "past_total": check_past_total,
 }
 
 

@@ -503,7 +503,7 @@ CATALOGUE: tuple[Message, ...] = (
         F("inventory", "u8[52]", 0, 20),
         F("foreign_cards", "u16"),
     ),
-    _m(0x50, "start_shuffle", "shuffler", True, TAG, F("decks", "u8")),
+    _m(0x50, "start_shuffle", "shuffler", True, TAG, F("decks", "u8", 1, 10)),
     _m(0x51, "inventory", "shuffler", True, TAG),
     _m(0x52, "request_order", "shuffler", True, TAG, F("shuffle_id", "u32")),
     _m(0x60, "activated", "tumbler", False, F("source", "u8", 1, 2), F("armed", "bool")),
@@ -693,6 +693,25 @@ def commitment(
     if decks is not None:
         head += bytes([decks]) + len(order).to_bytes(2, "big")
     return hashlib.sha256(head + nonce + b"".join(_card_bytes(c) for c in order)).digest()
+
+
+def device_answer(device: str, msg_id: int, payload: bytes) -> int | None:
+    """Spec, "Commands a device does not carry out": the command_result a `device` answers
+    at once: 1 for another device's command, 2 for a value outside the command's values;
+    None when it answers nothing (a MSG in no spec, a device's message, or an invalid
+    payload). ValueError: its own command in range, which its state decides."""
+    m = BY_ID.get(msg_id)
+    if m is None or not m.to_device:
+        return None
+    try:
+        d = decode_message(msg_id, payload)
+    except InvalidMessageError:
+        return None
+    if m.device not in ("common", device):
+        return 1
+    if d.out_of_range:
+        return 2
+    raise ValueError(f"{m.name} is the {device}'s own command")
 
 
 class Reveal:

@@ -63,6 +63,17 @@ def test_a_repeated_event_is_one_event_for_the_host() -> None:
     assert acted == 1
 
 
+def test_a_chunk_past_its_total_decodes_and_the_host_finds_a_contradiction() -> None:
+    from daemon.round.reveal import assemble  # noqa: PLC0415
+
+    [[raw]] = records("past_total")
+    [event] = v3_endpoint(shuffler.CATALOGUE).feed(bytes.fromhex(raw), 0.0)
+    assert isinstance(event, Numbered) and isinstance(event.message, shuffler.OrderChunk)
+    assert not common.out_of_range(event.message)
+    got = assemble(event.message.shuffle_id, [event.message])
+    assert got.order is None and any("past its total" in c for c in got.contradictions)
+
+
 def test_an_odd_card_code_decodes_and_is_out_of_range() -> None:
     [[raw, code]] = records("card")
     [event] = v3_endpoint(shoe.CATALOGUE).feed(bytes.fromhex(raw), 0.0)
