@@ -42,8 +42,6 @@ class Verdict(StrEnum):
 class Outcome:
     verdict: Verdict
     detail: str  # why; for DONE, what happened on the way (empty if nothing)
-    confirmed: Message | None = None  # the command the device answered ok
-    answer: Message | None = None
 
 
 def reason(exc: BaseException) -> str:
@@ -60,8 +58,8 @@ def _answered(device: str, message: Message, answer: Message) -> Outcome:
             code = "unknown result"
         why = f": {answer.detail}" if answer.detail else ""
         return Outcome(Verdict.REFUSED, f"{device} refused {message.NAME}: result "
-                                        f"{answer.result} ({code}){why}", answer=answer)
-    return Outcome(Verdict.DONE, "", message, answer)
+                                        f"{answer.result} ({code}){why}")
+    return Outcome(Verdict.DONE, "")
 
 
 async def deliver(driver: DeviceDriver, message: Message,
@@ -108,4 +106,4 @@ async def deliver(driver: DeviceDriver, message: Message,
             return outcome
     return Outcome(Verdict.DONE, f"{name} to {device}: its answer was lost ({lost}); the "
                                  f"{device} answered status, and accepted the state the "
-                                 f"table wants sent again", outcome.confirmed, outcome.answer)
+                                 f"table wants sent again")

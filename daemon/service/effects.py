@@ -29,7 +29,6 @@ from daemon.service.storage import StorageWatch
 from daemon.store.journal import Journal, JournalError, Publish
 from daemon.system.metrics import TableMetrics
 from daemon.timestamps import iso
-from firmware_protocols.common import CommandResult
 
 log = logging.getLogger(__name__)
 slog = structlog.get_logger("tabled.table")
@@ -180,13 +179,8 @@ class Effects:
             self.apply([Alert("device_command_outcome_unknown", "", outcome.detail)])
         elif outcome.verdict is not Verdict.DONE:
             self.apply([Alert("device_command_failed", "", outcome.detail)])
-        else:
-            if outcome.detail:
-                log.warning("%s", outcome.detail)
-            confirmed = outcome.confirmed
-            if isinstance(outcome.answer, CommandResult) and confirmed is not None:
-                self.act(lambda: self.state.table.command_answered(e.device, confirmed),
-                         f"{e.device} accepted {confirmed.NAME}")
+        elif outcome.detail:  # the table heard the answer as it was read (devices.py)
+            log.warning("%s", outcome.detail)
 
     def act(self, handler: Callable[[], list[Effect]], what: str,
             before: list[Effect] | None = None, seen: tuple[str, Mark] | None = None
