@@ -377,7 +377,8 @@ class PressingOperator(io.StringIO):
         self.tasks: list[asyncio.Task[None]] = []
 
     def write(self, text: str) -> int:
-        said = re.search(r"press the tumbler button; expected dice \[(\d), (\d), (\d)\]", text)
+        said = re.search(r"press the tumbler button once its armed light is on; "
+                         r"expected dice \[(\d), (\d), (\d)\]", text)
         if said:
             dice = (int(said[1]), int(said[2]), int(said[3]))
             self.tasks.append(asyncio.get_running_loop().create_task(self._press(dice)))
