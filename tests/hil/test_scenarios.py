@@ -4,6 +4,7 @@ reports mismatches and bad scenario files clearly; rig tests skip without a rig.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 import os
@@ -16,8 +17,11 @@ import pytest
 
 from daemon.games import GAMES
 from firmware_protocols.common import DeviceState
+from hil import runner
+from hil.faults import LineFaults
 from hil.ports import PtyPort
 from hil.report import check
+from hil.rig import SimRig
 from hil.runner import run_scenario
 from hil.scenario import (
     EXPECT_KEYS,
@@ -476,3 +480,21 @@ async def test_a_throw_read_late_is_judged_as_the_tumbler_sent_it(tmp_path: Path
         await port.stop()
     assert report.ok, report.render()
     assert [r.result["dice"] for r in report.rounds if r.result] == [[3, 4, 5], [6, 6, 6]]
+
+
+async def test_the_pit_answers_a_late_read_only_once_the_daemon_has_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Pit's contradicting word on a late read must meet the read already recorded,
+    however slow the line: on a shoe line a second late, an answer given after a fixed
+    pause reached the daemon before the read and was accepted."""
+    set_up = runner._set_up_devices
+
+    def slow_shoe_line(s: Scenario, sim: SimRig, seed: int) -> None:
+        set_up(s, sim, seed)
+        sim.ports["shoe"].faults_out = LineFaults(delay=1.0)
+
+    monkeypatch.setattr(runner, "_set_up_devices", slow_shoe_line)
+    s = load_scenario(next(p for p in SCENARIOS if p.stem == "tiger-buffalo-late-read"))
+    s = dataclasses.replace(s, rounds=s.rounds[:1])  # the late read's round is enough
+    report = await run_scenario(s, workdir=tmp_path, speed=50)
+    assert report.ok, report.render()
