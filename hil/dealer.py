@@ -310,18 +310,33 @@ class SimDealer:
         assert result is not None  # this dealer raises where a round cannot be thrown
         return result
 
-    async def press_when_armed(self, *, regardless: bool = True) -> None:
-        """The button, once the armed light is on (within 3 s); then ``regardless``."""
+    async def press_when_armed(self) -> None:
+        """The button, once the armed light is on; not at all if the table publishes the
+        round's result first (voided, or thrown before a restart). A dealer watches the
+        light and the table, never a clock: pressing after a fixed wait threw the dice
+        disarmed on a loaded machine, and not pressing left the round unthrown."""
         assert self.tumbler and self.tumbler_port
-        for _ in range(300):
-            if self.tumbler.armed:
-                break
+        tumbler, rid = self.tumbler, self.round_id
+
+        def over() -> bool:
+            return any(r.get("round_id") == rid for r in self.results)
+
+        await self.until(lambda: tumbler.armed or over(),
+                         "the tumbler's armed light, or the round's result")
+        if not over():
+            tumbler.press_button(self.tumbler_port.now())
+            self.tumbler_port.kick()
+
+    async def until(self, sign: Callable[[], bool], what: str) -> None:
+        """Wait for a sign at the table (a device's light, what the table published), as
+        a person watches for it. PATIENCE only bounds the wait: past it the run stops
+        (RunError), it is never a cue to act."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.PATIENCE
+        while not sign():
+            if loop.time() > give_up:
+                raise RunError(f"waited {self.PATIENCE:g} s for {what}")
             await asyncio.sleep(0.01)
-        else:
-            if not regardless:
-                return
-        self.tumbler.press_button(self.tumbler_port.now())
-        self.tumbler_port.kick()
 
     async def deal_round(self) -> dict[str, Any]:
         if self.tumbler is not None:
@@ -458,7 +473,7 @@ class SimDealer:
             if not closed["ok"]:
                 raise RunError(f"close_betting refused: {closed}")
         if self.tumbler is not None:  # the throw awaited: the button, once armed
-            await self.press_when_armed(regardless=False)
+            await self.press_when_armed()
             return await self._expect(lambda t, b: t == "results")
         while True:
             try:

@@ -41,7 +41,13 @@ class OperatorDealer(SimDealer):
         if any(t == "results" for t, _ in self._backlog):
             return  # the round is over already (a void after "No more bets")
         assert self.round.dice is not None
-        self.say(f"press the tumbler button; expected dice {list(self.round.dice)}")
+        self.say(self._press_when_lit(list(self.round.dice)))
+
+    @staticmethod
+    def _press_when_lit(dice: list[int]) -> str:
+        # The light, not the prompt, says the tumbler heard the Arm: pressed before it,
+        # the throw is disarmed and goes to the Pit (Tai Sai 5.14).
+        return f"press the tumbler button once its armed light is on; expected dice {dice}"
 
     async def at_rest(self) -> None:
         r = self.round
@@ -51,8 +57,8 @@ class OperatorDealer(SimDealer):
             await self._commanded(r, 1)
             for f in r.faults_at("after", 1):
                 if f.fault == "throw_again":
-                    self.say("the Pit has the dice thrown again: press the tumbler "
-                             f"button; expected dice {f.args.get('dice', list(r.dice or ()))}")
+                    again = f.args.get("dice", list(r.dice or ()))
+                    self.say(f"the Pit has the dice thrown again: {self._press_when_lit(again)}")
 
     round: Round  # the round being dealt
     drawn: int  # the cards the person was told to draw

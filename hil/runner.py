@@ -190,7 +190,9 @@ class ScriptedDealer(SimDealer):
             late = self.round_draws[f.draw - 1]
             self.shoe.resend(late, self.shoe_port.now())
             self.shoe_port.kick()
-            await asyncio.sleep(0.5)  # the late read reaches the daemon first
+            # The Pit answers once the daemon has the late read (its card_drawn), not
+            # after a pause that a loaded machine may outlast.
+            await self._recorded(late)
             if "pit_says" not in f.args or late not in draws:
                 continue
             cards = [str(f.args["pit_says"]) if n == late else self.card_of(n) for n in draws]
@@ -418,14 +420,12 @@ class ScriptedDealer(SimDealer):
             return await super().press()
         assert self.tumbler and self.tumbler_port
         if any(f.fault == "arm_lost" for f in r.faults):
-            for _ in range(300):  # until the Arm it does not obey has reached it
-                if not self.tumbler.deaf_arms:
-                    break
-                await asyncio.sleep(0.01)
+            tumbler = self.tumbler  # pressed once the Arm it does not obey has reached it
+            await self.until(lambda: not tumbler.deaf_arms, "the Arm the tumbler loses")
             self.tumbler.press_button(self.tumbler_port.now())
             self.tumbler_port.kick()
         elif not r.faults_at("betting"):  # pressed already, before "No more bets"
-            await self.press_when_armed(regardless=False)
+            await self.press_when_armed()
         return None
 
     async def at_rest(self) -> None:
@@ -437,7 +437,7 @@ class ScriptedDealer(SimDealer):
             for f in r.faults_at("after", 1):
                 await self.run_ctx.inject(f, self)
                 if f.fault == "throw_again":  # re-armed: the dealer presses again
-                    await self.press_when_armed(regardless=False)
+                    await self.press_when_armed()
         if self.out_of_range:
             # A value out of range: no outcome, and the controller says so; the Pit voids.
             await self._expect(lambda t, b: t == "alerts" and

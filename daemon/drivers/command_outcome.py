@@ -61,8 +61,6 @@ class Verdict(StrEnum):
 class Outcome:
     verdict: Verdict
     detail: str  # why; for DONE, what happened on the way (empty if nothing)
-    confirmed: Message | None = None  # the command the device answered ok
-    answer: Message | None = None
 
 
 def reason(exc: BaseException) -> str:
@@ -79,8 +77,8 @@ def _answered(device: str, message: Message, answer: Message) -> Outcome:
             code = "unknown result"
         why = f": {answer.detail}" if answer.detail else ""
         return Outcome(Verdict.REFUSED, f"{device} refused {message.NAME}: result "
-                                        f"{answer.result} ({code}){why}", answer=answer)
-    return Outcome(Verdict.DONE, "", message, answer)
+                                        f"{answer.result} ({code}){why}")
+    return Outcome(Verdict.DONE, "")
 
 
 async def deliver(driver: DeviceDriver, message: Message,
@@ -197,8 +195,7 @@ async def _ask_again(driver: DeviceDriver, message: Message, number: int | None,
         return outcome
     return Outcome(Verdict.DONE, f"{head}; the {device} "
                                  f"showed it never took it (ready, no {shown}): sent again "
-                                 f"{_as(number)}, and accepted", outcome.confirmed,
-                   outcome.answer)
+                                 f"{_as(number)}, and accepted")
 
 
 def _as(number: int | None) -> str:
@@ -237,4 +234,4 @@ async def _restate(driver: DeviceDriver, message: Message,
             return outcome
     return Outcome(Verdict.DONE, f"{name} to {device}: its answer was lost ({lost}); the "
                                  f"{device} answered status, and accepted the state the "
-                                 f"table wants sent again", outcome.confirmed, outcome.answer)
+                                 f"table wants sent again")

@@ -142,6 +142,12 @@ class DeviceListener(Protocol):
     def device_message(self, device: str, message: Message) -> None:
         """A message from the device within its documented limits, answers included."""
 
+    def device_answered(self, device: str, command: Message, answer: Message) -> None:
+        """The device answered a command this driver sent: called as the answer is read,
+        in its place among the device's events, before any the same read brought after
+        it (the asker resumes later: a tumbler's Arm confirmed before its activation must
+        not be taken after the dice that followed, Tai Sai 5.14)."""
+
     def device_status(self, status: DeviceStatus) -> None:
         """The session's state, or the device's fault, changed."""
 
@@ -165,6 +171,9 @@ class Unattended:
         return contextlib.nullcontext()
 
     def device_message(self, device: str, message: Message) -> None:
+        pass
+
+    def device_answered(self, device: str, command: Message, answer: Message) -> None:
         pass
 
     def device_status(self, status: DeviceStatus) -> None:
@@ -546,6 +555,8 @@ class DeviceDriver:
             fut = self._pending[tag]
             if not fut.done():
                 fut.set_result(msg)
+                command = next(c for c, f in self._untagged if f is fut)
+                self.listener.device_answered(self.name, command, msg)
             if isinstance(msg, IdentifyReply | StatusReply | CommandResult):
                 return
         for command, fut in self._untagged:

@@ -30,6 +30,7 @@ from daemon.service.topics import DEVICES
 from daemon.store.journal import JournalError, Publish
 from daemon.timestamps import iso
 from firmware_protocols import shuffler
+from firmware_protocols.common import CommandResult, CommandResultCode
 from firmware_protocols.wire import Message
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,16 @@ class DeviceBoard:
                                shown)
         elif lost or seen is not None or shown:  # nothing else records it: its mark alone
             self.effects.apply(lost, seen, shown)
+
+    def device_answered(self, device: str, command: Message, answer: Message) -> None:
+        """A command the device accepted is the table's to know as it is read, among the
+        device's events (a tumbler's confirmed Arm binds the throw that follows it); the
+        sender (effects.py) only alerts what went wrong."""
+        if self.state.storage_error is not None or not isinstance(answer, CommandResult) \
+                or answer.result != CommandResultCode.OK:
+            return
+        self.effects.act(functools.partial(self.state.table.command_answered, device, command),
+                         f"{device} accepted {command.NAME}")
 
     def device_rejected(self, device: str, m: Message, detail: str) -> None:
         """A device message with a field outside its documented range: the table decides

@@ -34,7 +34,6 @@ from daemon.service.storage import StorageWatch
 from daemon.store.journal import Journal, JournalError, Publish
 from daemon.system.metrics import TableMetrics
 from daemon.timestamps import iso
-from firmware_protocols.common import CommandResult
 from firmware_protocols.wire import Message
 
 log = logging.getLogger(__name__)
@@ -231,13 +230,8 @@ class Effects:
             self.apply([Alert("device_command_outcome_unknown", "", outcome.detail)])
         elif outcome.verdict is not Verdict.DONE:
             self.apply([Alert("device_command_failed", "", outcome.detail)])
-        else:
-            if outcome.detail:
-                log.warning("%s", outcome.detail)
-            confirmed = outcome.confirmed
-            if isinstance(outcome.answer, CommandResult) and confirmed is not None:
-                self.act(lambda: self.state.table.command_answered(device, confirmed),
-                         f"{device} accepted {confirmed.NAME}")
+        elif outcome.detail:  # the table heard the answer as it was read (devices.py)
+            log.warning("%s", outcome.detail)
 
     def _outcome_unknown(self, detail: str) -> None:
         self.apply([Alert("device_command_outcome_unknown", "", detail)])

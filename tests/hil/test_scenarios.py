@@ -4,6 +4,7 @@ reports mismatches and bad scenario files clearly; rig tests skip without a rig.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 import os
@@ -15,8 +16,12 @@ from pathlib import Path
 import pytest
 
 from daemon.games import GAMES
+from firmware_protocols.common import DeviceState
+from hil import runner
+from hil.faults import LineFaults
 from hil.ports import PtyPort
 from hil.report import check
+from hil.rig import SimRig
 from hil.runner import run_scenario
 from hil.scenario import (
     EXPECT_KEYS,
@@ -376,7 +381,8 @@ class PressingOperator(io.StringIO):
         self.tasks: list[asyncio.Task[None]] = []
 
     def write(self, text: str) -> int:
-        said = re.search(r"press the tumbler button; expected dice \[(\d), (\d), (\d)\]", text)
+        said = re.search(r"press the tumbler button once its armed light is on; "
+                         r"expected dice \[(\d), (\d), (\d)\]", text)
         if said:
             dice = (int(said[1]), int(said[2]), int(said[3]))
             self.tasks.append(asyncio.get_running_loop().create_task(self._press(dice)))
@@ -390,10 +396,27 @@ class PressingOperator(io.StringIO):
         self.port.kick()
 
 
-async def tumbler_rig(tmp_path: Path) -> tuple[PtyPort, Path, PressingOperator]:
+class LateReadLine(PtyPort):
+    """A tumbler's line that a starved daemon reads late: what the tumbler sends from its
+    arming until its dice settle reaches the daemon in one read, in the order sent (the
+    Arm's answer, the activation, the tumbles, the dice), as after a long pause."""
+
+    def __init__(self, device: TumblerSim, link: Path) -> None:
+        super().__init__(device, link=link)
+        self.tumbler, self.late = device, bytearray()
+
+    def _send(self, data: bytes) -> None:
+        self.late += data
+        if not (self.tumbler.armed or self.tumbler.state is DeviceState.BUSY):
+            data, self.late = bytes(self.late), bytearray()
+            super()._send(data)
+
+
+async def tumbler_rig(tmp_path: Path, line: type[PtyPort] = PtyPort
+                      ) -> tuple[PtyPort, Path, PressingOperator]:
     """A simulated tumbler on a real pty, a rig description naming it, and its operator."""
     tumbler = TumblerSim(speed=50)
-    port = PtyPort(tumbler, link=tmp_path / "tumbler")
+    port = line(tumbler, link=tmp_path / "tumbler")
     await port.start()
     rig_file = tmp_path / "rig.json"
     rig_file.write_text(json.dumps({"name": "bench-test", "devices": {
@@ -441,3 +464,37 @@ async def test_the_rig_path_with_an_operator(tmp_path: Path) -> None:
     assert report.ok, report.render()
     assert [r.result["dice"] for r in report.rounds if r.result] == [[3, 4, 5], [6, 6, 6]]
     assert operator.getvalue().count(">>> press the tumbler button") == 2
+
+
+async def test_a_throw_read_late_is_judged_as_the_tumbler_sent_it(tmp_path: Path) -> None:
+    """The tumbler answered the Arm before the press; a daemon that reads all of it in one
+    go (starved of CPU) must still bind the throw to that arm, not hold it for the Pit
+    as unconfirmed (this test's rig run once failed so under load)."""
+    port, rig_file, operator = await tumbler_rig(tmp_path, LateReadLine)
+    try:
+        scenario = load_scenario(next(p for p in SCENARIOS if p.stem == "tai-sai-valid"))
+        async with asyncio.timeout(120):  # held for the Pit, the operator would wait 300 s
+            report = await run_scenario(scenario, rig=load_rig(rig_file), workdir=tmp_path,
+                                        out=operator)
+    finally:
+        await port.stop()
+    assert report.ok, report.render()
+    assert [r.result["dice"] for r in report.rounds if r.result] == [[3, 4, 5], [6, 6, 6]]
+
+
+async def test_the_pit_answers_a_late_read_only_once_the_daemon_has_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Pit's contradicting word on a late read must meet the read already recorded,
+    however slow the line: on a shoe line a second late, an answer given after a fixed
+    pause reached the daemon before the read and was accepted."""
+    set_up = runner._set_up_devices
+
+    def slow_shoe_line(s: Scenario, sim: SimRig, seed: int) -> None:
+        set_up(s, sim, seed)
+        sim.ports["shoe"].faults_out = LineFaults(delay=1.0)
+
+    monkeypatch.setattr(runner, "_set_up_devices", slow_shoe_line)
+    s = load_scenario(next(p for p in SCENARIOS if p.stem == "tiger-buffalo-late-read"))
+    s = dataclasses.replace(s, rounds=s.rounds[:1])  # the late read's round is enough
+    report = await run_scenario(s, workdir=tmp_path, speed=50)
+    assert report.ok, report.render()
