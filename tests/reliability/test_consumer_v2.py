@@ -142,12 +142,14 @@ def forgeries(key: Any, genuine: bytes) -> dict[str, bytes]:
 
 
 def truth(db_path: Path) -> tuple[str, int, list[dict[str, Any]]]:
-    """A journal file's id, last msg_seq and results, read directly."""
+    """A journal file's id, last msg_seq and results as published (the stored messages:
+    the journal's own result record is the table's, daemon/round/records.py), read
+    directly."""
     with read_only(db_path) as db:
         jid = db.execute("SELECT value FROM meta WHERE key='journal_id'").fetchone()[0]
         last = db.execute("SELECT seq FROM sqlite_sequence WHERE name='messages'").fetchone()[0]
-        results = [json.loads(b) for (b,) in
-                   db.execute("SELECT body FROM journal WHERE kind='result' ORDER BY id")]
+        results = [json.loads(b) for (b,) in db.execute(
+            "SELECT payload FROM messages WHERE topic LIKE '%/results' ORDER BY msg_seq")]
     return str(jid), int(last), results
 
 
