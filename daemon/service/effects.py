@@ -21,7 +21,6 @@ from typing import Any
 
 import structlog
 
-from daemon.config import TableConfig
 from daemon.drivers.command_outcome import Outcome, Verdict, deliver, recover
 from daemon.drivers.seen import META_PREFIX, Mark
 from daemon.mqtt import wire
@@ -31,7 +30,7 @@ from daemon.round.effects import Alert, DeviceCommand, Effect, Record, RoundResu
 from daemon.service.pending import dump_command, owed_key
 from daemon.service.state import ServiceState
 from daemon.service.storage import StorageWatch
-from daemon.store.journal import Journal, JournalError, Publish
+from daemon.store.journal import JournalError, Publish
 from daemon.system.metrics import TableMetrics
 from daemon.timestamps import iso
 from firmware_protocols.wire import Message
@@ -53,22 +52,6 @@ class Effects:
         # journalled: loaded by the device board at start.
         self.pending: dict[str, Message] = {}
 
-    # What the payload code below reads, by the names it has always had.
-    @property
-    def cfg(self) -> TableConfig:
-        return self.state.cfg
-
-    @property
-    def journal(self) -> Journal:
-        return self.state.journal
-
-    @property
-    def topics(self) -> dict[str, str]:
-        return self.state.topics
-
-    def clock(self) -> float:
-        return float(self.state.clock())
-
     # -- applying effects ---------------------------------------------------------------
 
     def apply(self, effects: list[Effect], seen: tuple[str, Mark] | None = None,
@@ -82,12 +65,12 @@ class Effects:
             return False  # device input and commands already refuse; timers' effects end here
         try:
             # One transaction for everything one input caused: atomic, and one fsync.
-            with self.journal.batch():
+            with self.state.journal.batch():
                 commands = self.record(effects)
                 if seen is not None:
-                    self.journal.stage_meta(META_PREFIX + seen[0], seen[1].dumps)
+                    self.state.journal.stage_meta(META_PREFIX + seen[0], seen[1].dumps)
                 if shown is not None:
-                    self.journal.stage_meta(owed_key(shown), lambda: "")
+                    self.state.journal.stage_meta(owed_key(shown), lambda: "")
         except JournalError as exc:
             # Journal first: none of it happened, and no device is told anything.
             self.storage.failed(exc)
@@ -114,7 +97,7 @@ class Effects:
         commands = [e for e in effects if isinstance(e, DeviceCommand)]
         for c in commands:
             if c.message.SHOWN_BY:  # owed from this transaction on (pending.py)
-                self.journal.stage_meta(owed_key(c.device),
+                self.state.journal.stage_meta(owed_key(c.device),
                                         functools.partial(dump_command, c.message))
         return commands
 
@@ -139,7 +122,7 @@ class Effects:
             return
         self._deferred = []
         try:
-            with self.journal.group():
+            with self.state.journal.group():
                 yield
         except JournalError as exc:
             self._deferred = None  # none of it is on disk: nothing of it is acted on
@@ -156,27 +139,27 @@ class Effects:
 
     def _event(self, kind: str, body: Mapping[str, Any], round_id: str | None
                ) -> dict[str, Any]:
-        return wire.event.payload(kind, body, round_id, self.clock(), self.cfg.table_id)
+        return wire.event.payload(kind, body, round_id, self.state.clock(), self.state.cfg.table_id)
 
     def _apply_one(self, e: Effect) -> None:
         if isinstance(e, Record):
             # Journalled as recorded; published as the table decided (one event per card).
             event = wire.event.published(e)
-            self.journal.append(e.kind, e.body, round_id=e.round_id, publish=() if event
-                                is None else (Publish(self.topics["events"], self._event(
+            self.state.journal.append(e.kind, e.body, round_id=e.round_id, publish=() if event
+                                is None else (Publish(self.state.topics["events"], self._event(
                                     event[0], event[1], e.round_id)),))
             slog.info(e.kind, **e.body)
         elif isinstance(e, Alert):
             body = {"code": e.code, "clause": e.clause, "detail": e.detail}
-            self.journal.append("alert", body, round_id=e.round_id, publish=(Publish(
-                self.topics["alerts"], stamp({"type": "alert", "round_id": e.round_id,
-                                              "at": iso(self.clock()), **body},
-                                             self.cfg.table_id)),))
+            self.state.journal.append("alert", body, round_id=e.round_id, publish=(Publish(
+                self.state.topics["alerts"], stamp({"type": "alert", "round_id": e.round_id,
+                                              "at": iso(self.state.clock()), **body},
+                                             self.state.cfg.table_id)),))
             self.metrics.alerts.labels(e.code).inc()
             log.warning("alert %s (clause %s): %s", e.code, e.clause, e.detail)
         elif isinstance(e, RoundResult):
-            final = self.journal.record_result(e.round_id, wire.results_payload(e.facts),
-                                               self.topics["results"], record=e.record.body())
+            final = self.state.journal.record_result(e.round_id, wire.results_payload(e.facts),
+                                               self.state.topics["results"], record=e.record.body())
             self.metrics.result(e.facts.status)
             outcome = getattr(e.facts, "outcome", None)  # a correction has none of its own
             slog.info("result", seq=final["seq"], status=e.facts.status,
@@ -221,7 +204,7 @@ class Effects:
         """Journal what became of a command; it is owed no more."""
         if device in self.pending and self.state.storage_error is None:
             try:
-                self.journal.set_meta(owed_key(device), "")
+                self.state.journal.set_meta(owed_key(device), "")
             except JournalError as exc:
                 self.storage.failed(exc)
             else:
