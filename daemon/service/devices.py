@@ -23,7 +23,7 @@ from daemon.mqtt.publisher import Publisher
 from daemon.round.baccarat import BaccaratTable
 from daemon.round.effects import Alert, Effect, Record
 from daemon.service.effects import Effects
-from daemon.service.pending import load_command, owed_key
+from daemon.service.pending import UnreadableCommandError, load_command, owed_key
 from daemon.service.state import ServiceState
 from daemon.service.storage import StorageWatch
 from daemon.service.topics import DEVICES
@@ -54,9 +54,20 @@ class DeviceBoard:
             name: DeviceDriver(name, url, *DEVICES[name], self, serial=cfg.serials.get(name))
             for name, url in cfg.devices.items() if name in DEVICES})
         self.handlers = self.state.table.device_handlers()
-        # Commands a restart found owed (pending.py): asked after once their device is up.
+        # Commands a restart found owed (pending.py): asked after once their device is up;
+        # those it could not read back, alerted at the start (TableService.begin).
+        self.unreadable: list[Alert] = []
         for name in state.drivers:
-            owed = load_command(DEVICES[name][0], state.journal.get_meta(owed_key(name)))
+            try:
+                owed = load_command(DEVICES[name][0], state.journal.get_meta(owed_key(name)))
+            except UnreadableCommandError as exc:
+                # Not forgotten in silence: alerted once the start is journalled (begin).
+                self.unreadable.append(Alert(
+                    "device_command_outcome_unknown", "",
+                    f"{name}: {exc}; the daemon restarted while it was owed: whether the "
+                    f"{name} carried it out is not known, and it is not sent again (ask "
+                    "for it again)"))
+                continue
             if owed is not None:
                 effects.pending[name] = owed
         self._recover = set(effects.pending)

@@ -8,6 +8,7 @@ that never came (issue 24)."""
 
 from __future__ import annotations
 
+from daemon.errors import TabledError
 from firmware_protocols.wire import Catalogue, Message, MessageError
 
 PREFIX = "command_pending:"  # the journal's meta key per device; "" once settled
@@ -22,12 +23,19 @@ def dump_command(message: Message) -> str:
     return f"{message.MSG_ID:02x}:{message.to_bytes().hex()}"
 
 
+class UnreadableCommandError(TabledError, ValueError):
+    """A command kept as owed that this release cannot read back."""
+
+
 def load_command(catalogue: Catalogue, text: str | None) -> Message | None:
-    """The command kept, or None (none, settled, or unreadable by this version)."""
+    """The command kept, or None (none, or settled). One that cannot be read (another
+    release's, a damaged file) raises: forgotten silently, the table would wait for work
+    nobody asked the device for, the very fault this module is here to prevent."""
     if not text:
         return None
     msg_id, _, payload = text.partition(":")
     try:
         return catalogue.decode(int(msg_id, 16), bytes.fromhex(payload))
-    except (ValueError, MessageError):
-        return None
+    except (ValueError, MessageError) as exc:
+        raise UnreadableCommandError(f"the command kept as owed ({text[:80]!r}) cannot "
+                                     f"be read: {exc}") from exc

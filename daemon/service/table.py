@@ -246,4 +246,7 @@ class TableService:
         if self.identity.announce is not None:  # consumers learn of a new journal_id from it
             self.apply([Record("journal_started", self.identity.announce, None)])
             self.identity.announce = None
+        if self.board.unreadable:
+            self.apply(list[Effect](self.board.unreadable))
+            self.board.unreadable = []
         self.save_identity()

@@ -6,6 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from daemon.service.pending import owed_key
+from tests.unit.service.helpers import tai_sai_service
+
 ROOT = Path(__file__).resolve().parents[3]
 SERVICE = ROOT / "daemon" / "service"
 
@@ -40,3 +43,19 @@ def test_the_lower_layers_do_not_import_the_service() -> None:
                 "daemon/store/journal.py"):
         found = {m for m in imports(ROOT / rel) if m.startswith("daemon.service")}
         assert not found, f"{rel} imports {sorted(found)}"
+
+
+async def test_an_owed_command_that_cannot_be_read_back_is_alerted_not_forgotten(
+        tmp_path: Path) -> None:
+    """pending.py: a command kept as owed across a restart, unreadable by this release
+    (another release's, a damaged file), was dropped in silence; the table then waited for
+    work nobody had asked the device for. Now the restart journals an alert naming it."""
+    first = tai_sai_service(tmp_path)
+    first.journal.set_meta(owed_key("tumbler"), "7f:zz")
+    first.journal.close()
+    again = tai_sai_service(tmp_path)
+    again.begin()
+    [alert] = [r.body for r in again.journal.records() if r.kind == "alert"]
+    assert alert["code"] == "device_command_outcome_unknown", alert
+    assert "tumbler: the command kept as owed ('7f:zz') cannot be read" in alert["detail"]
+    assert "tumbler" not in again.effects.pending
