@@ -39,7 +39,8 @@ SECTIONS = {
     "table": {"id", "game", "layout", "decks", "card_confidence_floor", "insurance",
               "dice_confidence_floor", *SETTING_KEYS},
     "devices": {"shoe", "shuffler", "tumbler", "serials"},
-    "broker": {"url", "urls", "username", "password", "password_file", "ca_file", "cert_file",
+    "broker": {"url", "urls", "username", "password", "password_file", "replay_username",
+               "replay_password_file", "ca_file", "cert_file",
                "key_file", "allow_plaintext_remote", "client_id"},
     "journal": {"path", "accept_new", "keep_days", "keep_rounds"},
     "mqtt": {"topic_prefix"},
@@ -82,6 +83,17 @@ class BrokerConfig:
     client_id: str
     # Every node, in the order tried ([broker] urls); the first is host:port above.
     nodes: tuple[tuple[str, int], ...] = ()
+    # The replay process's own broker user (daemon/replay/), where the broker gives each
+    # user one connection (use_username_as_clientid); None: the table's user.
+    replay_username: str | None = None
+    replay_password: str | None = None
+
+    @property
+    def replay_login(self) -> tuple[str | None, str | None]:
+        """The replay process's username and password."""
+        if self.replay_username is None:
+            return self.username, self.password
+        return self.replay_username, self.replay_password
 
 
 def broker_nodes(b: BrokerConfig) -> list[str]:
@@ -502,13 +514,15 @@ def _broker(c: _Checker, b: dict[str, Any], table_id: str) -> BrokerConfig | Non
         c.problems.append("broker.password: a password is a secret and never goes in the "
                           "config; put it in /etc/credstore/tabled/mqtt-password and set "
                           'password_file = "credential:mqtt-password"')
-    password = None
-    path = _path(c, b, "broker", "password_file") if "password_file" in b else None
-    if path is not None:
-        try:
-            password = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            c.problems.append(f"broker.password_file: cannot read {path}: {exc.strerror}")
+    password, replay_password = (_password(c, b, key) for key in (
+        "password_file", "replay_password_file"))
+    replay_username = b.get("replay_username")
+    if replay_username is not None and (not isinstance(replay_username, str)
+                                        or not replay_username):
+        c.problems.append("broker.replay_username: a broker username")
+        replay_username = None
+    if "replay_password_file" in b and replay_username is None:
+        c.problems.append("broker.replay_password_file: given without replay_username")
     files: dict[str, Path | None] = {}
     for key in ("ca_file", "cert_file", "key_file"):
         files[key] = _path(c, b, "broker", key) if key in b else None
@@ -521,7 +535,20 @@ def _broker(c: _Checker, b: dict[str, Any], table_id: str) -> BrokerConfig | Non
         c.problems.append("broker.url: certificate files are given but the URL is not mqtts://")
     return BrokerConfig(nodes[0][0], nodes[0][1], tls, b.get("username"), password,
                         files["ca_file"], files["cert_file"], files["key_file"],
-                        str(b.get("client_id", f"tabled-{table_id}")), tuple(nodes))
+                        str(b.get("client_id", f"tabled-{table_id}")), tuple(nodes),
+                        replay_username, replay_password)
+
+
+def _password(c: _Checker, b: dict[str, Any], key: str) -> str | None:
+    """A password from its file (a systemd credential)."""
+    path = _path(c, b, "broker", key) if key in b else None
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        c.problems.append(f"broker.{key}: cannot read {path}: {exc.strerror}")
+        return None
 
 
 def _decks_problem(game: Any, raw: Any) -> str:

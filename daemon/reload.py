@@ -83,7 +83,7 @@ CHANGEABLE: tuple[tuple[str, Callable[[TableConfig], Any]], ...] = (
     ("dice_watch", lambda c: c.rules.dice_watch),
     ("broker.credentials", lambda c: (c.broker.username, c.broker.password,
                                       c.broker.ca_file, c.broker.cert_file,
-                                      c.broker.key_file)),
+                                      c.broker.key_file, c.broker.replay_login)),
 )
 
 

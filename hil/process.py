@@ -61,6 +61,14 @@ class DaemonProcess:
         assert self.proc is not None
         return self.proc.pid
 
+    def children(self) -> list[int]:
+        """The daemon's child processes (its replay process, daemon/replay/)."""
+        try:
+            text = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text()
+        except OSError:  # gone
+            return []
+        return [int(p) for p in text.split()]
+
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 

@@ -478,7 +478,8 @@ def config_paths(cfg: TableConfig, raw: dict[str, Any]) -> list[tuple[str, Path]
 
 async def examine(cfg: TableConfig, raw: dict[str, Any], *, device_timeout: float = 5.0,
                   broker_timeout: float = 5.0) -> list[Finding]:
-    from daemon.service import DEVICES, tls_context  # noqa: PLC0415
+    from daemon.mqtt.client import tls_context  # noqa: PLC0415
+    from daemon.service import DEVICES  # noqa: PLC0415
 
     found = [check_libusb(any(isinstance(u, UsbUrl) for u in cfg.devices.values()))]
     for name, url in cfg.devices.items():

@@ -28,12 +28,18 @@ broker outage). Leaving the context retrieves it: by then the caller has its own
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import socket
+import ssl
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
 import aiomqtt
 import paho.mqtt.client as paho
+
+from daemon.config import BrokerConfig
 
 # The socket options of every MQTT client here (the publisher's, the HIL dealer's): paho
 # leaves Nagle on, so a small reply waits for the broker's delayed ACK (a command's round
@@ -42,6 +48,32 @@ NODELAY = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
 # Packets read per wake-up of the socket's reader: paho's loop_read reads one (it
 # ignores its max_packets), so a flood of small packets cost a loop iteration each.
 READ_AT_ONCE = 64
+
+log = logging.getLogger(__name__)
+
+
+def _handle_at_once(handler: Callable[[bytes], None], _client: paho.Client, _userdata: Any,
+                    message: paho.MQTTMessage) -> None:
+    """One message of an ``at_once`` topic, inside paho's read: an exception here would
+    end the connection, and a retained one is never acted on (docs/mqtt.md)."""
+    if message.retain:
+        log.warning("ignored a retained message on %.100s", message.topic)
+        return
+    try:
+        handler(bytes(message.payload))
+    except Exception:  # a handler bug must not drop the broker connection
+        log.exception("handling a message on %.100s failed", message.topic)
+
+
+def tls_context(b: BrokerConfig) -> ssl.SSLContext | None:
+    """mqtts://: verify the broker (system CAs or ca_file); present a client certificate
+    when cert_file/key_file are given."""
+    if not b.tls:
+        return None
+    ctx = ssl.create_default_context(cafile=str(b.ca_file) if b.ca_file else None)
+    if b.cert_file is not None:
+        ctx.load_cert_chain(str(b.cert_file), str(b.key_file) if b.key_file else None)
+    return ctx
 
 
 class Client(aiomqtt.Client):
@@ -61,6 +93,12 @@ class Client(aiomqtt.Client):
             gone = self._disconnected
             if gone.done() and not gone.cancelled():
                 gone.exception()  # retrieved: the connection's end is known here
+
+    def at_once(self, topic: str, handler: Callable[[bytes], None]) -> None:
+        """Hand ``topic``'s messages to ``handler`` as paho reads them, ahead of the
+        message queue and without a task: for what may come in a flood (replay requests,
+        issue 25). Call it before subscribing."""
+        self._client.message_callback_add(topic, functools.partial(_handle_at_once, handler))
 
     def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
         """aiomqtt's, with a reader that takes up to READ_AT_ONCE packets a wake-up."""

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 import ssl
@@ -37,7 +36,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import aiomqtt
-import paho.mqtt.client as paho
 from paho.mqtt.reasoncodes import ReasonCode
 
 from daemon.mqtt.client import NODELAY, Client
@@ -48,26 +46,13 @@ from daemon.timestamps import iso
 log = logging.getLogger(__name__)
 
 
-async def _subscribe(client: aiomqtt.Client, topic: str) -> None:
+async def subscribe(client: aiomqtt.Client, topic: str) -> None:
     """Subscribe, and fail the connection if the broker refused: a NATS node refuses a
     QoS 1 subscription (SUBACK 0x80) while its cluster re-elects leaders, and a daemon
     that went on would be deaf to commands on that connection."""
     granted = await client.subscribe(topic, qos=1)
     if any((g.value if isinstance(g, ReasonCode) else g) >= 0x80 for g in granted):
         raise aiomqtt.MqttError(f"the broker refused the subscription to {topic}")
-
-
-def _handle_at_once(handler: Callable[[bytes], None], _client: paho.Client, _userdata: Any,
-                    message: paho.MQTTMessage) -> None:
-    """One message of an ``at_once`` topic, inside paho's read: an exception here would
-    end the connection, and a retained one is never acted on (as in ``_watch``)."""
-    if message.retain:
-        log.warning("ignored a retained message on %.100s", message.topic)
-        return
-    try:
-        handler(bytes(message.payload))
-    except Exception:  # a handler bug must not drop the broker connection
-        log.exception("handling a message on %.100s failed", message.topic)
 
 
 class _InFlightIsIntended(logging.Filter):
@@ -216,10 +201,6 @@ class Publisher:
     status_topic: str
     upstream: Upstream
     subscriptions: tuple[str, ...] = ()
-    # Topics (of the subscriptions) whose messages are handled as paho reads them, ahead
-    # of the message queue and without a task: what may come in a flood and must cost
-    # the round next to nothing (replay requests: issue 25, docs/performance.md).
-    at_once: Mapping[str, Callable[[bytes], None]] = field(default_factory=dict)
     signer: Signer | None = None  # signs what is not in the journal: status, will, news
     stats: PublisherStats = field(default_factory=PublisherStats)
 
@@ -375,14 +356,11 @@ class Publisher:
             will=will, keepalive=b.keepalive, tls_context=b.tls, timeout=b.publish_timeout,
             socket_options=NODELAY, logger=AIOMQTT_LOG, max_inflight_messages=WINDOW)
         async with client:
-            for topic, handler in self.at_once.items():  # before their subscription
-                client._client.message_callback_add(
-                    topic, functools.partial(_handle_at_once, handler))
             # Subscribe before the birth: "online" then means commands are heard.
             for topic in self.subscriptions:
-                await _subscribe(client, topic)
+                await subscribe(client, topic)
             # And to our own status, to see a late will (below).
-            await _subscribe(client, self.status_topic)
+            await subscribe(client, self.status_topic)
             self._client = client
             with contextlib.suppress(JournalError):  # the storage alarm says it elsewhere
                 self.journal.session_started(session)
@@ -456,7 +434,7 @@ class Publisher:
                 self._held.get_nowait()
             try:
                 await client.unsubscribe(self.status_topic)
-                await _subscribe(client, self.status_topic)
+                await subscribe(client, self.status_topic)
             except aiomqtt.MqttError as exc:
                 # Best effort: a slow or refusing broker must not end a working session
                 # (a lost connection is the watcher's to notice).

@@ -11,7 +11,6 @@ effects -> journal -> publisher:
   devices told; records turned into published payloads.
 - ``storage.StorageWatch``: a journal that cannot be written, and the way back.
 - ``commands.CommandDesk``: commands authenticated, carried out and answered; reload.
-- ``replays.ReplayServer``: replay requests, within their budget.
 - ``snapshot.Snapshot``: the retained snapshot, folded as messages are stored.
 - ``retention.Retention``: table checkpoints, and pruning.
 - ``topics``: the devices and topics a config gives the table.
@@ -19,7 +18,6 @@ effects -> journal -> publisher:
 
 from daemon.service.devices import DEVICE_DEBOUNCE
 from daemon.service.table import TableService
-from daemon.service.topics import DEVICES, TOPICS, table_topics, tls_context
+from daemon.service.topics import DEVICES, TOPICS, table_topics
 
-__all__ = ["DEVICES", "DEVICE_DEBOUNCE", "TOPICS", "TableService", "table_topics",
-           "tls_context"]
+__all__ = ["DEVICES", "DEVICE_DEBOUNCE", "TOPICS", "TableService", "table_topics"]

@@ -19,6 +19,7 @@ import structlog
 
 from daemon import reload
 from daemon.config import TableConfig
+from daemon.mqtt.client import tls_context
 from daemon.mqtt.publisher import Publisher
 from daemon.round.effects import Alert, CommandRefusedError
 from daemon.round.tai_sai import TaiSaiTable
@@ -34,7 +35,6 @@ from daemon.security.commands import (
 from daemon.service.effects import Effects
 from daemon.service.state import ServiceState
 from daemon.service.storage import StorageWatch
-from daemon.service.topics import tls_context
 from daemon.store.journal import JournalError, Publish
 from daemon.system.metrics import TableMetrics
 

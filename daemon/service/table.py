@@ -9,6 +9,8 @@ again. Effects are applied journal first (effects.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -18,9 +20,12 @@ from daemon.config import TableConfig
 from daemon.drivers.device import DeviceDriver
 from daemon.drivers.seen import Seen
 from daemon.games.model import GameRules
+from daemon.mqtt.client import tls_context
 from daemon.mqtt.publisher import BrokerSettings, Publisher
 from daemon.mqtt.snapshot import TableView
 from daemon.mqtt.takeover import SessionWatch
+from daemon.replay.supervisor import ReplayProcess
+from daemon.replay.worker import WorkerSpec
 from daemon.round import checkpoint
 from daemon.round.effects import Alert, Effect, Record
 from daemon.round.lifecycle import BETTING, RoundLifecycle
@@ -31,12 +36,11 @@ from daemon.service.commands import CommandDesk
 from daemon.service.devices import DeviceBoard
 from daemon.service.effects import Effects
 from daemon.service.journal_identity import JournalIdentity
-from daemon.service.replays import ReplayServer
 from daemon.service.retention import Retention
 from daemon.service.snapshot import Snapshot
 from daemon.service.state import ServiceState
 from daemon.service.storage import StorageWatch
-from daemon.service.topics import SUBSCRIBED, tls_context
+from daemon.service.topics import SUBSCRIBED
 from daemon.store.journal import (
     RECORDS_MIN_AGE,
     Journal,
@@ -46,6 +50,10 @@ from daemon.store.journal import (
 )
 from daemon.system.metrics import TableMetrics
 from daemon.timestamps import iso
+
+# Seconds a start waits for the replay process to subscribe before going online without
+# it (a broker that refuses it, a process that cannot start: the table deals regardless).
+REPLAY_READY = 5.0
 
 
 class TableService:
@@ -68,9 +76,10 @@ class TableService:
         self.board = DeviceBoard(self.state, self.effects, self.storage, self.publisher)
         self.desk = CommandDesk(self.state, self.effects, self.storage, self.publisher,
                                 self.metrics)
-        self.replays = ReplayServer(self.state, self.publisher, self.metrics)
-        # Replay requests are taken as paho reads them (issue 25): never queued as tasks.
-        self.publisher.at_once = {self.replays.request_topic: self.replays.admit}
+        # Replay requests are read and answered in a process of their own (issue 25: a
+        # flood of them must not cost the rounds): daemon/replay/.
+        self.replays = ReplayProcess(self._replay_spec(cfg), self.metrics,
+                                     self._replay_conflict)
         self.retention = Retention(self.state)
         self.session_watch = SessionWatch(clock, b.client_id)
         self.recovered = asyncio.Event()  # the journal is read and any open round resolved
@@ -158,9 +167,13 @@ class TableService:
         self.storage.failed(exc)
 
     def session_lost(self, reason: str) -> None:
+        self.replays.table_session_lost()
         detail = self.session_watch.lost(reason)
         if detail is not None:
             self.apply([Alert("mqtt_session_taken_over", "", detail)])
+
+    def _replay_conflict(self, why: str) -> None:
+        self.apply([Alert("replay_identity_conflict", "", why)])
 
     def stopping(self) -> None:
         """A clean stop: every device is shown offline with the table, and the identity
@@ -196,7 +209,16 @@ class TableService:
         return self.effects.apply(effects)
 
     def reconfigure(self, new: TableConfig, by: str = "reload") -> reload.Plan:
-        return self.desk.reconfigure(new, by)
+        plan = self.desk.reconfigure(new, by)
+        if not plan.refused and ({"broker.credentials", "log.level"} & set(plan.changed)
+                                 or self.replays.conflict is not None):
+            self.replays.renew(self._replay_spec(new))  # its next process uses them
+        return plan
+
+    @staticmethod
+    def _replay_spec(cfg: TableConfig) -> WorkerSpec:
+        return WorkerSpec.of(cfg, cfg.log_level or logging.getLevelName(
+            logging.getLogger().level))
 
     def refuse_reload(self, reasons: list[str], by: str = "reload") -> reload.Plan:
         return self.desk.refuse_reload(reasons, by)
@@ -232,12 +254,18 @@ class TableService:
         self.apply(effects)
         self.recovered.set()
         async with asyncio.TaskGroup() as tg:
-            tg.create_task(self.publisher.run())
+            tg.create_task(self.replays.run())
             tg.create_task(self.identity.keep())
             tg.create_task(self.snapshot.keep())
             tg.create_task(self.retention.keep())
             for d in self.drivers.values():
                 tg.create_task(d.run())
+            # "online" means replay requests are heard too, as it means commands are
+            # (publisher.py): the replay process subscribes first, if it can in time.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(REPLAY_READY):
+                    await self.replays.subscribed.wait()
+            tg.create_task(self.publisher.run())
 
     def begin(self) -> None:
         """Journal the start; announce a new journal; say which journal this table has."""

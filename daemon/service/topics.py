@@ -1,11 +1,9 @@
 """The table's devices and topics, as its config names them: what it subscribes to and
-publishes on (docs/mqtt.md), and the broker's TLS settings."""
+publishes on (docs/mqtt.md)."""
 
 from __future__ import annotations
 
-import ssl
-
-from daemon.config import BrokerConfig, TableConfig
+from daemon.config import TableConfig
 from firmware_protocols import shoe, shuffler, tumbler
 from firmware_protocols.common import DeviceKind
 from firmware_protocols.wire import Catalogue
@@ -19,20 +17,10 @@ DEVICES: dict[str, tuple[Catalogue, DeviceKind]] = {
 # The table's own topics under {prefix}/{table_id}/ (docs/mqtt.md); devices/NAME and
 # replay/to/NAME besides.
 TOPICS = ("status", "events", "results", "alerts", "replies", "snapshot")
-# What it reads: its commands and replay requests (and its status, read back by the
-# publisher to see a late will).
-SUBSCRIBED = ("cmd/+", "replay/request")
-
-
-def tls_context(b: BrokerConfig) -> ssl.SSLContext | None:
-    """mqtts://: verify the broker (system CAs or ca_file); present a client certificate
-    when cert_file/key_file are given."""
-    if not b.tls:
-        return None
-    ctx = ssl.create_default_context(cafile=str(b.ca_file) if b.ca_file else None)
-    if b.cert_file is not None:
-        ctx.load_cert_chain(str(b.cert_file), str(b.key_file) if b.key_file else None)
-    return ctx
+# What it reads: its commands (and its status, read back by the publisher to see a late
+# will); and, in the replay process under the same broker user, replay requests.
+SUBSCRIBED = ("cmd/+",)
+REPLAY_REQUESTS = "replay/request"
 
 
 def table_topics(cfg: TableConfig) -> tuple[list[str], list[str]]:
@@ -40,7 +28,7 @@ def table_topics(cfg: TableConfig) -> tuple[list[str], list[str]]:
     (tabled doctor checks each): one device topic per configured device, and one reply
     topic standing for every requester's."""
     base = f"{cfg.topic_prefix}/{cfg.table_id}"
-    subscribed = [f"{base}/{t}" for t in (*SUBSCRIBED, "status")]
+    subscribed = [f"{base}/{t}" for t in (*SUBSCRIBED, REPLAY_REQUESTS, "status")]
     published = [f"{base}/{t}" for t in TOPICS]
     published += [f"{base}/devices/{name}" for name in cfg.devices if name in DEVICES]
     published.append(f"{base}/replay/to/tabled-doctor")

@@ -152,7 +152,63 @@ def _dumps(obj: Mapping[str, Any]) -> str:
     return json.dumps(obj, separators=(",", ":"), sort_keys=True)
 
 
-class Journal:
+class StoredMessages:
+    """What the journal's stored messages say, read from its connection: shared by the
+    daemon's journal and the replay server's read-only reader (``JournalReader``)."""
+
+    _db: sqlite3.Connection
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def last_msg_seq(self) -> int:
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='messages'"
+                               ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def messages(self, first: int, last: int, limit: int,
+                 topics: tuple[str, ...] = ("%",)) -> list[OutboxEntry]:
+        """Stored messages first..last (msg_seq) on topics matching any of ``topics``
+        (SQL LIKE patterns), at most ``limit``: for a replay."""
+        match = " OR ".join("topic LIKE ?" for _ in topics)
+        rows = self._db.execute(
+            "SELECT msg_seq, topic, payload, qos, retain, at, 0 FROM messages "
+            f"WHERE msg_seq BETWEEN ? AND ? AND ({match}) ORDER BY msg_seq LIMIT ?",
+            (first, last, *topics, limit))
+        return [OutboxEntry(r[0], r[1], r[2], r[3], bool(r[4]), r[5], r[6]) for r in rows]
+
+    def first_msg_seq(self) -> int:
+        """The oldest message still stored (retention prunes older ones)."""
+        row = self._db.execute("SELECT min(msg_seq) FROM messages").fetchone()
+        first = int(row[0]) if row and row[0] is not None else self.last_msg_seq() + 1
+        return max(first, int(self.get_meta("journal_from") or 0))
+
+
+class JournalReader(StoredMessages):
+    """The journal opened read-only, by another process than the daemon's (the replay
+    server, daemon/replay/): SQLite's WAL lets it read while the daemon writes, and it
+    can write nothing."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        try:
+            self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+                                       isolation_level=None, check_same_thread=False)
+            self._db.execute("SELECT 1 FROM meta LIMIT 1")
+        except sqlite3.Error as exc:
+            raise JournalError(f"cannot read journal {self.path}: {exc}") from exc
+
+    @property
+    def journal_id(self) -> str:
+        """Read each time: an operator-accepted replacement gives the file a new one."""
+        return str(self.get_meta("journal_id"))
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class Journal(StoredMessages):
     def __init__(self, path: Path | str, *, clock: Any = time.time,
                  sealer: Sealer = _dumps) -> None:
         self.path = Path(path)
@@ -418,10 +474,6 @@ class Journal:
         with self._tx():
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
-    def get_meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
     # -- the outbox ---------------------------------------------------------------------
 
     def pending(self, limit: int = 100, after: int = 0) -> list[OutboxEntry]:
@@ -437,11 +489,6 @@ class Journal:
             return int(self._db.execute("SELECT coalesce(max(msg_seq), 0) FROM unsent")
                        .fetchone()[0])
         return self.last_msg_seq()
-
-    def last_msg_seq(self) -> int:
-        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='messages'"
-                               ).fetchone()
-        return 0 if row is None else int(row[0])
 
     def last_seq(self) -> int:
         row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='results'"
@@ -465,17 +512,6 @@ class Journal:
             return Backlog(0, None, None)
         at = self._db.execute("SELECT at FROM messages WHERE msg_seq=?", (first,)).fetchone()
         return Backlog(int(n), int(first), float(at[0]))
-
-    def messages(self, first: int, last: int, limit: int,
-                 topics: tuple[str, ...] = ("%",)) -> list[OutboxEntry]:
-        """Stored messages first..last (msg_seq) on topics matching any of ``topics``
-        (SQL LIKE patterns), at most ``limit``: for a replay."""
-        match = " OR ".join("topic LIKE ?" for _ in topics)
-        rows = self._db.execute(
-            "SELECT msg_seq, topic, payload, qos, retain, at, 0 FROM messages "
-            f"WHERE msg_seq BETWEEN ? AND ? AND ({match}) ORDER BY msg_seq LIMIT ?",
-            (first, last, *topics, limit))
-        return [OutboxEntry(r[0], r[1], r[2], r[3], bool(r[4]), r[5], r[6]) for r in rows]
 
     def prune(self, keep_days: float, keep_rounds: int) -> int:
         """Retention: delete stored messages older than ``keep_days`` or from before the
@@ -550,12 +586,6 @@ class Journal:
                     "SELECT 1 FROM unsent WHERE msg_seq=?", (row[0],)).fetchone():
                 out[topic] = str(row[1])
         return out
-
-    def first_msg_seq(self) -> int:
-        """The oldest message still stored (retention prunes older ones)."""
-        row = self._db.execute("SELECT min(msg_seq) FROM messages").fetchone()
-        first = int(row[0]) if row and row[0] is not None else self.last_msg_seq() + 1
-        return max(first, int(self.get_meta("journal_from") or 0))
 
     @contextmanager
     def _unsynced(self) -> Iterator[None]:

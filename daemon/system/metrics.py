@@ -192,6 +192,11 @@ class TableCollector(Collector):
                 ("tabled_mqtt_errors", "Broker connections that failed or were lost.",
                  st.errors)):
             yield CounterMetricFamily(name, doc, value=value)
+        replays = self.s.replays
+        yield _gauge("tabled_replay_server_up", "1 while the replay process hears replay "
+                     "requests.", 1.0 if replays.subscribed.is_set() else 0.0)
+        yield CounterMetricFamily("tabled_replay_server_restarts", "Starts of the replay "
+                                  "process after it ended.", value=replays.restarts)
 
     def _devices(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("tabled_device_up", "1 while the device is identified and "

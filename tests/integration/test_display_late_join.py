@@ -107,14 +107,17 @@ async def test_a_display_started_after_its_table_stopped_says_so_and_stops_askin
 
 async def test_a_display_that_gets_no_answer_gives_up_after_a_bounded_number(
         tmp_path: Path) -> None:
-    # The table's status says online but nothing answers (here the daemon stopped with
-    # SIGSTOP, before the broker's keepalive sends its will; or a broker that denies the
-    # table its replay topics): the display stops after MAX_ASKS requests.
+    # The table's status says online but nothing answers (here the daemon and its
+    # replay process stopped with SIGSTOP, before the broker's keepalive sends its will;
+    # or a broker that denies the table its replay topics): the display stops after
+    # MAX_ASKS requests.
     async with sim_table(tmp_path, "tiger-buffalo", "P", 8, speed=100) as t:
         await deal(t, 2)
         await t.observer.until(lambda: any((s.get("shoe") or {}).get("hand") == 2
                                            for s in t.observer.of("snapshot")))
-        os.kill(t.daemon.pid, signal.SIGSTOP)
+        stopped = [t.daemon.pid, *t.daemon.children()]  # and its replay process
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
         try:
             async with counting_requests(t) as requests:
                 display = await display_of(t, tmp_path)
@@ -124,7 +127,8 @@ async def test_a_display_that_gets_no_answer_gives_up_after_a_bounded_number(
                 finally:
                     display.kill()
         finally:
-            os.kill(t.daemon.pid, signal.SIGCONT)
+            for pid in stopped:
+                os.kill(pid, signal.SIGCONT)
         assert view["status"]["state"] == "online", "the will came: the test was too slow"
         assert len(requests) == MAX_ASKS, requests
         why = f"the table answered none of {MAX_ASKS} replay requests"

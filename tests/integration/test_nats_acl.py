@@ -69,6 +69,9 @@ authorization { users = [
         subscribe: ["tables.*.status", "tables.*.replay.to.settlement", "$MQTT.sub.>"]}}
 ] }
 """
+# And permissions that forgot the table's commands.
+WITHOUT_COMMANDS = WITHOUT_REPLAY.replace('"tables.bac-07.cmd.*", ',
+                                          '"tables.bac-07.replay.request", ')
 
 
 @contextlib.asynccontextmanager
@@ -119,10 +122,10 @@ async def statuses(port: int, seconds: float) -> list[str]:
 
 async def test_a_table_refused_a_subscription_never_sits_connected_but_deaf(
         tmp_path: Path) -> None:
-    """SUBACK 0x80 on one of the daemon's subscriptions (here its replay requests, denied
-    by the broker's permissions) fails the connection: the table never says "online"
-    on a connection it cannot hear on, and says why."""
-    async with table_on_nats(tmp_path, WITHOUT_REPLAY) as (cluster, rig, daemon):
+    """SUBACK 0x80 on the daemon's subscription to its commands (denied by the broker's
+    permissions) fails the connection: the table never says "online" on a connection it
+    cannot hear on, and says why."""
+    async with table_on_nats(tmp_path, WITHOUT_COMMANDS) as (cluster, rig, daemon):
         async with asyncio.timeout(60):
             while not (rig.work / "journal.db").exists() or not any(
                     k == "mqtt_disconnected" for k, _ in journal(rig)):
@@ -132,10 +135,27 @@ async def test_a_table_refused_a_subscription_never_sits_connected_but_deaf(
         records = journal(rig)
         assert daemon.running()
     lost = [b["reason"] for k, b in records if k == "mqtt_disconnected"]
-    assert "refused the subscription to tables/bac-07/replay/request" in lost[0], lost
+    assert "refused the subscription to tables/bac-07/cmd/+" in lost[0], lost
     assert not [b for k, b in records if k == "mqtt_connected"]
     assert "online" not in seen, seen
     assert "refused the subscription" in daemon.log()
+
+
+async def test_a_replay_process_refused_its_subscription_leaves_the_table_online(
+        tmp_path: Path) -> None:
+    """Replay requests are heard by the replay process (daemon/replay/), on a connection
+    of its own: a broker that refuses it their topic costs consumers their catch-up, not
+    the table its rounds. The table comes online (after waiting a bounded time for the
+    replay process), and the log says why replays go unanswered."""
+    async with table_on_nats(tmp_path, WITHOUT_REPLAY) as (cluster, _rig, daemon):
+        async with asyncio.timeout(60):
+            while "online" not in await statuses(cluster.nodes[0].mqtt_port, 1.0):
+                pass
+        assert daemon.running()
+        async with asyncio.timeout(20):
+            while "refused the subscription to tables/bac-07/replay/request" not in \
+                    daemon.log():
+                await asyncio.sleep(0.2)
 
 
 async def test_a_table_under_the_shipped_permissions_comes_online_and_answers_replays(

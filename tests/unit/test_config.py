@@ -235,7 +235,7 @@ def test_bad_device_urls(url: str, message: str) -> None:
 def test_mqtts_builds_a_verifying_tls_context() -> None:
     import ssl  # noqa: PLC0415
 
-    from daemon.service import tls_context  # noqa: PLC0415
+    from daemon.mqtt.client import tls_context  # noqa: PLC0415
 
     data = good()
     data["broker"] = {"url": "mqtts://broker.example:8883"}

@@ -1,0 +1,193 @@
+"""The daemon's side of the replay process (``worker``): started with the table, started
+again when it ends, stopped with the table; its counts go into the table's metrics.
+
+A replay process that dies costs consumers their catch-up until it is back (a second or
+so; longer after repeated failures, ``BACKOFF``), never a round: the table goes on, its
+status and ``tabled_replay_server_up`` say so, and the error is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import daemon
+from daemon.replay.worker import WorkerSpec
+from daemon.system.metrics import TableMetrics
+
+log = logging.getLogger(__name__)
+
+# Seconds: the table's own session ending this soon after the replay process connected
+# was the broker making room for it (``took_session``).
+CONFLICT_WINDOW = 1.0
+BACKOFF = (1.0, 30.0)  # seconds before a start after the process ended: first, longest
+HELD = 60.0  # seconds: a process that ran this long starts again after BACKOFF[0]
+STOP_WAIT = 3.0  # seconds for the process to end on its own at a stop, then SIGKILL
+
+
+class ReplayProcess:
+    def __init__(self, spec: WorkerSpec, metrics: TableMetrics,
+                 conflicted: Callable[[str], None]) -> None:
+        self.spec = spec
+        self.metrics = metrics
+        self.conflicted = conflicted  # told why, when it is stopped for a conflict
+        self.subscribed = asyncio.Event()  # the process hears replay requests
+        self.restarts = 0  # starts after the first
+        # What the process has counted (reported each second): answered, and refused by
+        # code ("dropped": not answered at all), over every process this one started.
+        self.served = 0
+        self.refused: dict[str, int] = {}
+        self._counted: tuple[int, dict[str, int]] = (0, {})
+        self.pid: int | None = None
+        self._connected_at: float | None = None  # monotonic: its latest login
+        self._lost_at: float | None = None  # monotonic: the table's latest lost session
+        # Why it is not started again (its login takes the table's own session); None:
+        # it runs. A reload clears it (``renew``).
+        self.conflict: str | None = None
+        self._renewed = asyncio.Event()
+        self._suspected = 0  # connections in a row as which the table's session ended
+        self._this_suspected = False
+        self._stop: asyncio.Event | None = None  # set: end the running process
+
+    async def run(self) -> None:
+        wait = BACKOFF[0]
+        while True:
+            began = time.monotonic()
+            self._renewed.clear()
+            code = await self._once()
+            self.restarts += 1
+            if self.conflict is not None:
+                await self._renewed.wait()
+                continue
+            if self._renewed.is_set():  # ended for a new config: at once
+                continue
+            if time.monotonic() - began > HELD:
+                wait = BACKOFF[0]
+            log.error("the replay process ended (exit status %s): replay requests are "
+                      "not answered; starting it again in %.0f s", code, wait)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._renewed.wait()
+            wait = min(wait * 2, BACKOFF[1])
+
+    def renew(self, spec: WorkerSpec) -> None:
+        """A reload: the next process starts with ``spec`` (the running one is ended), also
+        after a conflict."""
+        self.spec = spec
+        self.conflict = None
+        self._suspected, self._this_suspected = 0, False
+        self._renewed.set()
+        if self._stop is not None:
+            self._stop.set()
+
+    def table_session_lost(self) -> None:
+        """The table's own broker session ended: see ``_suspect``."""
+        self._lost_at = time.monotonic()
+        if self._connected_at is not None:
+            self._suspect(abs(self._lost_at - self._connected_at))
+
+    def _suspect(self, apart: float) -> None:
+        """The table's session ended ``apart`` seconds from a login of the replay process
+        (either first: the broker acts on the login before the process can say so). For
+        two of its logins in a row, the broker gives their user one connection
+        (use_username_as_clientid) and the two would take turns throwing each other off:
+        the replay process is ended, not started again until a reload, and ``conflicted``
+        is told why. Once may be a broker that went down as it logged in."""
+        if apart > CONFLICT_WINDOW or self._this_suspected or self.conflict is not None:
+            return
+        self._suspected += 1
+        self._this_suspected = True
+        if self._suspected < 2:
+            return
+        self.conflict = (
+            "the broker ended the table's session as the replay process logged in as "
+            f"{self.spec.login_name!r}: it gives each user one connection "
+            "(use_username_as_clientid). Replay requests go unanswered: give the replay "
+            "process a broker user of its own (broker.replay_username and "
+            "replay_password_file, docs/operations.md), then reload")
+        log.error("%s", self.conflict)
+        if self._stop is not None:
+            self._stop.set()
+        self.conflicted(self.conflict)
+
+    async def _once(self) -> int | None:
+        root = str(Path(daemon.__file__).resolve().parent.parent)
+        env = {**os.environ,
+               "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get(
+                   "PYTHONPATH")) if p)}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "daemon.replay.worker", stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, env=env)
+        assert proc.stdin is not None and proc.stdout is not None
+        self.pid = proc.pid
+        self._counted = (0, {})  # a new process counts from 0
+        self._stop = stop = asyncio.Event()
+        try:
+            proc.stdin.write(self.spec.line())  # and the pipe stays open: its lifeline
+            await proc.stdin.drain()
+            async with asyncio.TaskGroup() as tg:
+                reading = tg.create_task(self._read(proc.stdout))
+                stopping = tg.create_task(stop.wait())
+                await asyncio.wait((reading, stopping), return_when=asyncio.FIRST_COMPLETED)
+                reading.cancel()
+                stopping.cancel()
+            if stop.is_set():
+                await self._end(proc)
+            return await proc.wait()
+        except (BrokenPipeError, ConnectionResetError):
+            return await proc.wait()
+        finally:
+            self.subscribed.clear()
+            self.pid = None
+            self._connected_at = None
+            self._stop = None
+            if proc.returncode is None:
+                await self._end(proc)
+
+    async def _read(self, stdout: asyncio.StreamReader) -> None:
+        while line := await stdout.readline():
+            self._heard(line)
+
+    @staticmethod
+    async def _end(proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdin is not None
+        proc.stdin.close()  # end of file: it ends on its own
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(STOP_WAIT):
+                await proc.wait()
+                return
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+
+    def _heard(self, line: bytes) -> None:
+        try:
+            said = json.loads(line)
+        except ValueError:
+            log.warning("the replay process said %.200r", line)
+            return
+        if said.get("connected"):
+            self._connected_at = time.monotonic()
+            if not self._this_suspected:  # the login before took nothing
+                self._suspected = 0
+            self._this_suspected = False
+            if self._lost_at is not None:
+                self._suspect(self._connected_at - self._lost_at)
+        if "subscribed" in said:
+            (self.subscribed.set if said["subscribed"] else self.subscribed.clear)()
+        if "served" in said:
+            served, refused = int(said["served"]), dict(said["refused"])
+            before_served, before = self._counted
+            self.metrics.replays_served.inc(served - before_served)
+            self.served += served - before_served
+            for code, n in refused.items():
+                self.metrics.replays_refused.labels(code).inc(n - before.get(code, 0))
+                self.refused[code] = self.refused.get(code, 0) + n - before.get(code, 0)
+            self._counted = (served, refused)
