@@ -13,9 +13,10 @@ while the flooder sends replay requests under one ``reply_to``, each from
 during both. A round's latency is open_betting's reply to its result. Dealer and
 simulators share the machine's two cores with the daemon, the broker, the flooder and
 other work, so each pass's figures are judged against its own idle ones, measured just
-before, and against the control; the daemon's CPU time per second of each phase (from
-/proc) is the figure the machine's load disturbs least. Prints medians, p90, their
-ratios and CPU per pass; writes bench/results/replay_flood.json.
+before, and against the control; the CPU time per second of each phase of the daemon
+and of its replay process (from /proc) is the figure the machine's load disturbs
+least. Prints medians, p90, their ratios and CPU per pass; writes
+bench/results/replay_flood.json.
 """
 
 from __future__ import annotations
@@ -59,12 +60,14 @@ asyncio.run(main(int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv
 """
 
 
-def figures(samples: list[float], cpu: float) -> dict[str, float]:
-    """Latency figures, and the daemon's CPU time per second of the phase (``cpu``)."""
+def figures(samples: list[float], cpu: tuple[float, float]) -> dict[str, float]:
+    """Latency figures, and the CPU time per second of the phase of the daemon and of
+    its replay process (``cpu``)."""
     return {"n": len(samples), "p50_ms": round(statistics.median(samples) * 1e3, 1),
             "p90_ms": round(percentile(samples, 90) * 1e3, 1),
             "max_ms": round(max(samples) * 1e3, 1),
-            "daemon_cpu_per_s": round(cpu / sum(samples), 3)}
+            "daemon_cpu_per_s": round(cpu[0] / sum(samples), 3),
+            "replay_cpu_per_s": round(cpu[1] / sum(samples), 3)}
 
 
 async def polite(port: int, base: str, stop: asyncio.Event) -> tuple[int, int]:
@@ -91,10 +94,20 @@ async def polite(port: int, base: str, stop: asyncio.Event) -> tuple[int, int]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """The process's user and system CPU time so far (/proc): what the daemon spent,
-    whatever else loads the machine."""
+    """The process's user and system CPU time so far (/proc): what it spent, whatever
+    else loads the machine."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_of(daemon: DaemonProcess) -> tuple[float, float]:
+    """CPU seconds so far of the daemon, and of its children (the replay process)."""
+    return cpu_seconds(daemon.pid), sum(cpu_seconds(c) for c in daemon.children())
+
+
+def spent(before: tuple[float, float], daemon: DaemonProcess) -> tuple[float, float]:
+    now = cpu_of(daemon)
+    return now[0] - before[0], now[1] - before[1]
 
 
 async def rounds(dealer: Any, n: int) -> list[float]:
@@ -111,7 +124,7 @@ def ratios(idle: dict[str, float], flooded: dict[str, float]) -> dict[str, float
 
 
 async def flooded_rounds(dealer: Any, n: int, port: int, topic: str, base: str,
-                         rate: float, first: int, pid: int) -> dict[str, Any]:
+                         rate: float, first: int, daemon: DaemonProcess) -> dict[str, Any]:
     """``n`` rounds under a flood on ``topic`` and beside a polite consumer."""
     flooder = subprocess.Popen([sys.executable, "-c", FLOODER, str(port), topic, str(rate),
                                 str(first)],
@@ -121,9 +134,9 @@ async def flooded_rounds(dealer: Any, n: int, port: int, topic: str, base: str,
         await asyncio.sleep(2.0)  # the flood under way
         stop = asyncio.Event()
         consumer = asyncio.create_task(polite(port, base, stop))
-        cpu = cpu_seconds(pid)
+        cpu = cpu_of(daemon)
         flooded = await rounds(dealer, n)
-        cpu = cpu_seconds(pid) - cpu
+        cpu = spent(cpu, daemon)
         stop.set()
         asked, answered = await consumer
     finally:
@@ -153,18 +166,18 @@ async def run(n: int, rate: float, first: int, passes: int) -> dict[str, Any]:
         async with dealer.session():
             await rounds(dealer, 3)  # warm: the shoe shuffled, caches filled
             for _ in range(passes):
-                cpu = cpu_seconds(daemon.pid)
-                idle = figures(await rounds(dealer, n), cpu_seconds(daemon.pid) - cpu)
+                cpu = cpu_of(daemon)
+                idle = figures(await rounds(dealer, n), spent(cpu, daemon))
                 # The control: the same flood on a topic the table does not read, so
                 # the broker, the flooder and the consumer load the machine as much
                 # and the daemon does nothing for it.
                 c = await flooded_rounds(dealer, n, broker.port, f"{rig.base}/elsewhere",
-                                         rig.base, rate, first, daemon.pid)
+                                         rig.base, rate, first, daemon)
                 control = figures(c["rounds"], c["cpu"])
                 await asyncio.sleep(1.0)
                 f = await flooded_rounds(dealer, n, broker.port,
                                          f"{rig.base}/replay/request", rig.base, rate, first,
-                                         daemon.pid)
+                                         daemon)
                 flooded = figures(f["rounds"], f["cpu"])
                 out.append({"rounds_idle": idle, "rounds_control": control,
                             "rounds_under_flood": flooded, "ratio": ratios(idle, flooded),
@@ -203,7 +216,9 @@ def main() -> None:
               f"{p['flood_rate_sent']} requests/s ({p['control_rate_sent']} control); polite "
               f"consumer {p['polite_answered']} of {p['polite_asked']} answered")
         print(f"        daemon CPU s per s: idle {i['daemon_cpu_per_s']}, control "
-              f"{c['daemon_cpu_per_s']}, flood {f['daemon_cpu_per_s']}")
+              f"{c['daemon_cpu_per_s']}, flood {f['daemon_cpu_per_s']}; its replay "
+              f"process: {i['replay_cpu_per_s']}, {c['replay_cpu_per_s']}, "
+              f"{f['replay_cpu_per_s']}")
     save("replay_flood", out)
 
 

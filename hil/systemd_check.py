@@ -4,11 +4,12 @@ booted container by scripts/systemd-check.sh, never on a table.
 It points the installed unit at simulated devices and a private broker, then checks what
 only systemd can show: READY=1 (``systemctl start`` returns when the table can play),
 STATUS, the sandbox letting the daemon reach its journal, credential and devices, the
-watchdog restarting a frozen daemon, Restart=on-failure after SIGKILL, a clean stop,
-RestartPreventExitStatus=2 for a bad config, journald filing each line at the priority
-it carries, and ``systemctl reload`` mid-round revoking a principal while the round goes
-on. Rounds are dealt before and after each
-restart; every result must be signed, with ``seq`` 1..n, no gaps and no duplicates.
+replay process running in it and answering, the watchdog restarting a frozen daemon,
+Restart=on-failure after SIGKILL, a clean stop, RestartPreventExitStatus=2 for a bad
+config, journald filing each line at the priority it carries, and ``systemctl reload``
+mid-round revoking a principal while the round goes on. Rounds are dealt before and
+after each restart; every result must be signed, with ``seq`` 1..n, no gaps and no
+duplicates.
 
 The one change to the shipped unit is a drop-in allowing pseudo-terminals (char-pts):
 the simulated shoe is on a pty where a real one is on /dev/ttyUSB*.
@@ -17,6 +18,7 @@ the simulated shoe is on a pty where a real one is on /dev/ttyUSB*.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.security.signing import private_key_pem, public_key_text
@@ -122,6 +125,36 @@ async def start_and_deal(rig: SimRig, check: Check) -> None:
                  f"STATUS= reaches systemd: {status!r}")
     await deal(rig, 5, check)
     check.expect(check.seqs == [1, 2, 3, 4, 5], f"5 rounds dealt, seq {check.seqs}")
+
+
+async def replays_under_the_unit(rig: SimRig, check: Check) -> None:
+    """The replay process runs inside the sandbox (a child of the daemon, at its lower
+    priority: the unit's system call filter allows setpriority back) and answers."""
+    main_pid = show("MainPID")
+    children = Path(f"/proc/{main_pid}/task/{main_pid}/children").read_text().split()
+    nice = [Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[16]
+            for c in children
+            if b"daemon.replay.worker" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    check.expect(nice == ["10"], f"the replay process runs under the unit at niceness "
+                                 f"{nice}")
+    answered = None
+    async with aiomqtt.Client("127.0.0.1", rig.broker[1]) as c:
+        await c.subscribe(f"{rig.base}/replay/to/check", qos=1)
+        async with asyncio.timeout(20):
+            while answered is None:
+                await c.publish(f"{rig.base}/replay/request", json.dumps(
+                    {"id": "c", "reply_to": "check", "from_msg_seq": 1,
+                     "topics": ["results"]}), qos=1)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(2):
+                        async for m in c.messages:
+                            body = json.loads(bytes(m.payload))
+                            if body.get("type") == "replay":
+                                rig.keyring.verify(body)
+                                answered = body
+                                break
+    check.expect(answered["error"] is None and answered["count"] == len(check.seqs),
+                 f"a replay request answered under the unit: {answered['count']} results")
 
 
 async def restarts(rig: SimRig, check: Check) -> None:
@@ -239,6 +272,7 @@ async def main() -> int:
     try:
         config = configure(rig)
         await start_and_deal(rig, check)
+        await replays_under_the_unit(rig, check)
         await restarts(rig, check)
         await reload_mid_round(rig, config, check)
         await stop_and_misconfigure(config, check)

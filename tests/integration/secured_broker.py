@@ -12,11 +12,12 @@ from hil.broker import Mosquitto
 from tests.pki import Pki, broker_access_files
 
 USERS = {"ts-1": "pw-ts-1", "ts-2": "pw-ts-2", "pit-supervisor-1": "pw-sup",
-         "settlement": "pw-settle"}
+         "settlement": "pw-settle", "bac-07": "pw-bac-07", "bac-07-replay": "pw-replay"}
 
 
 @contextlib.asynccontextmanager
-async def secured_broker(work: Path) -> AsyncIterator[tuple[Mosquitto, Pki, Path]]:
+async def secured_broker(work: Path, extra_conf: str = ""
+                         ) -> AsyncIterator[tuple[Mosquitto, Pki, Path]]:
     # Mosquitto drops root for its own user before reading these: a readable directory.
     files = Path(tempfile.mkdtemp(prefix="tabled-pki-"))
     files.chmod(0o755)
@@ -28,7 +29,7 @@ async def secured_broker(work: Path) -> AsyncIterator[tuple[Mosquitto, Pki, Path
     broker = Mosquitto(work, anonymous=False, extra_conf=(
         f"cafile {pki.ca_file}\ncertfile {server_cert}\nkeyfile {server_key}\n"
         "require_certificate true\nuse_identity_as_username false\n"
-        f"password_file {passwd}\nacl_file {acl}\n"))
+        f"password_file {passwd}\nacl_file {acl}\n{extra_conf}"))
     broker.start()
     try:
         yield broker, pki, files

@@ -156,3 +156,58 @@ async def test_without_certificate_or_password_the_broker_refuses(tmp_path: Path
         with pytest.raises(aiomqtt.MqttError):
             async with plaintext:
                 pass
+
+
+async def test_the_shipped_broker_config_with_a_replay_user_of_its_own(
+        tmp_path: Path) -> None:
+    """systemd/mosquitto/: use_username_as_clientid (one connection per user) and the
+    shipped ACL with its block for bac-07-replay. The table and its replay process each
+    log in as their own user: the table stays online on one session, and a consumer's
+    replay request is answered."""
+    async with secured_broker(tmp_path, "use_username_as_clientid true\n") as (
+            broker, pki, files):
+        creds = tmp_path / "creds"
+        creds.mkdir()
+        for name, user in (("mqtt-password", "bac-07"),
+                           ("mqtt-replay-password", "bac-07-replay")):
+            (creds / name).write_text(USERS[user] + "\n", encoding="utf-8")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("CREDENTIALS_DIRECTORY", str(creds))
+            cfg = parse_config({
+                "table": {"id": "bac-07", "game": "tai-sai-open-cover", "layout": "E"},
+                "devices": {"tumbler": "socket://127.0.0.1:9",
+                            "serials": {"tumbler": "TM0001"}},
+                "broker": {"url": f"mqtts://127.0.0.1:{broker.port}", "username": "bac-07",
+                           "password_file": "credential:mqtt-password",
+                           "replay_username": "bac-07-replay",
+                           "replay_password_file": "credential:mqtt-replay-password",
+                           "ca_file": str(pki.ca_file),
+                           "cert_file": str(files / "bac-07.pem"),
+                           "key_file": str(files / "bac-07.key")},
+                "journal": {"path": str(tmp_path / "j.db")},
+                "signing": signing(), "commands": commands()})
+        service = TableService(cfg)
+        daemon = asyncio.create_task(service.run())
+        inbox = Inbox()
+        try:
+            async with client(broker, pki, "settlement") as settle:
+                await settle.subscribe("tables/bac-07/status", qos=1)
+                await settle.subscribe("tables/bac-07/replay/to/settlement", qos=1)
+                listener = asyncio.create_task(inbox.listen(settle))
+                await inbox.wait(lambda t, b: t == "tables/bac-07/status"
+                                 and b["state"] == "online")
+                async with asyncio.timeout(20):
+                    await service.replays.subscribed.wait()
+                await settle.publish("tables/bac-07/replay/request", json.dumps(
+                    {"id": "r1", "reply_to": "settlement", "from_msg_seq": 1}), qos=1)
+                mark = await inbox.wait(lambda t, b: b.get("type") == "replay")
+                TABLE_KEYRING.verify(mark)
+                assert mark["error"] is None and mark["count"] >= 1, mark
+                listener.cancel()
+            assert service.publisher.stats.connects == 1  # never thrown off
+            assert service.replays.conflict is None
+        finally:
+            await service.publisher.stop()
+            daemon.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await daemon
