@@ -238,14 +238,19 @@ async def check_broker(cfg: TableConfig, tls: ssl.SSLContext | None,
         found.append(reached)
         if reached.severity == Severity.OK:
             found.append(await check_acl(f"{what} ACL", host, port, cfg, tls, timeout))
+            if b.replay_username is not None:
+                found.append(await check_replay_login(f"{what} replay login", host, port,
+                                                      cfg, tls, timeout))
     return found
 
 
 def _client(host: str, port: int, cfg: TableConfig, tls: ssl.SSLContext | None,
-            timeout: float, v5: bool = False) -> aiomqtt.Client:
+            timeout: float, v5: bool = False, replay: bool = False) -> aiomqtt.Client:
     b = cfg.broker
-    return aiomqtt.Client(host, port, username=b.username, password=b.password,
-                          tls_context=tls, identifier=f"{b.client_id}-doctor",
+    username, password = b.replay_login if replay else (b.username, b.password)
+    return aiomqtt.Client(host, port, username=username, password=password,
+                          tls_context=tls,
+                          identifier=f"{b.client_id}{'-replay' if replay else ''}-doctor",
                           timeout=timeout,
                           protocol=aiomqtt.ProtocolVersion.V5 if v5 else None)
 
@@ -340,6 +345,43 @@ async def check_acl(what: str, host: str, port: int, cfg: TableConfig,
     return ok(what, f"{len(published_on)} publishes and reading its status back allowed "
                     f"(reading {', '.join(t for t in subscribed if not t.endswith('/status'))}"
                     " is checked by a command sent and answered)")
+
+
+async def check_replay_login(what: str, host: str, port: int, cfg: TableConfig,
+                             tls: ssl.SSLContext | None, timeout: float = 5.0) -> Finding:
+    """The replay process's own broker user (broker.replay_username): it logs in, and may
+    publish its answers (one empty message, as check_acl does). Reading replay requests
+    it can only be granted: a replay request answered is its test."""
+    user = cfg.broker.replay_username
+    base = f"{cfg.topic_prefix}/{cfg.table_id}"
+    answers = f"{base}/replay/to/tabled-doctor"
+    codes: list[int] = []
+    try:
+        async with asyncio.timeout(timeout * 2):
+            async with _client(host, port, cfg, tls, timeout, v5=True, replay=True) as c:
+                inner: Any = c._client.on_publish
+
+                def on_publish(cl: Any, u: Any, mid: int, code: Any, props: Any) -> None:
+                    codes.append(int(code.value))
+                    inner(cl, u, mid, code, props)
+
+                c._client.on_publish = on_publish
+                await c.publish(answers, b"", qos=1)
+    except TimeoutError:
+        return fail(what, f"no answer within {timeout * 2:g} s as {user}")
+    except aiomqtt.MqttCodeError as exc:
+        if "protocol" in str(exc).lower():
+            return warn(what, f"{user} not checked: the broker does not speak MQTT 5")
+        return fail(what, f"the broker refused {user}: {exc}; fix: broker.replay_username "
+                          "and replay_password_file, and the broker's password file")
+    except aiomqtt.MqttError as exc:
+        return fail(what, f"as {user}: {exc}")
+    if codes and codes[-1] >= 0x80:
+        return fail(what, f"the broker denies {user} the replay answers; fix: add to the "
+                          f"broker's ACL: user {user} / topic read {base}/replay/request / "
+                          f"topic write {base}/replay/to/+")
+    return ok(what, f"{user} logs in and may publish the replay answers (reading "
+                    f"{base}/replay/request is checked by a replay request answered)")
 
 
 def _wild(topic: str) -> str:

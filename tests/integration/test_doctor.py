@@ -361,6 +361,24 @@ async def test_an_acl_that_denies_the_table_its_topics_fails_with_the_lines_to_a
         assert line in acl, (line, acl)
 
 
+async def test_the_replay_processs_own_login_is_checked(table: Table) -> None:
+    """broker.replay_username (a broker that gives each user one connection): its login
+    and its answers' topic, with the shipped ACL's block written for this table; and
+    without the block, the lines to add."""
+    ours = SHIPPED_ACL.read_text().replace("bac-07", "ts-1")
+    for acl, expected in ((ours, "OK    broker replay login: ts-1-replay logs in"),
+                          (ours.replace("topic write tables/ts-1/replay/to/+", ""),
+                           "FAIL  broker replay login: the broker denies ts-1-replay the "
+                           "replay answers; fix: add to the broker's ACL: user ts-1-replay "
+                           "/ topic read tables/ts-1/replay/request / topic write "
+                           "tables/ts-1/replay/to/+")):
+        async with acl_broker(table.work, acl) as b:
+            table.broker = {"url": f"mqtt://127.0.0.1:{b.port}", "username": "ts-1",
+                            "replay_username": "ts-1-replay"}
+            _, lines = await doctor(table)
+        assert lines["broker replay login"].startswith(expected), lines
+
+
 async def test_a_table_that_cannot_read_its_status_back(table: Table) -> None:
     """Writing its status but not reading it back, the table cannot see a late will."""
     acl = SHIPPED_ACL.read_text().replace("pattern readwrite tables/%u/status",
