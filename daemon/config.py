@@ -22,6 +22,7 @@ from daemon.games import GAMES
 from daemon.games.dice_watch import DiceWatchError, DiceWatchSettings
 from daemon.games.errors import RulesError
 from daemon.games.model import GameRules
+from daemon.mqtt.broker_config import BrokerConfig
 from daemon.round.kinds import table_kind
 from daemon.security.commands import COMMANDS
 from daemon.security.passkeys import RelyingParty, parse_credential, parse_relying_party
@@ -68,39 +69,6 @@ class ConfigError(InputError, ValueError):
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
         super().__init__(f"{source} is not valid:\n" + "\n".join(f"  {p}" for p in problems))
-
-
-@dataclass(frozen=True)
-class BrokerConfig:
-    host: str
-    port: int
-    tls: bool
-    username: str | None
-    password: str | None
-    ca_file: Path | None
-    cert_file: Path | None
-    key_file: Path | None
-    client_id: str
-    # Every node, in the order tried ([broker] urls); the first is host:port above.
-    nodes: tuple[tuple[str, int], ...] = ()
-    # The replay process's own broker user (daemon/replay/), where the broker gives each
-    # user one connection (use_username_as_clientid); None: the table's user.
-    replay_username: str | None = None
-    replay_password: str | None = None
-
-    @property
-    def replay_login(self) -> tuple[str | None, str | None]:
-        """The replay process's username and password."""
-        if self.replay_username is None:
-            return self.username, self.password
-        return self.replay_username, self.replay_password
-
-
-def broker_nodes(b: BrokerConfig) -> list[str]:
-    """The broker URLs the daemon may connect to, in failover order (for a check of each)."""
-    scheme = "mqtts" if b.tls else "mqtt"
-    return [f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
-            for host, port in b.nodes or ((b.host, b.port),)]
 
 
 @dataclass(frozen=True)

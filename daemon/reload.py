@@ -18,8 +18,9 @@ from typing import Any
 
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from daemon.config import BrokerConfig, TableConfig
+from daemon.config import TableConfig
 from daemon.games.dice_watch import DiceWatch, DiceWatchSettings
+from daemon.mqtt.broker_config import BrokerConfig
 from daemon.security.principal import Principal
 
 

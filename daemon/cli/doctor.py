@@ -27,9 +27,10 @@ from typing import Any
 
 import aiomqtt
 
-from daemon.config import TableConfig, broker_nodes, resolve_path
+from daemon.config import TableConfig, resolve_path
 from daemon.drivers.device import DeviceDriver, DeviceState, DeviceStatus, Unattended
 from daemon.drivers.device_url import SerialUrl, UsbUrl
+from daemon.mqtt.broker_config import broker_nodes
 from daemon.security.published_keys import published
 
 SERVICE_USER = "tabled"

@@ -39,7 +39,7 @@ from typing import Any
 import aiomqtt
 import paho.mqtt.client as paho
 
-from daemon.config import BrokerConfig
+from daemon.mqtt.broker_config import BrokerConfig
 
 # The socket options of every MQTT client here (the publisher's, the HIL dealer's): paho
 # leaves Nagle on, so a small reply waits for the broker's delayed ACK (a command's round

@@ -27,18 +27,21 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.config import BrokerConfig, TableConfig
+from daemon.mqtt.broker_config import BrokerConfig
 from daemon.mqtt.client import NODELAY, Client, tls_context
 from daemon.mqtt.publisher import subscribe
 from daemon.replay.server import ReplayServer
 from daemon.security.signing import Signer
 from daemon.store.journal import JournalError, JournalReader
 from daemon.system import logs
+
+if TYPE_CHECKING:
+    from daemon.config import TableConfig
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from daemon.config import ConfigError, broker_nodes, load_config, parse_config
+from daemon.config import ConfigError, load_config, parse_config
 from daemon.drivers.device_url import DeviceUrlError, SerialUrl, SocketUrl, UsbUrl, parse_device_url
+from daemon.mqtt.broker_config import broker_nodes
 from daemon.security.signing import key_id, private_key_pem, public_key_text
 from tests.keys import SUPERVISOR_KEY, TABLE_KEY, TABLE_KEY_FILE
 from tests.unit.configs import good, problems
