@@ -173,6 +173,9 @@ class ReplayProcess:
         except ValueError:
             log.warning("the replay process said %.200r", line)
             return
+        if "log" in said:  # a record of its log, logged here as the daemon's own
+            level, name, text = said["log"]
+            logging.getLogger(str(name)).log(int(level), "%s", text)
         if said.get("connected"):
             self._connected_at = time.monotonic()
             if not self._this_suspected:  # the login before took nothing

@@ -11,8 +11,9 @@ daemon.replay.worker`` and writes one line to its stdin: the ``WorkerSpec`` as J
 (the table's key with it, which is why it is not a command-line argument). It keeps the
 pipe open; end of file means the daemon is gone, killed or not, and this process ends.
 It reads the journal read-only (SQLite WAL: the daemon writes meanwhile), connects to
-the broker as the table's own user under the client id ``{client_id}-replay``, and says
-on stdout, one JSON line at a time, whether it is subscribed and what it has counted.
+the broker as the table's own user (or ``broker.replay_username``) under the client id
+``{client_id}-replay``, and says on stdout, one JSON line at a time, whether it is
+subscribed, what it has counted, and its log records (the daemon logs them).
 """
 
 from __future__ import annotations
@@ -30,20 +31,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import aiomqtt
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from daemon.mqtt.broker_config import BrokerConfig
 from daemon.mqtt.client import NODELAY, Client, tls_context
 from daemon.mqtt.publisher import subscribe
 from daemon.replay.server import ReplayServer
-from daemon.security.signing import Signer
+from daemon.security.signing import Signer, parse_private_key, private_key_pem
 from daemon.store.journal import JournalError, JournalReader
-from daemon.system import logs
 
 if TYPE_CHECKING:
     from daemon.config import TableConfig
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("daemon.replay.worker")  # not __main__: it runs with -m
 
 # The kernel's niceness of this process: under contention it gets about a tenth of
 # what the daemon gets (CFS weights 110 against 1024), so a flood is served from the
@@ -60,7 +59,7 @@ class WorkerSpec:
     table_id: str
     base: str  # {prefix}/{table}
     journal: str
-    key: str  # the table's Ed25519 private key, raw, in hex: it signs the markers
+    key: str  # the table's Ed25519 private key (PKCS#8 PEM): it signs the markers
     broker: dict[str, Any]  # BrokerConfig's fields
     log_level: str = "INFO"
 
@@ -69,7 +68,7 @@ class WorkerSpec:
         broker = {k: (str(v) if isinstance(v, Path) else v)
                   for k, v in asdict(cfg.broker).items()}
         return cls(cfg.table_id, f"{cfg.topic_prefix}/{cfg.table_id}",
-                   str(cfg.journal_path), cfg.signer.key.private_bytes_raw().hex(), broker,
+                   str(cfg.journal_path), private_key_pem(cfg.signer.key).decode("ascii"), broker,
                    log_level)
 
     def line(self) -> bytes:
@@ -94,6 +93,18 @@ class WorkerSpec:
 def report(**fields: Any) -> None:
     sys.stdout.write(json.dumps(fields, sort_keys=True) + "\n")
     sys.stdout.flush()
+
+
+class ToTheDaemon(logging.Handler):
+    """Log records go to the daemon (``report(log=...)``), which logs them as its own:
+    one log, with the daemon's format and journald priorities, and nothing written
+    beside what ``tabled simulate`` shows."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.exc_info:
+            text += "\n" + logging.Formatter().formatException(record.exc_info)
+        report(log=[record.levelno, record.name, text])
 
 
 async def _connection(spec: WorkerSpec, server: ReplayServer, host: str, port: int
@@ -143,7 +154,7 @@ async def _reports(server: ReplayServer) -> None:
 
 async def serve(spec: WorkerSpec, journal: JournalReader) -> None:
     """Answer replay requests until the connection to the daemon (stdin) ends."""
-    signer = Signer(Ed25519PrivateKey.from_private_bytes(bytes.fromhex(spec.key)))
+    signer = Signer(parse_private_key(spec.key.encode("ascii"), "the daemon's pipe"))
     server = ReplayServer(spec.base, spec.table_id, journal, _unconnected, signer.seal,
                           time.time)
     targets = spec.broker_config().nodes or ((spec.broker["host"], spec.broker["port"]),)
@@ -179,7 +190,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     spec = WorkerSpec.read(sys.stdin.buffer.readline())
-    logs.setup(spec.log_level)
+    logging.basicConfig(level=spec.log_level, handlers=[ToTheDaemon()])
     with contextlib.suppress(OSError):  # not allowed: run at the daemon's priority
         os.nice(NICE)
     try:

@@ -169,12 +169,17 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
         data = path.read_bytes()
     except OSError as exc:
         raise KeyFileError(f"cannot read {path}: {exc.strerror}") from None
+    return parse_private_key(data, str(path))
+
+
+def parse_private_key(data: bytes, where: str) -> Ed25519PrivateKey:
+    """A PKCS#8 PEM private key read from ``where`` (named in the error)."""
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as exc:
-        raise KeyFileError(f"{path} is not an unencrypted PEM private key: {exc}") from None
+        raise KeyFileError(f"{where} is not an unencrypted PEM private key: {exc}") from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise KeyFileError(f"{path} holds a {type(key).__name__}, not an Ed25519 key")
+        raise KeyFileError(f"{where} holds a {type(key).__name__}, not an Ed25519 key")
     return key
 
 

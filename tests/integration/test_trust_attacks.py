@@ -35,8 +35,8 @@ from tests.pki import broker_access_files
 from tests.wait import until
 
 ROOT = Path(__file__).resolve().parents[2]
-USERS = {TABLE_ID: "pw-table", "pit-supervisor-1": "pw-sup", "settlement": "pw-settle",
-         "display": "pw-display"}
+USERS = {TABLE_ID: "pw-table", f"{TABLE_ID}-replay": "pw-replay",
+         "pit-supervisor-1": "pw-sup", "settlement": "pw-settle", "display": "pw-display"}
 BASE = f"tables/{TABLE_ID}"
 
 
@@ -64,6 +64,10 @@ def shipped_broker(work: Path) -> Any:
     files = Path(tempfile.mkdtemp(prefix="tabled-acl-"))  # mosquitto drops root: readable
     files.chmod(0o755)
     passwd, acl = broker_access_files(files, USERS)
+    # The shipped ACL's block for a table's replay process, written for this table, as
+    # an operator does for each (docs/operations.md).
+    acl.write_text(acl.read_text(encoding="utf-8").replace("bac-07", TABLE_ID),
+                   encoding="utf-8")
     broker = Mosquitto(work, anonymous=False)
     broker.conf.write_text(shipped_settings(broker.port, passwd, acl),
                            encoding="utf-8")
@@ -142,8 +146,12 @@ async def secured_table(work: Path) -> AsyncIterator[Secured]:
                      speed=50, seed=3)
         await rig.start()
         (work / "mqtt-password").write_text(USERS[TABLE_ID] + "\n", encoding="utf-8")
+        replay = f"{TABLE_ID}-replay"
+        (work / "mqtt-replay-password").write_text(USERS[replay] + "\n", encoding="utf-8")
         config = rig.config()
-        config["broker"].update(username=TABLE_ID, password_file=str(work / "mqtt-password"))
+        config["broker"].update(username=TABLE_ID, password_file=str(work / "mqtt-password"),
+                                replay_username=replay,
+                                replay_password_file=str(work / "mqtt-replay-password"))
         daemon = DaemonProcess(config, work)
         settlement = Inbox("settlement", broker.port)
         listener = asyncio.create_task(settlement.run())
