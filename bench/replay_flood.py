@@ -152,7 +152,9 @@ async def flooded_rounds(dealer: Any, n: int, port: int, topic: str, base: str,
             "answered": answered}
 
 
-async def run(n: int, rate: float, first: int, passes: int) -> dict[str, Any]:
+async def run(n: int, rate: float, first: int, passes: int, pin: bool) -> dict[str, Any]:
+    if pin:  # this process, and all it starts: the broker, the flooder, the simulators
+        os.sched_setaffinity(0, {1})
     work = Path(tempfile.mkdtemp(prefix="tabled-flood-"))
     broker = Mosquitto(work)
     broker.start()
@@ -160,6 +162,8 @@ async def run(n: int, rate: float, first: int, passes: int) -> dict[str, Any]:
     await rig.start()
     daemon = DaemonProcess(rig.config(), work)
     daemon.start()
+    if pin:  # the table's computer: the daemon, and the replay process it starts later
+        os.sched_setaffinity(daemon.pid, {0})
     out: list[dict[str, Any]] = []
     try:
         dealer = rig.dealer()
@@ -191,7 +195,8 @@ async def run(n: int, rate: float, first: int, passes: int) -> dict[str, Any]:
         daemon.stop()
         await rig.stop()
         broker.cleanup()
-    return {"flood_rate_asked": rate, "flood_from_msg_seq": first, "passes": out}
+    return {"flood_rate_asked": rate, "flood_from_msg_seq": first, "pinned": pin,
+            "passes": out}
 
 
 def main() -> None:
@@ -202,8 +207,11 @@ def main() -> None:
     # a large number: answers with nothing in them, the cost of the requests alone.
     ap.add_argument("--from-msg-seq", type=int, default=1)
     ap.add_argument("--passes", type=int, default=3)
+    # The table's computer apart: the daemon (and its replay process) on CPU 0, the
+    # broker, flooder, simulators and dealer, which are other machines on a floor, on 1.
+    ap.add_argument("--pin", action="store_true")
     a = ap.parse_args()
-    out = asyncio.run(run(a.rounds, a.rate, a.from_msg_seq, a.passes))
+    out = asyncio.run(run(a.rounds, a.rate, a.from_msg_seq, a.passes, a.pin))
     print(f"flood from msg_seq {out['flood_from_msg_seq']}, {a.rounds} rounds a phase")
     for n, p in enumerate(out["passes"], 1):
         i, c, f = p["rounds_idle"], p["rounds_control"], p["rounds_under_flood"]
