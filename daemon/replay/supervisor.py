@@ -30,6 +30,9 @@ CONFLICT_WINDOW = 1.0
 BACKOFF = (1.0, 30.0)  # seconds before a start after the process ended: first, longest
 HELD = 60.0  # seconds: a process that ran this long starts again after BACKOFF[0]
 STOP_WAIT = 3.0  # seconds for the process to end on its own at a stop, then SIGKILL
+# Seconds without a line from the process (it reports every second): stuck, or stopped
+# (SIGSTOP), so it is killed and started again.
+SILENT = 10.0
 
 
 class ReplayProcess:
@@ -138,8 +141,9 @@ class ReplayProcess:
                 await asyncio.wait((reading, stopping), return_when=asyncio.FIRST_COMPLETED)
                 reading.cancel()
                 stopping.cancel()
-            if stop.is_set():
-                await self._end(proc)
+            silent = reading.done() and not reading.cancelled() and reading.result()
+            if stop.is_set() or silent:
+                await self._end(proc, at_once=silent)
             return await proc.wait()
         except (BrokenPipeError, ConnectionResetError):
             return await proc.wait()
@@ -151,18 +155,30 @@ class ReplayProcess:
             if proc.returncode is None:
                 await self._end(proc)
 
-    async def _read(self, stdout: asyncio.StreamReader) -> None:
-        while line := await stdout.readline():
+    async def _read(self, stdout: asyncio.StreamReader) -> bool:
+        """Its lines, until it closes stdout (False) or says nothing for SILENT (True)."""
+        while True:
+            try:
+                async with asyncio.timeout(SILENT):
+                    line = await stdout.readline()
+            except TimeoutError:
+                log.error("the replay process said nothing for %.0f s: killed", SILENT)
+                return True
+            if not line:
+                return False
             self._heard(line)
 
     @staticmethod
-    async def _end(proc: asyncio.subprocess.Process) -> None:
+    async def _end(proc: asyncio.subprocess.Process, at_once: bool = False) -> None:
+        """End of file on its stdin, and it ends on its own; SIGKILL if it has not after
+        STOP_WAIT, or ``at_once`` (a stuck or stopped process reads nothing)."""
         assert proc.stdin is not None
-        proc.stdin.close()  # end of file: it ends on its own
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(STOP_WAIT):
-                await proc.wait()
-                return
+        proc.stdin.close()
+        if not at_once:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(STOP_WAIT):
+                    await proc.wait()
+                    return
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         await proc.wait()

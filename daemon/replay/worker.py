@@ -48,7 +48,9 @@ log = logging.getLogger("daemon.replay.worker")  # not __main__: it runs with -m
 # what the daemon gets (CFS weights 110 against 1024), so a flood is served from the
 # time the rounds leave.
 NICE = 10
-REPORT_EVERY = 1.0  # seconds between reports of the counts, when they changed
+# Seconds between reports of the counts, sent whether they changed or not: the daemon
+# takes a process that says nothing for a while for a stuck one (supervisor.SILENT).
+REPORT_EVERY = 1.0
 BACKOFF = (0.2, 10.0)  # seconds: the first wait after a lost connection, and the longest
 
 
@@ -143,13 +145,9 @@ async def _unconnected(_topic: str, _text: str) -> bool:
 
 
 async def _reports(server: ReplayServer) -> None:
-    shown: tuple[int, dict[str, int]] = (0, {})
     while True:
         await asyncio.sleep(REPORT_EVERY)
-        now = (server.served, dict(server.refused))
-        if now != shown:
-            report(served=now[0], refused=now[1])
-            shown = now
+        report(served=server.served, refused=dict(server.refused))
 
 
 async def serve(spec: WorkerSpec, journal: JournalReader) -> None:

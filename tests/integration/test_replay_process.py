@@ -12,6 +12,7 @@ from pathlib import Path
 
 import aiomqtt
 
+from daemon.replay.supervisor import SILENT
 from daemon.replay.worker import NICE
 from tests.reliability.harness import Table, sim_table
 from tests.wait import until
@@ -114,3 +115,26 @@ async def test_one_that_dies_is_started_again_and_the_table_deals_on(
                 except TimeoutError:
                     continue
         assert got == len(t.results_by_seq()) == 3
+
+
+async def test_one_that_stops_answering_is_killed_and_started_again(
+        tmp_path: Path) -> None:
+    """A replay process that is stuck (here SIGSTOPped) holds its subscription at the
+    broker for its keepalive and answers nothing: it reports every second, so the daemon
+    kills one that has said nothing for SILENT seconds and starts another."""
+    async with sim_table(tmp_path) as t:
+        await until(lambda: replay_process(t) is not None, 20)
+        stuck = replay_process(t)
+        assert stuck is not None
+        os.kill(stuck, signal.SIGSTOP)
+        await until(lambda: replay_process(t) not in (None, stuck), SILENT + 15)
+        assert stat(stuck) is None
+        assert f"the replay process said nothing for {SILENT:.0f} s: killed" in t.daemon.log()
+        async with asyncio.timeout(20):  # and the new one answers
+            while True:
+                try:
+                    async with asyncio.timeout(2):
+                        await replayed_results(t)
+                    break
+                except TimeoutError:
+                    continue
