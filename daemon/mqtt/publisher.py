@@ -134,6 +134,10 @@ class Upstream(Protocol):
     def journal_failed(self, exc: JournalError) -> None:
         """The outbox cannot be read or marked; the publisher retries."""
 
+    async def heard(self) -> None:
+        """Returns when what the first "online" promises besides commands is heard (the
+        replay process subscribed), or when it has waited long enough."""
+
     def session_lost(self, reason: str) -> None:
         """An established session ended."""
 
@@ -179,6 +183,9 @@ class Standalone:
         pass
 
     def journal_failed(self, exc: JournalError) -> None:
+        pass
+
+    async def heard(self) -> None:
         pass
 
     def session_lost(self, reason: str) -> None:
@@ -476,6 +483,8 @@ class Publisher:
             self._disrupted = False
         self.stats.connects += 1
         self.stats.connected = True
+        if self.stats.connects == 1:  # at the start only: after an outage the outbox
+            await self.upstream.heard()  # must not wait for the replay process's link
         await self._birth(client, session, started)
         while not self._stopping:
             try:

@@ -166,6 +166,13 @@ class TableService:
     def journal_failed(self, exc: JournalError) -> None:
         self.storage.failed(exc)
 
+    async def heard(self) -> None:
+        """The first "online" means replay requests are heard too, as it means commands
+        are (publisher.py): the replay process subscribes first, if it can in time."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(REPLAY_READY):
+                await self.replays.subscribed.wait()
+
     def session_lost(self, reason: str) -> None:
         self.replays.table_session_lost()
         detail = self.session_watch.lost(reason)
@@ -260,11 +267,6 @@ class TableService:
             tg.create_task(self.retention.keep())
             for d in self.drivers.values():
                 tg.create_task(d.run())
-            # "online" means replay requests are heard too, as it means commands are
-            # (publisher.py): the replay process subscribes first, if it can in time.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(REPLAY_READY):
-                    await self.replays.subscribed.wait()
             tg.create_task(self.publisher.run())
 
     def begin(self) -> None:
