@@ -25,7 +25,7 @@ from daemon.system.metrics import TableMetrics
 log = logging.getLogger(__name__)
 
 # Seconds: the table's own session ending this soon after the replay process connected
-# was the broker making room for it (``took_session``).
+# was the broker making room for it (``_suspect``).
 CONFLICT_WINDOW = 1.0
 BACKOFF = (1.0, 30.0)  # seconds before a start after the process ended: first, longest
 HELD = 60.0  # seconds: a process that ran this long starts again after BACKOFF[0]

@@ -127,7 +127,7 @@ async def _connection(spec: WorkerSpec, server: ReplayServer, host: str, port: i
         return True
 
     async with client:
-        report(connected=True)  # before anything else: see supervisor.took_session
+        report(connected=True)  # at once: see supervisor._suspect
         client.at_once(server.request_topic, server.admit)
         await subscribe(client, server.request_topic)
         server.send = send
