@@ -43,6 +43,7 @@ class ReplayProcess:
         self.conflicted = conflicted  # told why, when it is stopped for a conflict
         self.subscribed = asyncio.Event()  # the process hears replay requests
         self.restarts = 0  # starts after the first
+        self.running = False  # run() under way
         # What the process has counted (reported each second): answered, and refused by
         # code ("dropped": not answered at all), over every process this one started.
         self.served = 0
@@ -60,6 +61,13 @@ class ReplayProcess:
         self._stop: asyncio.Event | None = None  # set: end the running process
 
     async def run(self) -> None:
+        self.running = True
+        try:
+            await self._run()
+        finally:
+            self.running = False
+
+    async def _run(self) -> None:
         wait = BACKOFF[0]
         while True:
             began = time.monotonic()

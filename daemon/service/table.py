@@ -169,6 +169,8 @@ class TableService:
     async def heard(self) -> None:
         """The first "online" means replay requests are heard too, as it means commands
         are (publisher.py): the replay process subscribes first, if it can in time."""
+        if not self.replays.running:  # a publisher run alone (tests, tools)
+            return
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(REPLAY_READY):
                 await self.replays.subscribed.wait()
