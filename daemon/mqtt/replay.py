@@ -45,6 +45,7 @@ from typing import Any, TypeGuard
 from daemon.errors import InputError
 
 MAX_REQUEST = 1024  # bytes
+MAX_SEQ = 2**63 - 1  # the largest msg_seq SQLite's INTEGER holds
 MAX_MESSAGES = 500
 MAX_BYTES = 512 * 1024
 # The table's budget, and each requester's share of it: a flood under one name leaves
@@ -95,7 +96,8 @@ class Head:
 
 
 def _number(v: object) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 1 else None
+    return v if isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_SEQ \
+        else None
 
 
 def head_of(payload: bytes) -> Head | None:
@@ -148,8 +150,9 @@ def parse(payload: bytes) -> ReplayRequest:
         raise ReplayError("bad_request", "reply_to: 1-64 of A-Z a-z 0-9 _ -")
     first, last = body.get("from_msg_seq"), body.get("to_msg_seq")
     for name, v in (("from_msg_seq", first), ("to_msg_seq", last)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise ReplayError("bad_request", f"{name}: an integer >= 1")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)
+                              or not 1 <= v <= MAX_SEQ):
+            raise ReplayError("bad_request", f"{name}: an integer from 1 to 2**63 - 1")
     if first is None:
         raise ReplayError("bad_request", "from_msg_seq: missing")
     if last is not None and last < first:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol
@@ -18,6 +19,8 @@ from daemon.mqtt.envelope import out_of_band
 from daemon.security.signing import signable
 from daemon.store.journal import OutboxEntry
 from daemon.timestamps import iso
+
+log = logging.getLogger(__name__)
 
 # Publish a text as it is (QoS 1, waiting for the broker's PUBACK); False: no connection.
 Send = Callable[[str, str], Awaitable[bool]]
@@ -89,6 +92,9 @@ class ReplayServer:
         sent = 0
         try:
             sent = await self._answer_replay(answer, payload)
+        except Exception:  # a defect: said and counted, never a silent task's death
+            log.exception("answering a replay request failed")
+            self.refused["failed"] += 1
         finally:
             self._replays_waiting -= 1
             # Admission set aside the most it could send (replay.Fair): the rest back.
@@ -114,15 +120,18 @@ class ReplayServer:
         base = f"{self.base}/"
         patterns = tuple(base + ("devices/%" if t == "devices" else t) for t in req.topics)
         first = max(req.first, journal.first_msg_seq())  # older: pruned, or not ours
-        rows = journal.messages(first, last, replay.MAX_MESSAGES, patterns)
+        found = journal.messages(first, last, replay.MAX_MESSAGES, patterns)
         size, sent = 0, 0
-        for row in rows:
+        for row in found:
             size += len(row.payload)
             if sent and size > replay.MAX_BYTES:
                 break
             sent += 1
-        rows = rows[:sent]
-        cut = len(rows) == replay.MAX_MESSAGES or size > replay.MAX_BYTES
+        rows = found[:sent]
+        # More to come: some left out for their bytes, or as many as an answer holds
+        # found and the range not covered (500 that end it are the whole range).
+        cut = sent < len(found) or (
+            len(found) == replay.MAX_MESSAGES and found[-1].id < last)
         for n, row in enumerate(rows):  # the stored bytes; paho keeps their order
             # One replayed message at a time, waiting for its PUBACK, taken per message
             # in turn (the lock is first come, first served), so answers interleave: a

@@ -24,9 +24,11 @@ from daemon.system.metrics import TableMetrics
 
 log = logging.getLogger(__name__)
 
-# Seconds: the table's own session ending this soon after the replay process connected
-# was the broker making room for it (``_suspect``).
+# A login of the replay process took the table's session if the table lost it after the
+# login began and at most CONFLICT_WINDOW seconds after its CONNACK; two such logins
+# within CONFLICT_SPAN seconds are a conflict (``_suspect``).
 CONFLICT_WINDOW = 1.0
+CONFLICT_SPAN = 10.0
 BACKOFF = (1.0, 30.0)  # seconds before a start after the process ended: first, longest
 HELD = 60.0  # seconds: a process that ran this long starts again after BACKOFF[0]
 STOP_WAIT = 3.0  # seconds for the process to end on its own at a stop, then SIGKILL
@@ -50,14 +52,15 @@ class ReplayProcess:
         self.refused: dict[str, int] = {}
         self._counted: tuple[int, dict[str, int]] = (0, {})
         self.pid: int | None = None
-        self._connected_at: float | None = None  # monotonic: its latest login
-        self._lost_at: float | None = None  # monotonic: the table's latest lost session
+        # Monotonic times (CLOCK_MONOTONIC, the same in every process): its latest login,
+        # from its start to its CONNACK; the table's sessions lost; suspected logins.
+        self._login: tuple[float, float] | None = None
+        self._lost: list[float] = []
+        self._suspects: list[float] = []
         # Why it is not started again (its login takes the table's own session); None:
         # it runs. A reload clears it (``renew``).
         self.conflict: str | None = None
         self._renewed = asyncio.Event()
-        self._suspected = 0  # connections in a row as which the table's session ended
-        self._this_suspected = False
         self._stop: asyncio.Event | None = None  # set: end the running process
 
     async def run(self) -> None:
@@ -93,29 +96,35 @@ class ReplayProcess:
         after a conflict."""
         self.spec = spec
         self.conflict = None
-        self._suspected, self._this_suspected = 0, False
+        self._suspects = []
         self._renewed.set()
         if self._stop is not None:
             self._stop.set()
 
     def table_session_lost(self) -> None:
         """The table's own broker session ended: see ``_suspect``."""
-        self._lost_at = time.monotonic()
-        if self._connected_at is not None:
-            self._suspect(abs(self._lost_at - self._connected_at))
+        now = time.monotonic()
+        self._lost = [t for t in self._lost if now - t < CONFLICT_SPAN] + [now]
+        self._suspect()
 
-    def _suspect(self, apart: float) -> None:
-        """The table's session ended ``apart`` seconds from a login of the replay process
-        (either first: the broker acts on the login before the process can say so). For
-        two of its logins in a row, the broker gives their user one connection
-        (use_username_as_clientid) and the two would take turns throwing each other off:
-        the replay process is ended, not started again until a reload, and ``conflicted``
-        is told why. Once may be a broker that went down as it logged in."""
-        if apart > CONFLICT_WINDOW or self._this_suspected or self.conflict is not None:
+    def _suspect(self) -> None:
+        """Did the latest login of the replay process take the table's session? So it
+        seems when the table lost it after that login began and no later than
+        CONFLICT_WINDOW after its CONNACK (the broker throws the older session off as it
+        takes the new one). A broker that went down loses both sessions before the
+        replay process's next login begins, so an outage is no suspect. Two suspect
+        logins within CONFLICT_SPAN seconds: the broker gives their user one connection
+        (use_username_as_clientid) and the two would take turns throwing each other off.
+        The replay process is then ended, not started again until a reload, and
+        ``conflicted`` is told why."""
+        login = self._login
+        if login is None or self.conflict is not None or login[0] in self._suspects:
             return
-        self._suspected += 1
-        self._this_suspected = True
-        if self._suspected < 2:
+        began, connacked = login
+        if not any(began <= t <= connacked + CONFLICT_WINDOW for t in self._lost):
+            return
+        self._suspects = [t for t in self._suspects if began - t < CONFLICT_SPAN] + [began]
+        if len(self._suspects) < 2:
             return
         self.conflict = (
             "the broker ended the table's session as the replay process logged in as "
@@ -158,7 +167,7 @@ class ReplayProcess:
         finally:
             self.subscribed.clear()
             self.pid = None
-            self._connected_at = None
+            self._login = None
             self._stop = None
             if proc.returncode is None:
                 await self._end(proc)
@@ -201,12 +210,8 @@ class ReplayProcess:
             level, name, text = said["log"]
             logging.getLogger(str(name)).log(int(level), "%s", text)
         if said.get("connected"):
-            self._connected_at = time.monotonic()
-            if not self._this_suspected:  # the login before took nothing
-                self._suspected = 0
-            self._this_suspected = False
-            if self._lost_at is not None:
-                self._suspect(self._connected_at - self._lost_at)
+            self._login = (float(said["began"]), float(said["at"]))
+            self._suspect()
         if "subscribed" in said:
             (self.subscribed.set if said["subscribed"] else self.subscribed.clear)()
         if "served" in said:

@@ -93,8 +93,11 @@ class WorkerSpec:
 
 
 def report(**fields: Any) -> None:
-    sys.stdout.write(json.dumps(fields, sort_keys=True) + "\n")
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(json.dumps(fields, sort_keys=True) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the daemon is gone (killed): end, and say nothing more
+        os._exit(0)  # nothing to save (the journal is read-only); no traceback at exit
 
 
 class ToTheDaemon(logging.Handler):
@@ -126,8 +129,10 @@ async def _connection(spec: WorkerSpec, server: ReplayServer, host: str, port: i
             return False
         return True
 
+    began = time.monotonic()  # CLOCK_MONOTONIC: the daemon's clock too
     async with client:
-        report(connected=True)  # at once: see supervisor._suspect
+        # At once, with when the login began: see supervisor._suspect.
+        report(connected=True, began=began, at=time.monotonic())
         client.at_once(server.request_topic, server.admit)
         await subscribe(client, server.request_topic)
         server.send = send
