@@ -31,11 +31,3 @@ def replay_process(t: Table) -> int | None:
         if b"daemon.replay.worker" in cmdline and fields and int(fields[16]) == NICE:
             return pid
     return None
-
-
-async def deal(t: Table, rounds: int) -> None:
-    target = len(t.results_by_seq()) + rounds
-    dealer = t.rig.dealer(reply_timeout=5.0, betting_seconds=0.01)
-    async with dealer.session():
-        while len(t.results_by_seq()) < target:
-            await dealer.deal_round()

@@ -58,26 +58,38 @@ class Inbox:
                 await asyncio.sleep(0.05)
 
 
+def tls_table(work: Path, broker: Mosquitto, pki: Pki, files: Path, table: str,
+              replay_user: str | None = None) -> TableService:
+    """A Tai Sai table logging in over TLS as ``table`` (and its replay process as
+    ``replay_user``), passwords from systemd credentials, commanded by
+    pit-supervisor-1."""
+    principal = commands()["principals"]["pit-boss"]
+    creds = work / "creds"
+    creds.mkdir()
+    login = {"password_file": "credential:mqtt-password"}
+    (creds / "mqtt-password").write_text(USERS[table] + "\n", encoding="utf-8")
+    if replay_user is not None:
+        login |= {"replay_username": replay_user,
+                  "replay_password_file": "credential:mqtt-replay-password"}
+        (creds / "mqtt-replay-password").write_text(USERS[replay_user] + "\n",
+                                                    encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CREDENTIALS_DIRECTORY", str(creds))
+        return TableService(parse_config({
+            "table": {"id": table, "game": "tai-sai-open-cover", "layout": "E"},
+            "devices": {"tumbler": "socket://127.0.0.1:9", "serials": {"tumbler": "TM0001"}},
+            "broker": {"url": f"mqtts://127.0.0.1:{broker.port}", "username": table,
+                       **login, "ca_file": str(pki.ca_file),
+                       "cert_file": str(files / f"{table}.pem"),
+                       "key_file": str(files / f"{table}.key")},
+            "journal": {"path": str(work / "j.db")},
+            "signing": signing(),
+            "commands": {"principals": {"pit-supervisor-1": principal}}}))
+
+
 async def test_tls_acl_signed_commands_and_results(tmp_path: Path) -> None:
     async with secured_broker(tmp_path) as (broker, pki, files):
-        principal = commands()["principals"]["pit-boss"]
-        creds = tmp_path / "creds"
-        creds.mkdir()
-        (creds / "mqtt-password").write_text(USERS["ts-1"] + "\n", encoding="utf-8")
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("CREDENTIALS_DIRECTORY", str(creds))
-            cfg = parse_config({
-                "table": {"id": "ts-1", "game": "tai-sai-open-cover", "layout": "E"},
-                "devices": {"tumbler": "socket://127.0.0.1:9",
-                            "serials": {"tumbler": "TM0001"}},
-                "broker": {"url": f"mqtts://127.0.0.1:{broker.port}", "username": "ts-1",
-                           "password_file": "credential:mqtt-password",
-                           "ca_file": str(pki.ca_file), "cert_file": str(files / "ts-1.pem"),
-                           "key_file": str(files / "ts-1.key")},
-                "journal": {"path": str(tmp_path / "j.db")},
-                "signing": signing(),
-                "commands": {"principals": {"pit-supervisor-1": principal}}})
-        service = TableService(cfg)
+        service = tls_table(tmp_path, broker, pki, files, "ts-1")
         daemon = asyncio.create_task(service.run())
         inbox = Inbox()
         try:
@@ -166,27 +178,7 @@ async def test_the_shipped_broker_config_with_a_replay_user_of_its_own(
     replay request is answered."""
     async with secured_broker(tmp_path, "use_username_as_clientid true\n") as (
             broker, pki, files):
-        creds = tmp_path / "creds"
-        creds.mkdir()
-        for name, user in (("mqtt-password", "bac-07"),
-                           ("mqtt-replay-password", "bac-07-replay")):
-            (creds / name).write_text(USERS[user] + "\n", encoding="utf-8")
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("CREDENTIALS_DIRECTORY", str(creds))
-            cfg = parse_config({
-                "table": {"id": "bac-07", "game": "tai-sai-open-cover", "layout": "E"},
-                "devices": {"tumbler": "socket://127.0.0.1:9",
-                            "serials": {"tumbler": "TM0001"}},
-                "broker": {"url": f"mqtts://127.0.0.1:{broker.port}", "username": "bac-07",
-                           "password_file": "credential:mqtt-password",
-                           "replay_username": "bac-07-replay",
-                           "replay_password_file": "credential:mqtt-replay-password",
-                           "ca_file": str(pki.ca_file),
-                           "cert_file": str(files / "bac-07.pem"),
-                           "key_file": str(files / "bac-07.key")},
-                "journal": {"path": str(tmp_path / "j.db")},
-                "signing": signing(), "commands": commands()})
-        service = TableService(cfg)
+        service = tls_table(tmp_path, broker, pki, files, "bac-07", "bac-07-replay")
         daemon = asyncio.create_task(service.run())
         inbox = Inbox()
         try:

@@ -25,15 +25,7 @@ import aiomqtt
 from daemon.consumers.catchup import MAX_ASKS, RETRY
 from daemon.security.signing import public_key_text
 from tests.browser.display_process import DisplayProcess
-from tests.reliability.harness import Table, sim_table
-
-
-async def deal(t: Table, rounds: int) -> None:
-    target = len(t.results_by_seq()) + rounds
-    dealer = t.rig.dealer(reply_timeout=5.0, betting_seconds=0.01)
-    async with dealer.session():
-        while len(t.results_by_seq()) < target:
-            await dealer.deal_round()
+from tests.reliability.harness import Table, deal, sim_table
 
 
 async def state(display: DisplayProcess) -> dict[str, Any]:

@@ -19,8 +19,8 @@ import aiomqtt
 from hil.broker import Mosquitto
 from hil.process import DaemonProcess
 from hil.rig import SimRig
-from tests.reliability.harness import Table, sim_table
-from tests.replay_process import deal, replay_process, stat
+from tests.reliability.harness import Table, deal, sim_table
+from tests.replay_process import replay_process, stat
 from tests.wait import until
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import aiomqtt
 
 from daemon.replay.supervisor import SILENT
-from tests.reliability.harness import Table, sim_table
-from tests.replay_process import deal, replay_process, stat
+from tests.reliability.harness import Table, deal, sim_table
+from tests.replay_process import replay_process, stat
 from tests.wait import until
 
 

@@ -118,3 +118,12 @@ async def sim_table(work: Path, game: str = "tiger-buffalo", layout: str = "P",
             table.daemon.kill()  # a test that started another daemon leaves none behind
         await rig.stop()
         broker.cleanup()
+
+
+async def deal(t: Table, rounds: int) -> None:
+    """``rounds`` more results published, dealt by the rig's dealer."""
+    target = len(t.results_by_seq()) + rounds
+    dealer = t.rig.dealer(reply_timeout=5.0, betting_seconds=0.01)
+    async with dealer.session():
+        while len(t.results_by_seq()) < target:
+            await dealer.deal_round()
