@@ -183,19 +183,25 @@ async def _ask_again(driver: DeviceDriver, message: Message, number: int | None,
         return Outcome(Verdict.UNKNOWN, f"{head}; the {device} answers status "
                                         f"{_state_name(status.state)} ({status.detail}), "
                                         f"and sent no {shown}: {name} is not sent again")
-    try:
-        answer = await driver.command(message, number=number)
-    except (DeviceNotReadyError, TimeoutError) as exc:
-        return Outcome(Verdict.UNKNOWN, f"{head}; the {device} showed it never took it "
-                                        f"(ready, no {shown}), and {name} sent again "
-                                        f"{_as(number)} lost its answer too "
-                                        f"({reason(exc)}): not sent again")
-    outcome = _answered(device, message, answer)
+    outcome = await _again(driver, message, number, (
+        f"{head}; the {device} showed it never took it (ready, no {shown}), and {name} "
+        f"sent again {_as(number)}, not to be sent again, lost its answer too"))
     if outcome.verdict is not Verdict.DONE:
         return outcome
     return Outcome(Verdict.DONE, f"{head}; the {device} "
                                  f"showed it never took it (ready, no {shown}): sent again "
                                  f"{_as(number)}, and accepted")
+
+
+async def _again(driver: DeviceDriver, message: Message, number: int | None,
+                 lost_too: str) -> Outcome:
+    """``message`` sent again: the device's answer judged, or UNKNOWN when that answer
+    is lost as well (``lost_too``, and why)."""
+    try:
+        answer = await driver.command(message, number=number)
+    except (DeviceNotReadyError, TimeoutError) as exc:
+        return Outcome(Verdict.UNKNOWN, f"{lost_too} ({reason(exc)})")
+    return _answered(driver.name, message, answer)
 
 
 def _as(number: int | None) -> str:
@@ -223,13 +229,9 @@ async def _restate(driver: DeviceDriver, message: Message,
                                         f"does not say whether {name} was carried out")
     outcome = Outcome(Verdict.DONE, "")
     for again in same:
-        try:
-            answer = await driver.command(again)
-        except (DeviceNotReadyError, TimeoutError) as exc:
-            return Outcome(Verdict.UNKNOWN, f"{head}; {again.NAME} sent again as the state "
-                                            f"the table wants, and that answer was lost "
-                                            f"too ({reason(exc)})")
-        outcome = _answered(device, again, answer)
+        outcome = await _again(driver, again, None, (
+            f"{head}; {again.NAME} sent again as the state the table wants, and that "
+            "answer was lost too"))
         if outcome.verdict is not Verdict.DONE:
             return outcome
     return Outcome(Verdict.DONE, f"{name} to {device}: its answer was lost ({lost}); the "
