@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import daemon
 from daemon.replay.worker import WorkerSpec
@@ -75,7 +76,10 @@ class ReplayProcess:
         while True:
             began = time.monotonic()
             self._renewed.clear()
-            code = await self._once()
+            try:
+                code: int | str | None = await self._once()
+            except OSError as exc:  # not started (no memory, no process left, ...): the
+                code = f"not started: {exc}"  # table deals on; tried again as below
             self.restarts += 1
             if self.conflict is not None:
                 await self._renewed.wait()
@@ -84,8 +88,9 @@ class ReplayProcess:
                 continue
             if time.monotonic() - began > HELD:
                 wait = BACKOFF[0]
-            log.error("the replay process ended (exit status %s): replay requests are "
-                      "not answered; starting it again in %.0f s", code, wait)
+            log.error("the replay process ended (%s): replay requests are not answered; "
+                      "starting it again in %.0f s",
+                      code if isinstance(code, str) else f"exit status {code}", wait)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):
                     await self._renewed.wait()
@@ -201,11 +206,14 @@ class ReplayProcess:
         await proc.wait()
 
     def _heard(self, line: bytes) -> None:
+        """One line of the process: a line it should not have written is logged, never
+        raised (it would end the table's tasks with it)."""
         try:
-            said = json.loads(line)
-        except ValueError:
+            self._take(json.loads(line))
+        except (ValueError, TypeError, KeyError, AttributeError):
             log.warning("the replay process said %.200r", line)
-            return
+
+    def _take(self, said: dict[str, Any]) -> None:
         if "log" in said:  # a record of its log, logged here as the daemon's own
             level, name, text = said["log"]
             logging.getLogger(str(name)).log(int(level), "%s", text)

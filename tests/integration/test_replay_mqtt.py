@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 import time
 import tracemalloc
 from collections import Counter
@@ -318,6 +319,36 @@ async def test_issue_25_a_replay_login_that_takes_the_tables_session_is_stopped(
                               username="settlement")
         assert mark["error"] is None and mark["count"] >= 1
         assert s.publisher.stats.connects == sessions and s.replays.conflict is None
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        broker.cleanup()
+
+
+async def test_a_replay_process_that_cannot_start_or_says_nonsense_costs_the_table_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The replay process is the table's helper, never its master: one that cannot be
+    started (here no interpreter where there was one: no memory, no process left) is
+    tried again with its back-off while the table goes online and goes on; a line from
+    it of the wrong shape is logged, not raised into the table's tasks (either ended the
+    whole daemon before)."""
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    s = TableService(parse_config(config(tmp_path, broker.port)))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    running = asyncio.create_task(s.run())
+    try:
+        await until(lambda: s.replays.restarts >= 1, 10)
+        async with asyncio.timeout(20):  # online without it (after waiting at most 5 s)
+            while not s.publisher.stats.connected:
+                await asyncio.sleep(0.05)
+        for line in (b'{"connected": true}', b'{"log": 3}', b'[1, 2]', b'\xff{'):
+            s.replays._heard(line)
+        assert not running.done()
+        assert "the replay process ended (not started: " in caplog.text
+        assert caplog.text.count("the replay process said") == 4
     finally:
         running.cancel()
         with contextlib.suppress(asyncio.CancelledError):
